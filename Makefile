@@ -1,0 +1,35 @@
+# storbench: `make run` for a first benchmark, `make test` for the test suite.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+SCRATCH ?= ./storbench-scratch.dat
+
+.PHONY: setup run test lint unit bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml requirements.lock scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	touch $@
+
+run: setup
+	$(BIN)/storbench run quick --target $(SCRATCH)
+
+test: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/pytest -q
+
+unit: setup
+	$(BIN)/pytest -q tests/unit
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+bench: setup
+	$(BIN)/python bench/overhead
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

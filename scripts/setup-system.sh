@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the system packages storbench and its tests need, if missing (Debian/Ubuntu).
+# Runs apt-get only when something is missing; needs root (or sudo) for that.
+set -euo pipefail
+
+# command -> Debian package that provides it
+declare -A need=(
+  [fio]=fio
+  [lsblk]=util-linux
+  [losetup]=mount
+  [findmnt]=util-linux
+  [blkid]=util-linux
+  [wipefs]=util-linux
+  [sfdisk]=fdisk
+  [smartctl]=smartmontools
+  [pvcreate]=lvm2
+  [dmsetup]=dmsetup
+)
+missing=()
+for cmd in "${!need[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin:/sbin" command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+done
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+mapfile -t pkgs < <(printf '%s\n' "${missing[@]}" | sort -u)
+echo "storbench setup: installing ${pkgs[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "storbench setup: need root to install: ${pkgs[*]} (run: apt-get install ${pkgs[*]})" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null

@@ -1,0 +1,662 @@
+"""storbench's command line: parse arguments, call the pipeline, print. Nothing else."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from storbench import __version__
+from storbench.analysis.summary import summarize
+from storbench.engines import fio
+from storbench.errors import NotFoundError, PreflightError, UserError
+from storbench.plan import Plan, Point, Target, load_plan, suite_names
+from storbench.preflight import check_fio, check_jobs, run_preflight
+from storbench.report import export as export_mod
+from storbench.report import suites as suite_report
+from storbench.report.terminal import ProgressReporter, summary_table
+from storbench.runner import cleanup_files, execute
+from storbench.store import Store, default_db_path
+from storbench.units import fmt_duration
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _console(stderr: bool = False) -> Console:
+    c = Console(stderr=stderr, highlight=False)
+    if not c.is_terminal and "COLUMNS" not in os.environ:
+        c = Console(stderr=stderr, highlight=False, width=160)  # logs: no 80-column wrap
+    return c
+
+
+out = _console()
+err = _console(stderr=True)
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def db_option(f: F) -> F:
+    return click.option(
+        "--db",
+        "db_path",
+        envvar="STORBENCH_DB",
+        metavar="PATH",
+        help=f"Results database (SQLite). Default: $STORBENCH_DB, else {default_db_path()}.",
+    )(f)
+
+
+def plan_options(f: F) -> F:
+    f = click.option(
+        "--set",
+        "sets",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Override a value in every workload (read as YAML: "
+        "--set runtime=2, --set iodepth=[1,32]). Repeatable.",
+    )(f)
+    f = click.option(
+        "--target",
+        "-t",
+        "targets",
+        multiple=True,
+        metavar="PATH",
+        help="Measure PATH instead of the plan's targets: a file (created by "
+        "storbench), a block device, or a directory; prefix with file:, "
+        "device: or directory: to be explicit. Repeatable.",
+    )(f)
+    return f
+
+
+@click.group(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench run quick --target ./scratch.dat        a 30 s first look at a disk
+  storbench run qualify --target /dev/sdb --destroy-data /dev/sdb
+  storbench plan show my-plan.yaml                  what would run, job file by job file
+  storbench runs                                    what is recorded
+  storbench show latest                             the last run's table
+  storbench export latest --format csv -o run.csv
+
+Run `storbench COMMAND --help` for a command's options.""",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="storbench")
+def cli() -> None:
+    """storbench: storage benchmarks from a plan file, recorded and comparable.
+
+    Runs fio for every point of a plan (a YAML file or a built-in suite), stores each result
+    with its raw fio output and job file in a SQLite database, and prints the tables.
+    """
+
+
+# ---------------------------------------------------------------------------- run
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog=f"""\b
+Built-in suites: {", ".join(suite_names())}
+  quick     4k randread/randwrite at iodepth 1 and 32, 1 MiB seq read/write (~30 s)
+  qualify   4k sync writes (direct=1 sync=1 iodepth=1), numjobs 1..10: best job count
+  profiles  seq 1 MiB readwrite iodepth 16 + 4k randrw 70/30 iodepth 64, per target
+  matrix    bs 512..128k x iodepth 1..128, randread and randwrite
+
+\b
+Examples:
+  storbench run quick --target ./scratch.dat
+  storbench run quick -t ./scratch.dat --set runtime=2 --set iodepth=[1,8]
+  storbench run profiles -t /mnt/nfs/sb.dat -t /mnt/ceph/sb.dat --set size=4g
+  storbench run qualify -t /dev/sdb --destroy-data /dev/sdb
+  storbench run my-plan.yaml --db results.db --fail-fast
+""",
+)
+@click.argument("plan")
+@plan_options
+@db_option
+@click.option("--fail-fast", is_flag=True, help="Stop at the first point that fails.")
+@click.option(
+    "--destroy-data",
+    "destroy_data",
+    multiple=True,
+    metavar="DEVICE",
+    help="Allow writing to DEVICE although it carries partitions or a signature "
+    "(its data will be destroyed). Must name the device exactly. Repeatable.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Show the points and job files (like `plan show`), run nothing."
+)
+@click.option(
+    "--keep-files",
+    is_flag=True,
+    help="Keep the scratch files storbench created (default: remove them at the end).",
+)
+def run(
+    plan: str,
+    sets: tuple[str, ...],
+    targets: tuple[str, ...],
+    db_path: str | None,
+    fail_fast: bool,
+    destroy_data: tuple[str, ...],
+    dry_run: bool,
+    keep_files: bool,
+) -> None:
+    """Run a plan file or a built-in suite and record every point.
+
+    Preflight checks run first (fio and its engines present, fio accepts every job, targets
+    safe to write, enough space); nothing is recorded unless they pass. Each point is
+    committed to the database as soon as it finishes; Ctrl-C stops fio cleanly and keeps
+    what finished (finish later with `storbench resume RUN`).
+    """
+    p = load_plan(plan, sets=list(sets), targets=list(targets))
+    points = p.expand()
+    if dry_run:
+        _show_plan(p, points)
+        return
+    store = Store(db_path)
+    _header(p, points)
+    pre = run_preflight(points, destroy_data=list(destroy_data))
+    overrides = [f"--set {s}" for s in sets] + [f"--target {t}" for t in targets]
+    run_id = store.create_run(
+        kind="run",
+        name=p.name,
+        source=p.source,
+        plan_text=p.text,
+        overrides=overrides,
+        inventory={**pre.inventory, "report": p.report},
+        fio_version=fio.fio_version(),
+        storbench_version=__version__,
+        argv=sys.argv,
+        points=points,
+    )
+    out.print(f"run {run_id}: recording to {store.path}")
+    _execute(store, run_id, points, len(points), fail_fast, pre.created, keep_files)
+
+
+def _execute(
+    store: Store,
+    run_id: int,
+    points: list[Point],
+    total: int,
+    fail_fast: bool,
+    created: list[str],
+    keep_files: bool,
+) -> None:
+    try:
+        with ProgressReporter(out, points) as rep:
+            outcome = execute(store, run_id, points, rep, total=total, fail_fast=fail_fast)
+    finally:
+        if not keep_files:
+            cleanup_files(points, created)
+    out.print()
+    _print_run(store, run_id)
+    if outcome.status == "interrupted":
+        out.print(f"run {run_id} interrupted; finish it with: storbench resume {run_id}")
+        sys.exit(130)
+    if outcome.failed:
+        err.print(f"{outcome.failed} point(s) failed; see `storbench show {run_id}`", style="red")
+        sys.exit(1)
+
+
+def _header(p: Plan, points: list[Point]) -> None:
+    est = [pt.est_seconds for pt in points]
+    planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
+    targets = ", ".join(dict.fromkeys(pt.target.label for pt in points))
+    out.print(
+        f"storbench {__version__}: plan [bold]{p.name}[/] ({p.source}), "
+        f"{len(points)} point{'s' if len(points) != 1 else ''} on {targets}, "
+        f"planned {planned}"
+    )
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench resume latest
+  storbench resume 12 --destroy-data /dev/sdb
+""",
+)
+@click.argument("run_ref", metavar="RUN")
+@db_option
+@click.option("--fail-fast", is_flag=True, help="Stop at the first point that fails.")
+@click.option(
+    "--destroy-data",
+    "destroy_data",
+    multiple=True,
+    metavar="DEVICE",
+    help="As for `run`: needed again if the run writes to such a device.",
+)
+@click.option("--keep-files", is_flag=True, help="Keep the scratch files storbench created.")
+def resume(
+    run_ref: str,
+    db_path: str | None,
+    fail_fast: bool,
+    destroy_data: tuple[str, ...],
+    keep_files: bool,
+) -> None:
+    """Run the points of RUN that have no measurement yet (after Ctrl-C, a crash or a kill).
+
+    RUN is a run id, `latest`, or `latest~N`. The same preflight checks run again first.
+    """
+    store = Store(db_path)
+    r = store.run(run_ref)
+    if r.kind != "run":
+        raise UserError(f"run {r.id} was imported, there is nothing to resume")
+    pending = store.pending_points(r.id)
+    if not pending:
+        out.print(f"run {r.id} has a measurement for every point; nothing to resume")
+        return
+    out.print(f"resuming run {r.id} ({r.name}): {len(pending)} of {r.points} points to run")
+    pre = run_preflight(pending, destroy_data=list(destroy_data))
+    _execute(store, r.id, pending, r.points, fail_fast, pre.created, keep_files)
+
+
+# ---------------------------------------------------------------------------- plan
+
+
+@cli.group(context_settings=CONTEXT)
+def plan() -> None:
+    """Check a plan or show what it would run, without running it.
+
+    \b
+    A plan file:
+      name: nvme-vs-sata
+      targets:
+        - file: /mnt/nvme/storbench.dat
+        - device: /dev/sdb
+      workloads:
+        - name: rand4k
+          rw: [randread, randwrite]     # a list makes an axis of the matrix
+          bs: 4k
+          iodepth: [1, 32]
+          size: 10g
+          runtime: 60
+          ramp_time: 10
+          direct: 1
+      repeat: 3
+
+    Every workload key is a fio option; `global:` holds options for all workloads.
+    """
+
+
+@plan.command(
+    "check",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench plan check my-plan.yaml
+  storbench plan check matrix --target ./x.dat --set runtime=5
+""",
+)
+@click.argument("plan_ref", metavar="PLAN")
+@plan_options
+def plan_check(plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...]) -> None:
+    """Validate PLAN (file or suite) without any I/O; fio parses every job when installed."""
+    p = load_plan(plan_ref, sets=list(sets), targets=list(targets))
+    points = p.expand()
+    if fio.fio_path() is not None:
+        check_fio(points)
+        check_jobs(points)
+        checked = f"fio ({fio.fio_version()}) accepts every job"
+    else:
+        checked = "fio is not installed, so job options were checked by name only"
+    est = [pt.est_seconds for pt in points]
+    planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
+    out.print(f"{p.source}: OK: {len(points)} points, planned {planned}; {checked}")
+
+
+@plan.command(
+    "show",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench plan show quick --target ./x.dat
+  storbench plan show my-plan.yaml --set iodepth=[1,8,64]
+""",
+)
+@click.argument("plan_ref", metavar="PLAN")
+@plan_options
+def plan_show(plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...]) -> None:
+    """Print the expanded points of PLAN and the exact fio job file of each (a dry run)."""
+    p = load_plan(plan_ref, sets=list(sets), targets=list(targets))
+    _show_plan(p, p.expand())
+
+
+def _show_plan(p: Plan, points: list[Point]) -> None:
+    _header(p, points)
+    for pt in points:
+        out.print()
+        out.print(
+            f"# point {pt.index + 1}/{len(points)}: {pt.target.label} {pt.label()}"
+            + (f" (repetition {pt.repetition + 1})" if p.repeat > 1 else ""),
+            style="bold",
+        )
+        out.print(fio.job_file(pt, total=len(points)), end="", markup=False)
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench runs
+  storbench runs --limit 5 --db results.db
+""",
+)
+@db_option
+@click.option("--limit", "-n", type=int, default=None, help="Show only the N newest runs.")
+def runs(db_path: str | None, limit: int | None) -> None:
+    """List recorded runs, newest first."""
+    from rich.table import Table
+
+    store = Store(db_path)
+    rows = store.runs(limit)
+    if not rows:
+        out.print(f"no runs in {store.path} yet; try `storbench run quick --target ./x.dat`")
+        return
+    t = Table(title=f"runs in {store.path}", title_justify="left")
+    for c in ("id", "name", "kind", "status", "started", "duration", "points", "failed", "source"):
+        t.add_column(c, justify="right" if c in ("id", "points", "failed") else "left")
+    for r in rows:
+        dur = fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-"
+        t.add_row(
+            str(r.id),
+            r.name,
+            r.kind,
+            r.effective_status,
+            _when(r.started_at),
+            dur,
+            f"{r.measured}/{r.points}",
+            str(r.failed),
+            r.source,
+        )
+    out.print(t)
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _print_run(store: Store, run_id: int) -> None:
+    r = store.run(run_id)
+    rows = store.measurements(run_id, bins=True)
+    items = [(m.point, m.measurement) for m in rows if m.point is not None]
+    summaries = summarize(items)
+    title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
+    if summaries:
+        out.print(summary_table(summaries, title=title))
+    else:
+        out.print(title)
+    report = r.inventory.get("report")
+    if report == "qualify":
+        qrows = suite_report.qualify_rows(summaries, r.inventory)
+        if qrows:
+            out.print(suite_report.qualify_text(qrows))
+            out.print()
+            out.print(suite_report.qualify_markdown(qrows), markup=False)
+    elif report == "profiles":
+        prow = suite_report.profiles_rows(summaries)
+        out.print(suite_report.profiles_table(prow))
+        out.print(suite_report.profiles_latency_table(prow))
+    elif report == "matrix":
+        for t in suite_report.matrix_tables(summaries):
+            out.print(t)
+        for line in suite_report.matrix_saturation(summaries):
+            out.print(line)
+    out.print(
+        f"results: run {r.id} in {store.path}  "
+        f"(storbench show {r.id} | storbench export {r.id} --format csv)"
+    )
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench show latest
+  storbench show latest~1
+  storbench show 12 --point 3        job file, command and raw fio output of point 3
+""",
+)
+@click.argument("run_ref", metavar="RUN")
+@db_option
+@click.option(
+    "--point",
+    "point_no",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Show point N (1-based): its job file, fio command and raw fio output.",
+)
+def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
+    """Show a run: its test bed and a table of its points. RUN is an id, latest or latest~N."""
+    store = Store(db_path)
+    r = store.run(run_ref)
+    if point_no is not None:
+        rows = [m for m in store.measurements(r.id) if m.point_idx == point_no - 1]
+        if not rows:
+            raise NotFoundError(
+                f"run {r.id} has no measurement for point {point_no}",
+                fix=f"points are numbered 1..{r.points}",
+            )
+        raw = store.raw(rows[0].id)
+        out.print(
+            f"# run {r.id} point {point_no}: status {rows[0].status}"
+            + (f" ({rows[0].error})" if rows[0].error else ""),
+            markup=False,
+        )
+        if raw["command"]:
+            out.print("# command: " + " ".join(raw["command"]), markup=False)
+        if raw["job_file"]:
+            out.print("# job file:", markup=False)
+            out.print(raw["job_file"], end="", markup=False)
+        out.print("# raw output:", markup=False)
+        out.print(raw["raw_output"] or "", markup=False)
+        if raw["stderr"]:
+            out.print("# stderr:", markup=False)
+            out.print(raw["stderr"], markup=False)
+        return
+    host = r.inventory.get("host") or {}
+    out.print(
+        f"run {r.id}: {r.name}  [{r.effective_status}]  {r.kind} from {r.source}", markup=False
+    )
+    dur = fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-"
+    out.print(
+        f"  started {_when(r.started_at)}, took {dur}; {r.fio_version or 'fio ?'}, "
+        f"storbench {r.storbench_version}",
+        markup=False,
+    )
+    if host:
+        out.print(
+            f"  host {host.get('hostname')}: {host.get('distribution')}, kernel "
+            f"{host.get('kernel')}, {host.get('cpu_count')} x {host.get('cpu_model')}",
+            markup=False,
+        )
+    for t in r.inventory.get("targets") or []:
+        ident = t.get("identity") or {}
+        out.print(
+            f"  target {t.get('path')}: {t.get('kind')}"
+            + (f", {ident.get('model')}" if ident.get("model") else "")
+            + (f", {ident.get('type')}" if ident.get("type") else "")
+            + (f" {ident.get('proto')}" if ident.get("proto") else "")
+            + (f", {t.get('fstype')} on {t.get('source')}" if t.get("fstype") else ""),
+            markup=False,
+        )
+    if r.overrides:
+        out.print("  overrides: " + " ".join(r.overrides), markup=False)
+    out.print()
+    _print_run(store, r.id)
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench export latest --format json -o run.json
+  storbench export 12 --format csv > run12.csv
+
+JSON gives, per measurement, `params` (the resolved workload) and for read and write:
+iops, bw_bytes (bytes/s), io_bytes, runtime_s and clat_ns/lat_ns/slat_ns with mean,
+stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds).
+""",
+)
+@click.argument("run_ref", metavar="RUN")
+@db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json"]),
+    default="json",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write to this file instead of standard output.",
+)
+def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> None:
+    """Export a run's measurements (base units: bytes/s, ns, s)."""
+    store = Store(db_path)
+    r = store.run(run_ref)
+    rows = store.measurements(r.id, bins=False)
+    text = export_mod.to_json(r, rows) if fmt == "json" else export_mod.to_csv(r, rows)
+    if output:
+        Path(output).write_text(text)
+        err.print(f"wrote {len(rows)} measurements of run {r.id} to {output}")
+    else:
+        sys.stdout.write(text)
+
+
+@cli.command(
+    "import",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  fio --output-format=json+ job.fio > result.json
+  storbench import result.json
+  storbench import --name lab-ssds results/*.json
+
+Accepts json and json+ output, one or several jobs (with or without group_reporting),
+client/server output (client_stats; hosts are aggregated by storbench) and the stream of
+documents --status-interval prints (the last one is the final result).
+""",
+)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@db_option
+@click.option("--name", default="import", show_default=True, help="Name of the imported run.")
+def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
+    """Import fio JSON output produced elsewhere; each FILE becomes one measurement."""
+    parsed = []
+    for i, path in enumerate(files):
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError as e:
+            raise UserError(
+                f"cannot read {path}: {e.strerror}", fix="check the path and its permissions"
+            ) from None
+        try:
+            doc, warnings = fio.final_document(text)
+        except fio.FioOutputError:
+            raise UserError(
+                f"{path}: no fio JSON result in this file",
+                file=path,
+                fix="give fio output made with --output-format=json or json+",
+            ) from None
+        meas = fio.measurement_from_document(doc)
+        params = fio.job_params(doc)
+        filename = str(params.pop("filename", "") or params.pop("directory", "") or "?")
+        jobname = (doc.get("jobs") or doc.get("client_stats") or [{}])[0].get("jobname") or Path(
+            path
+        ).stem
+        key = hashlib.sha256(
+            f"{filename}\0{jobname}\0{sorted(params.items())}".encode()
+        ).hexdigest()[:16]
+        kind = "device" if filename.startswith("/dev/") else "file"
+        point = Point(
+            index=i,
+            key=key,
+            repetition=0,
+            target=Target(kind, filename),
+            workload=str(jobname),
+            params=params,
+            axes={"file": Path(path).name},
+        )
+        parsed.append((point, meas, text, path, warnings))
+    store = Store(db_path)
+    version = next((m.engine_version for _, m, _, _, _ in parsed if m.engine_version), None)
+    run_id = store.create_run(
+        kind="import",
+        name=name,
+        source=", ".join(files),
+        plan_text=None,
+        overrides=[],
+        inventory={"imported_from": [os.path.abspath(f) for f in files]},
+        fio_version=version,
+        storbench_version=__version__,
+        argv=sys.argv,
+        points=[p for p, *_ in parsed],
+    )
+    for point, meas, text, _, _ in parsed:
+        store.record(
+            run_id,
+            point,
+            meas,
+            engine="fio",
+            command=None,
+            job_file=None,
+            raw_output=text,
+            stderr=None,
+            started_at=None,
+            ended_at=None,
+        )
+    store.set_status(run_id, "completed")
+    for *_, path, warnings in parsed:
+        for w in warnings:
+            err.print(f"{path}: fio printed: {w}", markup=False)
+    out.print(f"imported {len(parsed)} file(s) as run {run_id} in {store.path}")
+    _print_run(store, run_id)
+
+
+@cli.command(context_settings=CONTEXT)
+def suites() -> None:
+    """List the built-in suites."""
+    from storbench.plan import parse_plan, suite_text
+
+    for name in suite_names():
+        p = parse_plan(suite_text(name), f"suite:{name}", targets=["file:./x"])
+        out.print(f"{name:10} {p.description.strip().splitlines()[0] if p.description else ''}")
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False, prog_name="storbench")
+    except UserError as e:
+        err.print(f"storbench: error: {e}", markup=False, highlight=False)
+        sys.exit(e.exit_status)
+    except click.exceptions.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+__all__ = ["PreflightError", "cli", "main"]

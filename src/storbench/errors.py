@@ -1,0 +1,63 @@
+"""Errors a user can act on. The CLI prints them as one message (no traceback), exit status 2."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class UserError(Exception):
+    """Bad input or a refusal: says where (file:line), what, and how to fix it."""
+
+    exit_status = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line  # 1-based
+        self.column = column  # 1-based
+        self.fix = fix
+
+    @property
+    def where(self) -> str | None:
+        if self.file is None:
+            return None
+        out = self.file
+        if self.line is not None:
+            out += f":{self.line}"
+            if self.column is not None:
+                out += f":{self.column}"
+        return out
+
+    def __str__(self) -> str:
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        if self.fix:
+            text += f"\n  fix: {self.fix}"
+        return text
+
+
+class PlanError(UserError):
+    """The plan file (or a --set/--target override) is invalid."""
+
+
+class PreflightError(UserError):
+    """A check before any I/O refused to start: nothing was run or recorded."""
+
+
+class NotFoundError(UserError):
+    """A run, suite or file that does not exist."""
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """' (did you mean "iodepth"?)'-style suggestion text, or None."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return close[0] if close else None

@@ -1,0 +1,184 @@
+"""The measurement model: what one point produced, in base units.
+
+Bandwidth is bytes/s, latency nanoseconds, time seconds, CPU percent. Latency histograms are
+fio's ``json+`` bins (bucket value in ns -> count); percentiles over several jobs, hosts or
+repetitions are always computed from merged bins, never by averaging percentiles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DIRECTIONS = ("read", "write", "trim")
+#: Percentiles storbench reports, as fio names them in its JSON ("99.900000" -> "99.9").
+PERCENTILES: tuple[float, ...] = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
+
+
+def pct_key(p: float) -> str:
+    """Canonical text key of a percentile: 50.0 -> "50", 99.9 -> "99.9"."""
+    return f"{p:g}"
+
+
+def percentiles_from_bins(
+    bins: Mapping[int, int], percentiles: Iterable[float] = PERCENTILES
+) -> dict[str, float]:
+    """Percentiles from a latency histogram, computed the way fio does.
+
+    fio reports, for percentile p, the value of the first bucket at which the cumulative
+    count reaches p/100 of all samples (stat.c, calc_clat_percentiles). Applying the same
+    rule to ``json+`` bins reproduces fio's own percentiles for one job exactly, and gives the
+    correct percentile of the union for merged bins.
+    """
+    items = sorted((int(v), int(c)) for v, c in bins.items() if int(c) > 0)
+    total = sum(c for _, c in items)
+    if total == 0:
+        return {}
+    wanted = sorted(percentiles)
+    out: dict[str, float] = {}
+    cum = 0
+    j = 0
+    for value, count in items:
+        cum += count
+        while j < len(wanted) and cum >= wanted[j] / 100.0 * total:
+            out[pct_key(wanted[j])] = float(value)
+            j += 1
+        if j == len(wanted):
+            break
+    return out
+
+
+def merge_bins(histograms: Iterable[Mapping[int, int] | None]) -> dict[int, int] | None:
+    """Sum histograms bucket by bucket; None when any input lacks bins (cannot be merged)."""
+    merged: dict[int, int] = {}
+    for h in histograms:
+        if h is None:
+            return None
+        for v, c in h.items():
+            merged[int(v)] = merged.get(int(v), 0) + int(c)
+    return merged
+
+
+@dataclass
+class LatencyStats:
+    """Latency summary of one direction, in nanoseconds."""
+
+    samples: int = 0
+    mean: float | None = None
+    stddev: float | None = None
+    min: float | None = None
+    max: float | None = None
+    percentiles: dict[str, float] = field(default_factory=dict)
+    bins: dict[int, int] | None = None
+
+    @classmethod
+    def merge(cls, parts: list[LatencyStats]) -> LatencyStats | None:
+        """Combine the latency of several jobs/hosts: sample-weighted mean, pooled stddev,
+        min of mins, max of maxes, percentiles from merged bins (none if bins are missing)."""
+        parts = [p for p in parts if p is not None and p.samples > 0]
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        n = sum(p.samples for p in parts)
+        mean = sum(p.samples * (p.mean or 0.0) for p in parts) / n
+        # E[x^2] of the union minus mean^2 (population variance, as fio reports it).
+        ex2 = sum(p.samples * ((p.stddev or 0.0) ** 2 + (p.mean or 0.0) ** 2) for p in parts) / n
+        stddev = math.sqrt(max(ex2 - mean * mean, 0.0))
+        bins = merge_bins(p.bins for p in parts)
+        return cls(
+            samples=n,
+            mean=mean,
+            stddev=stddev,
+            min=min(p.min for p in parts if p.min is not None),
+            max=max(p.max for p in parts if p.max is not None),
+            percentiles=percentiles_from_bins(bins) if bins else {},
+            bins=bins,
+        )
+
+
+@dataclass
+class DirectionResult:
+    """One direction (read, write or trim) of a measurement."""
+
+    iops: float = 0.0
+    bw_bytes: float = 0.0
+    io_bytes: int = 0
+    total_ios: int = 0
+    runtime_s: float = 0.0
+    slat: LatencyStats | None = None
+    clat: LatencyStats | None = None
+    lat: LatencyStats | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.io_bytes > 0 or self.total_ios > 0
+
+
+@dataclass
+class Measurement:
+    """What one point produced (or one host of it, see ``hosts``)."""
+
+    status: str = "ok"  # ok | failed | partial
+    error_code: int = 0
+    error: str | None = None
+    directions: dict[str, DirectionResult] = field(default_factory=dict)
+    usr_cpu: float | None = None  # percent of one CPU, as fio reports
+    sys_cpu: float | None = None
+    disk_util: list[dict[str, Any]] = field(default_factory=list)
+    jobs: int = 0  # number of fio job entries this aggregates
+    hosts: dict[str, Measurement] = field(default_factory=dict)
+    engine_version: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def direction(self, name: str) -> DirectionResult | None:
+        d = self.directions.get(name)
+        return d if d is not None and d.active else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Measurement:
+        def lat(d: Mapping[str, Any] | None) -> LatencyStats | None:
+            if d is None:
+                return None
+            bins = d.get("bins")
+            return LatencyStats(
+                samples=d.get("samples", 0),
+                mean=d.get("mean"),
+                stddev=d.get("stddev"),
+                min=d.get("min"),
+                max=d.get("max"),
+                percentiles=dict(d.get("percentiles") or {}),
+                bins={int(k): int(v) for k, v in bins.items()} if bins else None,
+            )
+
+        dirs = {
+            k: DirectionResult(
+                iops=v["iops"],
+                bw_bytes=v["bw_bytes"],
+                io_bytes=v["io_bytes"],
+                total_ios=v["total_ios"],
+                runtime_s=v["runtime_s"],
+                slat=lat(v.get("slat")),
+                clat=lat(v.get("clat")),
+                lat=lat(v.get("lat")),
+            )
+            for k, v in (data.get("directions") or {}).items()
+        }
+        return cls(
+            status=data.get("status", "ok"),
+            error_code=data.get("error_code", 0),
+            error=data.get("error"),
+            directions=dirs,
+            usr_cpu=data.get("usr_cpu"),
+            sys_cpu=data.get("sys_cpu"),
+            disk_util=list(data.get("disk_util") or []),
+            jobs=data.get("jobs", 0),
+            hosts={h: cls.from_dict(m) for h, m in (data.get("hosts") or {}).items()},
+            engine_version=data.get("engine_version"),
+            extra=dict(data.get("extra") or {}),
+        )

@@ -1,0 +1,207 @@
+"""Preflight: everything checked before any I/O, and the inventory stored with a run.
+
+Checks, in order: fio is installed and has every engine the plan names; fio accepts every job
+file (``fio --parse-only``); each target is safe to write (devices: not mounted, no
+partitions, holders or signatures unless ``--destroy-data`` names them; files: never one that
+storbench did not create); there is free space for the planned sizes. Only when all pass are
+scratch files created. Any refusal raises :class:`PreflightError` and nothing is recorded.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from storbench.engines import fio
+from storbench.errors import PreflightError
+from storbench.plan import Point, Target, job_section_name
+from storbench.preflight import inventory as inv
+from storbench.preflight import safety
+from storbench.units import UnitError, parse_size
+
+
+@dataclass
+class Preflight:
+    inventory: dict[str, Any]
+    created: list[str] = field(default_factory=list)  # scratch files storbench made
+    warnings: list[str] = field(default_factory=list)
+
+
+def check_fio(points: list[Point]) -> None:
+    if fio.fio_path() is None:
+        raise PreflightError(
+            f"fio is not installed (no `{fio.FIO}` on PATH)",
+            fix="install it: apt-get install fio (or run `make setup`), or point "
+            "STORBENCH_FIO at a fio binary",
+        )
+    engines = fio.available_engines()
+    for p in points:
+        eng = str(p.params.get("ioengine", "psync"))
+        if eng.startswith("external:"):
+            continue
+        if engines and eng not in engines:
+            raise PreflightError(
+                f"workload {p.workload!r} needs fio's {eng!r} engine, which this fio "
+                f"({fio.fio_version()}) does not have",
+                fix=f"choose one of: {', '.join(sorted(engines))}",
+            )
+
+
+def check_jobs(points: list[Point]) -> None:
+    """Let fio parse every job of the plan in one call (values fio would reject)."""
+    if fio.fio_path() is None or not points:
+        return
+    seen: dict[str, Point] = {}
+    sections = []
+    for p in points:
+        body = fio.job_file(p).split("\n", 2)[2]  # drop the comment and section header
+        if body in seen:
+            continue
+        seen[body] = p
+        sections.append(f"[p{p.index}]\n{body}")
+    with tempfile.TemporaryDirectory(prefix="storbench-check-") as tmp:
+        complaint = fio.parse_only("\n".join(sections), tmp)
+    if complaint:
+        raise PreflightError(
+            f"fio rejects the plan's job options: {complaint}",
+            fix="correct the option named above (`fio --cmdhelp=OPTION` shows what it accepts)",
+        )
+
+
+def _planned_bytes(points: list[Point], target: Target) -> int:
+    need = 0
+    for p in points:
+        if p.target != target:
+            continue
+        try:
+            size = parse_size(p.params.get("size", p.params.get("filesize", 0)) or 0)
+        except UnitError:
+            continue
+        if target.kind == "directory":
+            size *= int(p.params.get("numjobs", 1)) * 1
+        need = max(need, size)
+    return need
+
+
+def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
+    """Refuse unsafe targets; return warnings."""
+    warnings: list[str] = []
+    targets = list(dict.fromkeys(p.target for p in points))
+    writes = {t: any(p.writes for p in points if p.target == t) for t in targets}
+    for name in destroy_data:
+        if not any(
+            t.kind == "device" and safety.is_destroy_allowed(t.path, [name]) for t in targets
+        ):
+            raise PreflightError(
+                f"--destroy-data {name} does not name a device target of this plan",
+                fix="name the exact device the plan writes to",
+            )
+    for t in targets:
+        if t.kind == "device":
+            if not os.path.exists(t.path):
+                raise PreflightError(
+                    f"device {t.path} does not exist",
+                    fix="check the name (lsblk lists block devices)",
+                )
+            if writes[t]:
+                in_use = safety.device_in_use_refusal(t.path)
+                if in_use:
+                    raise PreflightError(
+                        in_use,
+                        fix="unmount or release it first, or use another device "
+                        "(--destroy-data does not override a device in use)",
+                    )
+                reason = safety.device_write_refusal(t.path, destroy_data)
+                if reason:
+                    raise PreflightError(
+                        reason,
+                        fix=f"use another device, or, if its data may "
+                        f"be destroyed, add --destroy-data {t.path}",
+                    )
+            mode = os.R_OK | (os.W_OK if writes[t] else 0)
+            if not os.access(t.path, mode):
+                raise PreflightError(
+                    f"no permission to open {t.path} for {'writing' if writes[t] else 'reading'}",
+                    fix="run as root, or add your user to the `disk` group",
+                )
+        elif t.kind == "file":
+            if os.path.exists(t.path):
+                if writes[t]:
+                    reason = safety.file_write_refusal(t.path)
+                    if reason:
+                        raise PreflightError(
+                            reason,
+                            fix="name a new file for storbench to "
+                            "create, or remove this one yourself",
+                        )
+                elif not os.access(t.path, os.R_OK):
+                    raise PreflightError(
+                        f"no permission to read {t.path}", fix="check the file's permissions"
+                    )
+            else:
+                reason = safety.file_write_refusal(t.path)
+                if reason:
+                    raise PreflightError(reason, fix="choose a path in a writable directory")
+            have = os.path.getsize(t.path) if os.path.isfile(t.path) else 0
+            short = _planned_bytes(points, t) - have
+            if short > 0:
+                reason = safety.free_space_refusal(t.path, short)
+                if reason:
+                    raise PreflightError(reason, fix="free space, or lower `size` (--set size=...)")
+        elif t.kind == "directory":
+            if not os.path.isdir(t.path):
+                raise PreflightError(
+                    f"directory {t.path} does not exist",
+                    fix="create it first, or name an existing directory",
+                )
+            if not os.access(t.path, os.W_OK | os.X_OK):
+                raise PreflightError(
+                    f"no permission to write in {t.path}", fix="run as a user who may write there"
+                )
+            for p in points:
+                if p.target != t:
+                    continue
+                for existing in glob.glob(
+                    os.path.join(glob.escape(t.path), f"storbench.{job_section_name(p.workload)}.*")
+                ):
+                    if not safety.created_by_storbench(existing):
+                        raise PreflightError(
+                            f"{existing} exists and was not created by "
+                            "storbench; it would be overwritten",
+                            fix="remove it, or use another directory",
+                        )
+            reason = safety.free_space_refusal(t.path, _planned_bytes(points, t))
+            if reason:
+                raise PreflightError(reason, fix="free space, or lower `size`")
+    return warnings
+
+
+def create_files(points: list[Point]) -> list[str]:
+    created = []
+    for t in dict.fromkeys(p.target for p in points):
+        if t.kind == "file" and not os.path.exists(t.path):
+            safety.create_scratch_file(t.path)
+            created.append(t.path)
+    return created
+
+
+def take_inventory(points: list[Point]) -> dict[str, Any]:
+    targets = []
+    for t in dict.fromkeys(p.target for p in points):
+        entry: dict[str, Any] = {**t.to_dict(), **inv.target_inventory(t.kind, t.path)}
+        entry["identity"] = inv.disk_identity(t.path)
+        targets.append(entry)
+    return {"host": inv.host_inventory(), "targets": targets}
+
+
+def run_preflight(points: list[Point], *, destroy_data: list[str] | None = None) -> Preflight:
+    """All checks, then inventory, then scratch files. Raises PreflightError on refusal."""
+    check_fio(points)
+    check_jobs(points)
+    warnings = check_targets(points, list(destroy_data or []))
+    inventory = take_inventory(points)
+    created = create_files(points)
+    return Preflight(inventory=inventory, created=created, warnings=warnings)

@@ -1,0 +1,150 @@
+"""CSV and JSON export of a run's measurements (one record per measurement, base units)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from storbench.metrics import DIRECTIONS, LatencyStats, Measurement
+from storbench.store import MeasurementRow, RunRow
+
+_LAT_KEYS = ("50", "90", "95", "99", "99.9", "99.99")
+
+
+def _lat(lat: LatencyStats | None) -> dict[str, Any] | None:
+    if lat is None:
+        return None
+    out: dict[str, Any] = {
+        "samples": lat.samples,
+        "mean": lat.mean,
+        "stddev": lat.stddev,
+        "min": lat.min,
+        "max": lat.max,
+    }
+    for k in _LAT_KEYS:
+        out[f"p{k}"] = lat.percentiles.get(k)
+    return out
+
+
+def _measurement(m: Measurement) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for ddir in DIRECTIONS:
+        d = m.direction(ddir)
+        if d is None:
+            continue
+        out[ddir] = {
+            "iops": d.iops,
+            "bw_bytes": d.bw_bytes,
+            "io_bytes": d.io_bytes,
+            "total_ios": d.total_ios,
+            "runtime_s": d.runtime_s,
+            "clat_ns": _lat(d.clat),
+            "lat_ns": _lat(d.lat),
+            "slat_ns": _lat(d.slat),
+        }
+    out["usr_cpu_pct"] = m.usr_cpu
+    out["sys_cpu_pct"] = m.sys_cpu
+    return out
+
+
+def records(run: RunRow, rows: list[MeasurementRow]) -> list[dict[str, Any]]:
+    recs = []
+    for r in rows:
+        p = r.point
+        rec: dict[str, Any] = {
+            "run": run.id,
+            "measurement": r.id,
+            "point": r.point_idx,
+            "key": p.key if p else None,
+            "repetition": p.repetition if p else 0,
+            "target": p.target.to_dict() if p else None,
+            "workload": p.workload if p else None,
+            "params": p.params if p else {},
+            "status": r.status,
+            "error": r.error,
+            "started_at": r.started_at,
+            "ended_at": r.ended_at,
+            "engine": r.engine,
+            "engine_version": r.engine_version,
+        }
+        rec.update(_measurement(r.measurement))
+        if r.measurement.hosts:
+            rec["hosts"] = {h: _measurement(m) for h, m in r.measurement.hosts.items()}
+        recs.append(rec)
+    return recs
+
+
+def to_json(run: RunRow, rows: list[MeasurementRow]) -> str:
+    doc = {
+        "run": {
+            "id": run.id,
+            "name": run.name,
+            "kind": run.kind,
+            "source": run.source,
+            "status": run.effective_status,
+            "started_at": run.started_at,
+            "ended_at": run.ended_at,
+            "fio_version": run.fio_version,
+            "storbench_version": run.storbench_version,
+            "overrides": run.overrides,
+            "inventory": run.inventory,
+        },
+        "units": {"bw_bytes": "bytes/s", "latency": "ns", "runtime_s": "s", "cpu": "percent"},
+        "measurements": records(run, rows),
+    }
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
+    recs = records(run, rows)
+    param_keys = list(dict.fromkeys(k for r in recs for k in (r["params"] or {})))
+    cols = [
+        "run",
+        "measurement",
+        "point",
+        "repetition",
+        "target",
+        "workload",
+        *param_keys,
+        "status",
+        "error",
+    ]
+    metrics = ["iops", "bw_bytes", "io_bytes", "runtime_s"]
+    lat_cols = ["mean", "stddev", "min", "max"] + [f"p{k}" for k in _LAT_KEYS]
+    for ddir in DIRECTIONS:
+        if any(ddir in r for r in recs):
+            cols += [f"{ddir}_{m}" for m in metrics]
+            cols += [f"{ddir}_clat_{c}_ns" for c in lat_cols]
+    cols += ["usr_cpu_pct", "sys_cpu_pct"]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in recs:
+        flat: dict[str, Any] = {
+            k: r.get(k)
+            for k in (
+                "run",
+                "measurement",
+                "point",
+                "repetition",
+                "workload",
+                "status",
+                "error",
+                "usr_cpu_pct",
+                "sys_cpu_pct",
+            )
+        }
+        flat["target"] = r["target"]["path"] if r["target"] else None
+        flat.update(r["params"] or {})
+        for ddir in DIRECTIONS:
+            d = r.get(ddir)
+            if not d:
+                continue
+            for m in metrics:
+                flat[f"{ddir}_{m}"] = d[m]
+            for c in lat_cols:
+                flat[f"{ddir}_clat_{c}_ns"] = (d["clat_ns"] or {}).get(c)
+        w.writerow(flat)
+    return buf.getvalue()

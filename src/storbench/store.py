@@ -1,0 +1,464 @@
+"""The results database (SQLite): runs, their planned points, and measurements.
+
+Every measurement is committed the moment its point finishes (WAL journal), so a run killed
+at any instant keeps every finished point. Raw engine output is kept zlib-compressed beside
+the parsed figures; latency histograms live in their own table so that summaries load fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from storbench.errors import NotFoundError, UserError
+from storbench.metrics import Measurement
+from storbench.plan import Point
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,                -- run | import
+    name TEXT NOT NULL,
+    source TEXT NOT NULL,              -- plan file path, suite:NAME, or imported file list
+    plan_text TEXT,                    -- the plan exactly as read
+    overrides TEXT NOT NULL DEFAULT '[]',  -- --set / --target arguments (JSON list)
+    status TEXT NOT NULL,              -- running | completed | failed | interrupted
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    inventory TEXT NOT NULL DEFAULT '{}',
+    fio_version TEXT,
+    storbench_version TEXT,
+    hostname TEXT,
+    pid INTEGER,
+    argv TEXT
+);
+CREATE TABLE IF NOT EXISTS points (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    spec TEXT NOT NULL,                -- the Point as JSON (target, workload, params, axes)
+    PRIMARY KEY (run_id, idx)
+);
+CREATE TABLE IF NOT EXISTS measurements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    point_idx INTEGER NOT NULL,
+    status TEXT NOT NULL,              -- ok | failed | partial
+    error TEXT,
+    started_at REAL,
+    ended_at REAL,
+    engine TEXT NOT NULL,
+    engine_version TEXT,
+    command TEXT,                      -- argv as JSON
+    job_file TEXT,
+    raw_output BLOB,                   -- zlib-compressed engine stdout
+    stderr TEXT,
+    data TEXT NOT NULL,                -- Measurement as JSON, histograms left out
+    UNIQUE (run_id, point_idx)
+);
+CREATE TABLE IF NOT EXISTS histograms (
+    measurement_id INTEGER NOT NULL REFERENCES measurements(id) ON DELETE CASCADE,
+    host TEXT NOT NULL,                -- '' for the aggregate
+    direction TEXT NOT NULL,
+    metric TEXT NOT NULL,              -- clat | lat | slat
+    bins TEXT NOT NULL,                -- {"bucket ns": count}
+    PRIMARY KEY (measurement_id, host, direction, metric)
+);
+"""
+
+DEFAULT_DB = "~/.local/share/storbench/results.db"
+
+
+def default_db_path() -> str:
+    env = os.environ.get("STORBENCH_DB")
+    if env:
+        return env
+    base = os.environ.get("XDG_DATA_HOME")
+    if base:
+        return os.path.join(base, "storbench", "results.db")
+    return os.path.expanduser(DEFAULT_DB)
+
+
+@dataclass
+class RunRow:
+    id: int
+    kind: str
+    name: str
+    source: str
+    plan_text: str | None
+    overrides: list[str]
+    status: str
+    started_at: float
+    ended_at: float | None
+    inventory: dict[str, Any]
+    fio_version: str | None
+    storbench_version: str | None
+    hostname: str | None
+    pid: int | None
+    points: int = 0
+    measured: int = 0
+    failed: int = 0
+
+    @property
+    def effective_status(self) -> str:
+        """``running`` of a process that no longer exists reads as ``aborted``."""
+        if self.status == "running" and self.pid and self.hostname == os.uname().nodename:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return "aborted"
+            except PermissionError:
+                pass
+        return self.status
+
+
+@dataclass
+class MeasurementRow:
+    id: int
+    run_id: int
+    point_idx: int
+    status: str
+    error: str | None
+    started_at: float | None
+    ended_at: float | None
+    engine: str
+    engine_version: str | None
+    measurement: Measurement
+    point: Point | None = None
+
+
+class Store:
+    def __init__(self, path: str | None = None) -> None:
+        self.path = os.path.abspath(os.path.expanduser(path or default_db_path()))
+        try:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+        except (OSError, sqlite3.Error) as e:
+            raise UserError(
+                f"cannot open the results database {self.path}: {e}",
+                fix="choose another with --db PATH or STORBENCH_DB",
+            ) from None
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.row_factory = sqlite3.Row
+        self._migrate()
+
+    def _migrate(self) -> None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            row = None
+        if row is not None and int(row[0]) > SCHEMA_VERSION:
+            raise UserError(
+                f"{self.path} was written by a newer storbench "
+                f"(schema {row[0]}, this one knows {SCHEMA_VERSION})",
+                fix="upgrade storbench, or use another --db",
+            )
+        if row is None:
+            # executescript commits on its own: the whole schema goes in one script
+            self.db.executescript(
+                "BEGIN;\n"
+                + _SCHEMA
+                + f"INSERT OR REPLACE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\n"
+                + "COMMIT;"
+            )
+
+    def tx(self) -> _Tx:
+        return _Tx(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------------ runs
+
+    def create_run(
+        self,
+        *,
+        kind: str,
+        name: str,
+        source: str,
+        plan_text: str | None,
+        overrides: list[str],
+        inventory: dict[str, Any],
+        fio_version: str | None,
+        storbench_version: str,
+        argv: list[str],
+        points: list[Point],
+    ) -> int:
+        with self.tx():
+            cur = self.db.execute(
+                "INSERT INTO runs (kind, name, source, plan_text, overrides, status, started_at,"
+                " inventory, fio_version, storbench_version, hostname, pid, argv)"
+                " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    kind,
+                    name,
+                    source,
+                    plan_text,
+                    json.dumps(overrides),
+                    time.time(),
+                    json.dumps(inventory, default=str),
+                    fio_version,
+                    storbench_version,
+                    os.uname().nodename,
+                    os.getpid(),
+                    json.dumps(argv),
+                ),
+            )
+            run_id = int(cur.lastrowid or 0)
+            self.db.executemany(
+                "INSERT INTO points (run_id, idx, key, repetition, spec) VALUES (?, ?, ?, ?, ?)",
+                [(run_id, p.index, p.key, p.repetition, json.dumps(p.to_dict())) for p in points],
+            )
+        return run_id
+
+    def set_status(self, run_id: int, status: str, *, ended: bool = True) -> None:
+        with self.tx():
+            self.db.execute(
+                "UPDATE runs SET status=?, ended_at=?, pid=? WHERE id=?",
+                (status, time.time() if ended else None, None if ended else os.getpid(), run_id),
+            )
+
+    def runs(self, limit: int | None = None) -> list[RunRow]:
+        sql = _RUN_SELECT + " GROUP BY r.id ORDER BY r.id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [self._run_row(r) for r in self.db.execute(sql)]
+
+    def run(self, ref: str | int) -> RunRow:
+        run_id = self.resolve_run(ref)
+        row = self.db.execute(_RUN_SELECT + " WHERE r.id=? GROUP BY r.id", (run_id,)).fetchone()
+        return self._run_row(row)
+
+    def resolve_run(self, ref: str | int) -> int:
+        """A run id from ``12``, ``latest`` or ``latest~N`` (the Nth run before the latest)."""
+        text = str(ref).strip()
+        m = re.fullmatch(r"latest(?:~(\d+))?", text)
+        if m:
+            back = int(m.group(1) or 0)
+            row = self.db.execute(
+                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back,)
+            ).fetchone()
+            if row is None:
+                count = self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+                raise NotFoundError(
+                    f"there is no run {text} in {self.path} "
+                    f"({count} run{'s' if count != 1 else ''} recorded)",
+                    fix="list runs with `storbench runs`",
+                )
+            return int(row[0])
+        if not text.isdigit():
+            raise NotFoundError(
+                f"{text!r} is not a run",
+                fix="give a run id (see `storbench runs`), `latest`, or `latest~N`",
+            )
+        row = self.db.execute("SELECT id FROM runs WHERE id=?", (int(text),)).fetchone()
+        if row is None:
+            raise NotFoundError(
+                f"there is no run {text} in {self.path}",
+                fix="list runs with `storbench runs` (or pick the database with --db)",
+            )
+        return int(row[0])
+
+    @staticmethod
+    def _run_row(r: sqlite3.Row) -> RunRow:
+        return RunRow(
+            id=r["id"],
+            kind=r["kind"],
+            name=r["name"],
+            source=r["source"],
+            plan_text=r["plan_text"],
+            overrides=json.loads(r["overrides"]),
+            status=r["status"],
+            started_at=r["started_at"],
+            ended_at=r["ended_at"],
+            inventory=json.loads(r["inventory"]),
+            fio_version=r["fio_version"],
+            storbench_version=r["storbench_version"],
+            hostname=r["hostname"],
+            pid=r["pid"],
+            points=r["n_points"],
+            measured=r["n_measured"],
+            failed=r["n_failed"],
+        )
+
+    # ------------------------------------------------------------------ points
+
+    def points(self, run_id: int) -> list[Point]:
+        rows = self.db.execute("SELECT spec FROM points WHERE run_id=? ORDER BY idx", (run_id,))
+        return [Point.from_dict(json.loads(r[0])) for r in rows]
+
+    def pending_points(self, run_id: int) -> list[Point]:
+        rows = self.db.execute(
+            "SELECT p.spec FROM points p LEFT JOIN measurements m"
+            " ON m.run_id=p.run_id AND m.point_idx=p.idx"
+            " WHERE p.run_id=? AND m.id IS NULL ORDER BY p.idx",
+            (run_id,),
+        )
+        return [Point.from_dict(json.loads(r[0])) for r in rows]
+
+    # ------------------------------------------------------------------ measurements
+
+    def record(
+        self,
+        run_id: int,
+        point: Point,
+        meas: Measurement,
+        *,
+        engine: str,
+        command: list[str] | None,
+        job_file: str | None,
+        raw_output: str | None,
+        stderr: str | None,
+        started_at: float | None,
+        ended_at: float | None,
+    ) -> int:
+        """Store one measurement and commit at once."""
+        data = meas.to_dict()
+        hists: list[tuple[str, str, str, dict[int, int]]] = []
+        _strip_bins(data, "", hists)
+        with self.tx():
+            cur = self.db.execute(
+                "INSERT INTO measurements (run_id, point_idx, status, error, started_at,"
+                " ended_at, engine, engine_version, command, job_file, raw_output, stderr, data)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    point.index,
+                    meas.status,
+                    meas.error,
+                    started_at,
+                    ended_at,
+                    engine,
+                    meas.engine_version,
+                    json.dumps(command) if command else None,
+                    job_file,
+                    zlib.compress(raw_output.encode(), 6) if raw_output is not None else None,
+                    stderr,
+                    json.dumps(data),
+                ),
+            )
+            mid = int(cur.lastrowid or 0)
+            self.db.executemany(
+                "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
+                [(mid, host, ddir, metric, json.dumps(bins)) for host, ddir, metric, bins in hists],
+            )
+        return mid
+
+    def measurements(self, run_id: int, *, bins: bool = False) -> list[MeasurementRow]:
+        """Measurements of a run in point order, each with its point."""
+        rows = self.db.execute(
+            "SELECT m.id, m.run_id, m.point_idx, m.status, m.error, m.started_at, m.ended_at,"
+            " m.engine, m.engine_version, m.data, p.spec FROM measurements m"
+            " LEFT JOIN points p ON p.run_id=m.run_id AND p.idx=m.point_idx"
+            " WHERE m.run_id=? ORDER BY m.point_idx",
+            (run_id,),
+        ).fetchall()
+        hist: dict[int, list[sqlite3.Row]] = {}
+        if bins and rows:
+            for h in self.db.execute(
+                "SELECT h.* FROM histograms h JOIN measurements m ON m.id=h.measurement_id"
+                " WHERE m.run_id=?",
+                (run_id,),
+            ):
+                hist.setdefault(h["measurement_id"], []).append(h)
+        out = []
+        for r in rows:
+            data = json.loads(r["data"])
+            for h in hist.get(r["id"], []):
+                _put_bins(data, h["host"], h["direction"], h["metric"], json.loads(h["bins"]))
+            out.append(
+                MeasurementRow(
+                    id=r["id"],
+                    run_id=r["run_id"],
+                    point_idx=r["point_idx"],
+                    status=r["status"],
+                    error=r["error"],
+                    started_at=r["started_at"],
+                    ended_at=r["ended_at"],
+                    engine=r["engine"],
+                    engine_version=r["engine_version"],
+                    measurement=Measurement.from_dict(data),
+                    point=Point.from_dict(json.loads(r["spec"])) if r["spec"] else None,
+                )
+            )
+        return out
+
+    def raw(self, measurement_id: int) -> dict[str, Any]:
+        """The traceable originals of a measurement: command, job file, raw output, stderr."""
+        r = self.db.execute(
+            "SELECT command, job_file, raw_output, stderr FROM measurements WHERE id=?",
+            (measurement_id,),
+        ).fetchone()
+        if r is None:
+            raise NotFoundError(f"there is no measurement {measurement_id}")
+        return {
+            "command": json.loads(r["command"]) if r["command"] else None,
+            "job_file": r["job_file"],
+            "raw_output": zlib.decompress(r["raw_output"]).decode()
+            if r["raw_output"] is not None
+            else None,
+            "stderr": r["stderr"],
+        }
+
+    def iter_raw(self, run_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        for (mid,) in self.db.execute(
+            "SELECT id FROM measurements WHERE run_id=? ORDER BY point_idx", (run_id,)
+        ).fetchall():
+            yield mid, self.raw(mid)
+
+
+_RUN_SELECT = (
+    "SELECT r.*, (SELECT COUNT(*) FROM points p WHERE p.run_id=r.id) AS n_points,"
+    " COUNT(m.id) AS n_measured, COALESCE(SUM(m.status != 'ok'), 0) AS n_failed"
+    " FROM runs r LEFT JOIN measurements m ON m.run_id=r.id"
+)
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _strip_bins(
+    data: dict[str, Any], host: str, out: list[tuple[str, str, str, dict[int, int]]]
+) -> None:
+    for ddir, d in (data.get("directions") or {}).items():
+        for metric in ("slat", "clat", "lat"):
+            lat = d.get(metric)
+            if lat and lat.get("bins"):
+                out.append((host, ddir, metric, lat["bins"]))
+                lat["bins"] = None
+    for h, sub in (data.get("hosts") or {}).items():
+        _strip_bins(sub, h, out)
+
+
+def _put_bins(
+    data: dict[str, Any], host: str, ddir: str, metric: str, bins: dict[str, int]
+) -> None:
+    target = data if not host else (data.get("hosts") or {}).get(host)
+    if target is None:
+        return
+    lat = (target.get("directions") or {}).get(ddir, {}).get(metric)
+    if lat is not None:
+        lat["bins"] = bins
