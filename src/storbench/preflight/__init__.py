@@ -179,12 +179,44 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
     return warnings
 
 
+_LAYOUT_CHUNK = 1 << 20
+
+
+def layout_file(path: str, size: int) -> None:
+    """Fill a scratch file with data up to ``size`` bytes, as fio's own layout would.
+
+    storbench lays the file out itself because fio, when it finds a file too small, unlinks
+    and recreates it: that would lose the mark saying storbench created it. Real data (not
+    a sparse or fallocated file) so that reads touch the device.
+    """
+    have = os.path.getsize(path)
+    if have >= size:
+        return
+    blocks = [os.urandom(_LAYOUT_CHUNK) for _ in range(4)]
+    with open(path, "r+b") as f:
+        f.seek(have)
+        remaining = size - have
+        i = 0
+        while remaining > 0:
+            n = min(remaining, _LAYOUT_CHUNK)
+            f.write(blocks[i % len(blocks)][:n])
+            remaining -= n
+            i += 1
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def create_files(points: list[Point]) -> list[str]:
+    """Create (and lay out) the scratch files of file targets; return the ones created."""
     created = []
     for t in dict.fromkeys(p.target for p in points):
-        if t.kind == "file" and not os.path.exists(t.path):
+        if t.kind != "file":
+            continue
+        if not os.path.exists(t.path):
             safety.create_scratch_file(t.path)
             created.append(t.path)
+        if safety.created_by_storbench(t.path):
+            layout_file(t.path, _planned_bytes(points, t))
     return created
 
 

@@ -1,0 +1,3 @@
+from storbench.cli import main
+
+main()
