@@ -98,7 +98,7 @@ def test_quick_suite_records_every_point_with_raw_output(tmp_path: Path, db: Pat
     for status, job_file, raw, version in rows:
         assert status == "ok"
         assert f"filename={scratch}" in job_file and "runtime=1" in job_file
-        assert raw is not None and version == "fio-3.33" or version.startswith("fio-")
+        assert raw is not None and version.startswith("fio-")
     ((status, plan_text, inventory, fio_version),) = q(
         db, "SELECT status, plan_text, inventory, fio_version FROM runs"
     )
