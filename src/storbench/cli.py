@@ -645,7 +645,7 @@ def main() -> None:
     try:
         cli.main(standalone_mode=False, prog_name="storbench")
     except UserError as e:
-        err.print(f"storbench: error: {e}", markup=False, highlight=False)
+        err.print(f"storbench: error: {e}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_status)
     except click.exceptions.Abort:
         err.print("aborted")

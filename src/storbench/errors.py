@@ -41,7 +41,8 @@ class UserError(Exception):
     def __str__(self) -> str:
         text = f"{self.where}: {self.message}" if self.where else self.message
         if self.fix:
-            text += f"\n  fix: {self.fix}"
+            # continuation lines of a multi-line fix (an example) line up under its first line
+            text += "\n  fix: " + self.fix.replace("\n", "\n       ")
         return text
 
 
@@ -58,6 +59,15 @@ class NotFoundError(UserError):
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    """' (did you mean "iodepth"?)'-style suggestion text, or None."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return close[0] if close else None
+    """The candidate closest to ``word`` (ignoring case), or None when none is close."""
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(c.lower(), c)
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None
+
+
+def suggestion(word: str, candidates: Iterable[str], otherwise: str | None = None) -> str | None:
+    """Fix text ``did you mean "iodepth"?``, else ``otherwise``."""
+    near = did_you_mean(word, candidates)
+    return f'did you mean "{near}"?' if near else otherwise

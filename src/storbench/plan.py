@@ -24,7 +24,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from storbench.errors import NotFoundError, PlanError, did_you_mean
+from storbench.errors import NotFoundError, PlanError, suggestion
 from storbench.units import UnitError, parse_size, parse_time
 
 TARGET_KINDS = ("file", "device", "directory")
@@ -46,6 +46,33 @@ INT_OPTIONS = (
     "iodepth_batch_complete_min",
     "iodepth_low",
 )
+#: Options whose whole number must lie in a range (inclusive; None: no upper bound).
+INT_RANGES: dict[str, tuple[int, int | None]] = {
+    "iodepth": (1, None),
+    "numjobs": (1, None),
+    "nrfiles": (1, None),
+    "rwmixread": (0, 100),
+    "rwmixwrite": (0, 100),
+    "direct": (0, 1),
+}
+#: Example values shown in a fix.
+_EXAMPLE = {
+    "bs": "4k",
+    "blocksize": "4k",
+    "size": "10g",
+    "io_size": "10g",
+    "filesize": "1g",
+    "runtime": 60,
+    "ramp_time": 10,
+    "iodepth": 32,
+    "numjobs": 4,
+    "rwmixread": 70,
+    "rwmixwrite": 30,
+    "direct": 1,
+    "rw": "randread",
+    "readwrite": "randread",
+    "ioengine": "libaio",
+}
 RW_VALUES = (
     "read",
     "write",
@@ -70,6 +97,9 @@ WRITE_RW = (
     "trim",
     "randtrim",
 )
+
+#: Options that make no sense without a value (others, such as ``group_reporting``, are flags).
+NEEDS_VALUE = frozenset((*SIZE_OPTIONS, *TIME_OPTIONS, *INT_OPTIONS, "rw", "readwrite", "ioengine"))
 
 Scalar = str | int | float | bool | None
 
@@ -248,26 +278,59 @@ def estimate_seconds(params: dict[str, Any]) -> float | None:
 def resolve_plan_source(spec: str) -> tuple[str, str]:
     """(source name, YAML text) of a plan file path or a built-in suite name."""
     path = Path(spec)
+    try:
+        os.stat(path)
+    except PermissionError:  # a directory on the way may not be searched
+        raise PlanError(
+            "cannot read the plan file: permission denied",
+            file=spec,
+            fix="check the permissions of the file and of the directories above it",
+        ) from None
+    except (OSError, ValueError):
+        pass  # missing: a suite name, or reported below
     if path.is_file():
         try:
             return str(path), path.read_text()
         except OSError as e:
             raise PlanError(
-                f"cannot read plan file: {e.strerror}",
+                f"cannot read the plan file: {e.strerror}",
                 file=str(path),
-                fix="check the file's permissions",
+                fix=f"check its permissions (ls -l {path}); storbench needs to read it",
             ) from None
-        except UnicodeDecodeError:
-            raise PlanError("plan file is not UTF-8 text", file=str(path)) from None
+        except UnicodeDecodeError as e:
+            raise PlanError(
+                f"the plan file is not UTF-8 text (byte {e.start})",
+                file=str(path),
+                fix="give a YAML plan file saved as UTF-8",
+            ) from None
     if spec in suite_names():
         return f"suite:{spec}", suite_text(spec)
+    suites = ", ".join(suite_names())
+    if path.is_dir():
+        raise PlanError(
+            "is a directory, not a plan file",
+            file=spec,
+            fix=f"give the path of a plan file (YAML) inside it, or a built-in suite: {suites}",
+        )
     if path.exists():
-        raise PlanError(f"{spec} is not a regular file", fix="give a plan file (YAML) or a suite")
-    near = did_you_mean(spec, suite_names())
-    hint = f'did you mean the suite "{near}"? ' if near else ""
+        raise PlanError(
+            "is not a regular file",
+            file=spec,
+            fix=f"give a plan file (YAML) or a built-in suite: {suites}",
+        )
+    if os.sep in spec or spec.endswith((".yaml", ".yml")):
+        where = path.parent if str(path.parent) not in ("", ".") else Path(".")
+        why = "no such file" if where.is_dir() else f"no such directory {where}"
+        raise NotFoundError(
+            f"cannot read the plan file: {why}",
+            file=spec,
+            fix=f"check the path, or give a built-in suite: {suites}",
+        )
+    hint = suggestion(spec, suite_names(), "")
     raise NotFoundError(
         f"no plan file or built-in suite named {spec!r}",
-        fix=f"{hint}built-in suites: {', '.join(suite_names())}; or give a path to a plan file",
+        fix=f"{hint + ' ' if hint else ''}built-in suites: {suites}; "
+        "or give the path of a plan file",
     )
 
 
@@ -287,7 +350,8 @@ def parse_plan(
 
 def parse_target_arg(arg: str) -> Target:
     """``--target`` value: ``file:PATH``, ``device:PATH``, ``directory:PATH`` or a bare path
-    (a block device is a device, an existing directory a directory, anything else a file)."""
+    (a block device or a path under /dev is a device, an existing directory a directory,
+    anything else a file)."""
     for kind in (*TARGET_KINDS, "dir"):
         if arg.startswith(kind + ":"):
             path = arg[len(kind) + 1 :]
@@ -297,9 +361,13 @@ def parse_target_arg(arg: str) -> Target:
                 )
             kind = "directory" if kind == "dir" else kind
             return Target(kind, path if kind == "device" else os.path.abspath(path))
+    if not arg.strip():
+        raise PlanError("--target needs a path", fix="--target ./scratch.dat or --target /dev/sdb")
     try:
         mode = os.stat(arg).st_mode
     except OSError:
+        if os.path.abspath(arg).startswith("/dev/"):
+            return Target("device", arg)  # preflight says it does not exist
         return Target("file", os.path.abspath(arg))
     if stat.S_ISBLK(mode):
         return Target("device", arg)
@@ -324,28 +392,66 @@ class _Loader:
         origin_key: str | None = None,
     ) -> PlanError:
         if origin_key is not None and origin_key in self.set_keys:
+            if fix:  # show examples in the form they were given: `--set bs=4k`, not `bs: 4k`
+                fix = fix.replace(f"`{origin_key}: ", f"`--set {origin_key}=")
             return PlanError(msg, file=f"--set {self.set_keys[origin_key]}", fix=fix)
         line, col = _position(node, key)
         return PlanError(msg, file=self.source, line=line, column=col, fix=fix)
+
+    def yaml_error(self, e: MarkedYAMLError) -> PlanError:
+        """One message for a YAML syntax error, at the line the fix belongs on."""
+        problem = (e.problem or e.context or "invalid YAML").strip()
+        context = (e.context or "").strip()
+        mark = e.problem_mark or e.context_mark
+        fix = "check indentation, colons and quoting on this line and the one above"
+        unclosed = {
+            "flow sequence": ("this `[` is never closed", "close the list with `]`"),
+            "flow mapping": ("this `{` is never closed", "close the mapping with `}`"),
+            "quoted scalar": (
+                "this quoted string is never closed",
+                "end the string with the quote character it starts with",
+            ),
+        }
+        for what, (msg, how) in unclosed.items():
+            if what in context and e.context_mark is not None:
+                # the unclosed bracket or quote: its line is where the fix goes
+                mark = e.context_mark
+                problem = f"{msg} ({problem} on line {_line(e)})"
+                fix = how + (" and separate the items with commas" if "`" in how else "")
+                break
+        else:
+            if "duplicate key" in problem:
+                first = e.context_mark.line + 1 if e.context_mark else None
+                fix = "remove one of the two (a key may appear once in a mapping" + (
+                    f" that starts on line {first})" if first else ")"
+                )
+            elif "\\t" in problem or "\t" in problem:
+                fix = "indent with spaces, not tabs"
+            elif "mapping values are not allowed" in problem:
+                fix = (
+                    "indent this line like the other keys of its block (or quote a value that "
+                    "contains ': ')"
+                )
+            elif "expected <block end>" in problem or "block mapping" in context:
+                fix = "indent this line like the other keys of its block"
+        line = mark.line + 1 if mark else None
+        col = mark.column + 1 if mark else None
+        return PlanError(
+            f"malformed YAML: {problem}", file=self.source, line=line, column=col, fix=fix
+        )
 
     def load(self, sets: list[str], target_args: list[str]) -> Plan:
         yaml = YAML(typ="rt")
         try:
             doc = yaml.load(io.StringIO(self.text))
         except MarkedYAMLError as e:
-            mark = e.problem_mark or e.context_mark
-            line = mark.line + 1 if mark else None
-            col = mark.column + 1 if mark else None
-            problem = e.problem or e.context or "invalid YAML"
-            raise PlanError(
-                f"malformed YAML: {problem}",
-                file=self.source,
-                line=line,
-                column=col,
-                fix="check indentation, colons and quoting near there",
-            ) from None
+            raise self.yaml_error(e) from None
         except YAMLError as e:
-            raise PlanError(f"malformed YAML: {e}", file=self.source) from None
+            raise PlanError(
+                f"malformed YAML: {e}",
+                file=self.source,
+                fix="check indentation, colons and quoting",
+            ) from None
         if doc is None:
             raise PlanError(
                 "plan is empty",
@@ -354,41 +460,57 @@ class _Loader:
             )
         if not isinstance(doc, CommentedMap):
             raise PlanError(
-                "a plan must be a mapping (key: value lines) at the top level",
+                f"a plan must be a mapping (key: value lines) at the top level, not "
+                f"{_describe(doc)}",
                 file=self.source,
                 line=1,
+                fix="start with `name:`, `targets:` and `workloads:` keys "
+                "(see `storbench plan --help`)",
             )
         self.apply_sets(doc, sets)
 
         for key in doc:
             if key not in TOP_KEYS:
-                near = did_you_mean(str(key), TOP_KEYS)
-                fix = (
-                    f'did you mean "{near}"?' if near else f"top-level keys: {', '.join(TOP_KEYS)}"
-                )
-                raise self.err(f"unknown key {key!r}", doc, key, fix=fix)
+                fix = suggestion(str(key), TOP_KEYS, f"top-level keys: {', '.join(TOP_KEYS)}")
+                raise self.err(f"unknown key {str(key)!r}", doc, key, fix=fix)
 
         name = doc.get("name")
         if name is None:
             name = Path(self.source.removeprefix("suite:")).stem
         if not isinstance(name, str) or not name.strip():
-            raise self.err("`name` must be a non-empty string", doc, "name", origin_key="name")
+            raise self.err(
+                f"`name` must be a non-empty string, not {_describe(name)}",
+                doc,
+                "name",
+                fix='name: my-plan (quote it if it looks like a number: name: "2024")',
+                origin_key="name",
+            )
         description = doc.get("description") or ""
         if not isinstance(description, str):
-            raise self.err("`description` must be a string", doc, "description")
+            raise self.err(
+                f"`description` must be a string, not {_describe(description)}",
+                doc,
+                "description",
+                fix="description: what the plan measures (use `|` for several lines)",
+                origin_key="description",
+            )
         repeat = doc.get("repeat", 1)
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise self.err(
-                f"`repeat` must be a whole number ≥ 1, not {repeat!r}",
+                f"`repeat` must be a whole number ≥ 1, not {_describe(repeat)}",
                 doc,
                 "repeat",
-                fix="repeat: 3",
+                fix="e.g. `repeat: 3` (runs every point 3 times)",
                 origin_key="repeat",
             )
         report = doc.get("report")
         if report is not None and report not in REPORTS:
             raise self.err(
-                f"unknown report {report!r}", doc, "report", fix=f"one of: {', '.join(REPORTS)}"
+                f"unknown report {_describe(report)}",
+                doc,
+                "report",
+                fix=suggestion(str(report), REPORTS, f"one of: {', '.join(REPORTS)}"),
+                origin_key="report",
             )
 
         global_opts = (
@@ -441,13 +563,19 @@ class _Loader:
                     )
                 doc[key] = value
                 continue
-            if key not in fio_option_names() and key != "name":
-                near = did_you_mean(key, fio_option_names() | set(TOP_KEYS))
+            if key in TARGET_OPTIONS:
+                raise PlanError(
+                    f"--set {arg}: `{key}` comes from the target, not the workload",
+                    fix=f"pass --target {raw.strip() or 'PATH'} instead",
+                )
+            if key not in fio_option_names():
                 raise PlanError(
                     f"--set {arg}: {key!r} is not a fio option or plan key",
-                    fix=f'did you mean "{near}"?'
-                    if near
-                    else "see `fio --cmdhelp=all` for fio's options",
+                    fix=suggestion(
+                        key,
+                        fio_option_names() | set(TOP_KEYS),
+                        f"plan keys: {', '.join(TOP_KEYS)}; fio options: `fio --cmdhelp=all`",
+                    ),
                 )
             if isinstance(doc.get("global"), dict):
                 doc["global"].pop(key, None)
@@ -457,7 +585,12 @@ class _Loader:
 
     def options(self, node: Any, parent: Any, key: Any, where: str) -> dict[str, Any]:
         if not isinstance(node, dict):
-            raise self.err(f"`{where}` must be a mapping of fio options", parent, key)
+            raise self.err(
+                f"`{where}` must be a mapping of fio options, not {_describe(node)}",
+                parent,
+                key,
+                fix=f"{where}:\n  ioengine: libaio\n  direct: 1",
+            )
         out: dict[str, Any] = {}
         for opt, value in node.items():
             opt_s = str(opt)
@@ -466,11 +599,14 @@ class _Loader:
                     f"{where}: `{opt_s}` comes from the target, not the workload",
                     node,
                     opt,
-                    fix="name files and devices under `targets:` (or pass --target PATH)",
+                    fix="name files, devices and directories under `targets:` "
+                    "(or pass --target PATH)",
+                    origin_key=opt_s,
                 )
             if opt_s not in fio_option_names():
-                near = did_you_mean(opt_s, fio_option_names())
-                fix = f'did you mean "{near}"?' if near else "see `fio --cmdhelp=all`"
+                fix = suggestion(
+                    opt_s, fio_option_names(), "`fio --cmdhelp=all` lists fio's options"
+                )
                 raise self.err(
                     f"{where}: unknown fio option {opt_s!r}", node, opt, fix=fix, origin_key=opt_s
                 )
@@ -484,73 +620,123 @@ class _Loader:
                     f"{where}: `{opt}` is an empty list",
                     node,
                     key,
-                    fix="give at least one value, or a single value",
+                    fix=f"give at least one value (`{opt}: [a, b]`), or a single value",
                     origin_key=opt,
                 )
-            if len(set(map(str, value))) != len(value):
-                raise self.err(f"{where}: `{opt}` lists a value twice", node, key, origin_key=opt)
-            return [self.scalar(opt, v, node, key, where) for v in value]
+            out = []
+            for i, v in enumerate(value):
+                # point at the list item when it sits on a line of its own
+                at = (
+                    (value, i)
+                    if _position(value, i)[0] not in (None, _position(node, key)[0])
+                    else (node, key)
+                )
+                v = self.scalar(opt, v, at[0], at[1], where)
+                if any(str(v) == str(prev) for prev in out):
+                    raise self.err(
+                        f"{where}: `{opt}` lists {v!r} twice",
+                        *at,
+                        fix="list each value once (`repeat: N` runs every point N times)",
+                        origin_key=opt,
+                    )
+                out.append(v)
+            return out
         return self.scalar(opt, value, node, key, where)
 
     def scalar(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Scalar:
+        def fail(msg: str, fix: str) -> PlanError:
+            return self.err(f"{where}: `{opt}` {msg}", node, key, fix=fix, origin_key=opt)
+
         if isinstance(value, dict | list):
-            raise self.err(
-                f"{where}: `{opt}` must be a value or a list of values, "
-                f"not a {'mapping' if isinstance(value, dict) else 'nested list'}",
-                node,
-                key,
-                origin_key=opt,
-            )
+            kind = "a mapping (key: value lines)" if isinstance(value, dict) else "a nested list"
+            return_fix = f"write `{opt}: VALUE` or `{opt}: [VALUE, VALUE]` on one line"
+            if isinstance(value, dict):
+                return_fix += " (a `key: value` indented under it reads as a mapping)"
+            raise fail(f"must be a value or a list of values, not {kind}", return_fix)
         if isinstance(value, bool):
             value = int(value)
+        if value is None:
+            if opt in NEEDS_VALUE:
+                raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")
+            return None  # a flag such as `group_reporting:` is written as a bare option
         try:
-            if opt in SIZE_OPTIONS and value is not None and not _compound(value):
+            if opt in SIZE_OPTIONS and not _compound(value):
                 parse_size(value)
-            elif opt in TIME_OPTIONS and value is not None:
+            elif opt in TIME_OPTIONS:
                 parse_time(value)
-        except UnitError as e:
-            raise self.err(f"{where}: `{opt}`: {e}", node, key, origin_key=opt) from None
-        if opt in INT_OPTIONS and not (
-            isinstance(value, int) or (isinstance(value, str) and value.isdigit())
-        ):
-            raise self.err(
-                f"{where}: `{opt}` must be a whole number, not {value!r}", node, key, origin_key=opt
-            )
+        except UnitError:
+            if opt in SIZE_OPTIONS:
+                raise fail(
+                    f"is not a size: {value!r}",
+                    f"use fio's size syntax, e.g. `{opt}: {_EXAMPLE.get(opt, '4k')}` "
+                    "(k, m, g, t are powers of 1024; a plain number is bytes)",
+                ) from None
+            raise fail(
+                f"is not a time: {value!r}",
+                f"use fio's time syntax, e.g. `{opt}: 60` (seconds) or 60s, 2m, 500ms",
+            ) from None
+        if opt in INT_OPTIONS:
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+                raise fail(
+                    f"must be a whole number, not {_describe(value)}",
+                    f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`, or a list for an axis: `{opt}: [1, 32]`"
+                    if opt in ("iodepth", "numjobs")
+                    else f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`",
+                )
+            lo, hi = INT_RANGES.get(opt, (0, None))
+            n = int(value)
+            if n < lo or (hi is not None and n > hi):
+                span = f"{lo} to {hi}" if hi is not None else f"{lo} or more"
+                raise fail(f"must be {span}, not {n}", f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`")
         if opt in ("rw", "readwrite") and str(value).split(":")[0] not in RW_VALUES:
-            near = did_you_mean(str(value), RW_VALUES)
-            raise self.err(
-                f"{where}: `{opt}` cannot be {value!r}",
-                node,
-                key,
-                fix=f'did you mean "{near}"?' if near else f"one of: {', '.join(RW_VALUES)}",
-                origin_key=opt,
+            raise fail(
+                f"cannot be {value!r}",
+                suggestion(str(value).split(":")[0], RW_VALUES, f"one of: {', '.join(RW_VALUES)}")
+                or "",
             )
-        if isinstance(value, str | int | float) or value is None:
+        if isinstance(value, str | int | float):
             return value
         return str(value)
 
     def workloads(self, doc: CommentedMap, global_opts: dict[str, Any]) -> list[Workload]:
         node = doc.get("workloads")
+        example = "workloads:\n  - name: rand4k\n    rw: randread\n    bs: 4k\n    size: 1g"
         if node is None:
             raise self.err(
-                "the plan has no `workloads:`",
+                "the plan has no workloads"
+                + (" (`workloads:` is empty)" if "workloads" in doc else ""),
                 doc,
-                None,
-                fix="add a list of workloads, e.g.\n"
-                "  workloads:\n    - name: rand4k\n      rw: randread\n"
-                "      bs: 4k",
+                "workloads" if "workloads" in doc else None,
+                fix=f"add a list of workloads, e.g.\n{example}",
             )
         if not isinstance(node, list) or not node:
-            raise self.err("`workloads` must be a non-empty list", doc, "workloads")
+            raise self.err(
+                f"`workloads` must be a non-empty list, not {_describe(node)}",
+                doc,
+                "workloads",
+                fix=f"start each workload with `- ` under `workloads:`, e.g.\n{example}",
+            )
         out: list[Workload] = []
         seen: set[str] = set()
         for i, item in enumerate(node):
             if not isinstance(item, dict):
-                raise self.err("each workload must be a mapping of fio options", node, i)
+                raise self.err(
+                    f"each workload must be a mapping of fio options, not {_describe(item)}",
+                    node,
+                    i,
+                    fix=f"write the workload's options under it, e.g.\n{example}",
+                )
             item = dict(item) if not isinstance(item, CommentedMap) else item
             raw_name = item.get("name", f"w{i + 1}")
             if not isinstance(raw_name, str | int) or not str(raw_name).strip():
-                raise self.err("workload `name` must be a non-empty string", item, "name")
+                raise self.err(
+                    f"workload `name` must be a non-empty string, not {_describe(raw_name)}",
+                    item,
+                    "name",
+                    fix="name: rand4k",
+                )
             name = str(raw_name).strip()
             if name in seen:
                 raise self.err(
@@ -569,37 +755,59 @@ class _Loader:
 
     def targets(self, doc: CommentedMap) -> list[Target]:
         node = doc.get("targets")
+        example = "targets:\n  - file: /mnt/test/storbench.dat\n  - device: /dev/sdb"
         if node is None:
             return []
         if not isinstance(node, list):
             raise self.err(
-                "`targets` must be a list",
+                f"`targets` must be a list, not {_describe(node)}",
                 doc,
                 "targets",
-                fix="targets:\n    - file: /mnt/test/storbench.dat",
+                fix=f"start each target with `- `, e.g.\n{example}",
             )
         out: list[Target] = []
         for i, item in enumerate(node):
             if not isinstance(item, dict):
-                raise self.err("each target must be a mapping such as `- file: PATH`", node, i)
+                raise self.err(
+                    f"each target must be a mapping such as `- file: PATH`, not {_describe(item)}",
+                    node,
+                    i,
+                    fix=f"say what it is: file, device or directory, e.g.\n{example}",
+                )
             for k in item:
                 if k not in TARGET_KEYS:
-                    near = did_you_mean(str(k), TARGET_KEYS)
                     raise self.err(
-                        f"unknown target key {k!r}",
+                        f"unknown target key {str(k)!r}",
                         item,
                         k,
-                        fix=f'did you mean "{near}"?'
-                        if near
-                        else f"a target is one of: {', '.join(TARGET_KINDS)}",
+                        fix=suggestion(
+                            str(k),
+                            TARGET_KEYS,
+                            f"a target is one of: {', '.join(TARGET_KINDS)} (and an optional name)",
+                        ),
                     )
             kinds = [k for k in TARGET_KINDS if k in item]
             if len(kinds) != 1:
-                raise self.err("a target needs exactly one of file, device, directory", node, i)
+                raise self.err(
+                    "a target needs exactly one of file, device, directory"
+                    + (f", not {' and '.join(kinds)}" if kinds else ""),
+                    node,
+                    i,
+                    fix=f"one `- KIND: PATH` line per target, e.g.\n{example}",
+                )
             kind = kinds[0]
             path = item[kind]
             if not isinstance(path, str) or not path.strip():
-                raise self.err(f"`{kind}` needs a path", item, kind)
+                raise self.err(
+                    f"`{kind}` needs a path, not {_describe(path)}",
+                    item,
+                    kind,
+                    fix=f"e.g. `- {kind}: "
+                    + {"file": "/mnt/test/storbench.dat", "device": "/dev/sdb"}.get(
+                        kind, "/mnt/test"
+                    )
+                    + "`",
+                )
             name = item.get("name")
             path = path.strip()
             if kind != "device":
@@ -626,6 +834,21 @@ class _Loader:
                         workloads.index(wl),
                         fix="add e.g. `size: 1g` to the workload (or --set size=1g)",
                     )
+
+
+def _line(e: MarkedYAMLError) -> int | None:
+    return e.problem_mark.line + 1 if e.problem_mark else None
+
+
+def _describe(value: Any) -> str:
+    """A wrong value as a user wrote it: a mapping or list by kind, a scalar as itself."""
+    if isinstance(value, dict):
+        return "a mapping (key: value lines)"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "empty"
+    return repr(value)
 
 
 def _compound(value: Any) -> bool:

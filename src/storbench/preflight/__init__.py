@@ -32,10 +32,14 @@ class Preflight:
 
 def check_fio(points: list[Point]) -> None:
     if fio.fio_path() is None:
+        if "STORBENCH_FIO" in os.environ:
+            raise PreflightError(
+                f"STORBENCH_FIO={fio.FIO} is not an executable fio",
+                fix="point STORBENCH_FIO at a fio binary, or unset it to use fio from PATH",
+            )
         raise PreflightError(
-            f"fio is not installed (no `{fio.FIO}` on PATH)",
-            fix="install it: apt-get install fio (or run `make setup`), or point "
-            "STORBENCH_FIO at a fio binary",
+            "fio is not installed (no `fio` on PATH)",
+            fix="install it: apt-get install fio (or run `make setup`)",
         )
     engines = fio.available_engines()
     for p in points:
