@@ -268,29 +268,89 @@ def split_documents(text: str) -> tuple[list[dict[str, Any]], list[str]]:
 
     fio may print warnings before, between, or (as whole lines) inside its JSON; lines that
     break a document are taken out and reported as warnings, then decoding is retried.
+    A document that still does not decode (cut short: fio killed while printing a
+    --status-interval stream) is skipped whole, up to the next ``{`` that opens a line (fio
+    starts each document in column 0 and indents everything nested), and reported as one
+    warning; its fragments are neither decoded as documents nor reported line by line
+    (only lines in it that cannot be JSON, fio's messages, are). Warnings keep their order.
     """
     docs: list[dict[str, Any]] = []
-    junk: list[str] = []
+    found: list[tuple[int, str]] = []  # (offset, warning), sorted at the end
     pos = 0
     n = len(text)
+    junk_from = 0  # start of the current run of non-document text
+
+    def flush_junk(upto: int) -> None:
+        off = junk_from
+        for ln in text[junk_from:upto].splitlines(keepends=True):
+            if ln.strip():
+                found.append((off, ln.strip()))
+            off += len(ln)
+
     while pos < n:
         start = text.find("{", pos)
         if start < 0:
-            junk.append(text[pos:])
             break
-        junk.append(text[pos:start])
         try:
             obj, end = _decoder.raw_decode(text, start)
+            removed: list[str] = []
         except json.JSONDecodeError:
             obj, end, removed = _decode_with_junk_lines(text, start)
-            junk.extend(removed)
         if isinstance(obj, dict) and ("jobs" in obj or "client_stats" in obj):
+            flush_junk(start)
             docs.append(obj)
-            pos = end
+            found.extend((start, ln) for ln in removed)
+            pos = junk_from = end
+            continue
+        if not _opens_line(text, start):
+            # a brace inside a line of text: all of it, up to the next document, is junk
+            nxt = _next_line_start_brace(text, start + 1)
+            pos = n if nxt < 0 else nxt
+            continue
+        flush_junk(start)
+        if obj is not None:
+            stop = end
+            found.append(
+                (start, f"ignored a JSON document that holds no fio result (offset {start})")
+            )
         else:
-            pos = start + 1 if obj is None else end
-    warnings = [ln.strip() for chunk in junk for ln in chunk.splitlines() if ln.strip()]
-    return docs, warnings
+            # a document cut short: skip it whole, never decode its nested objects
+            nxt = _next_line_start_brace(text, start + 1)
+            stop = n if nxt < 0 else nxt
+            found.append(
+                (
+                    start,
+                    f"ignored an incomplete fio JSON document ({stop - start} characters"
+                    f" at offset {start})",
+                )
+            )
+            off = start
+            for ln in text[start:stop].splitlines(keepends=True):
+                if _junk_line(ln):
+                    found.append((off, ln.strip()))
+                off += len(ln)
+        pos = junk_from = stop
+    flush_junk(n)
+    found.sort(key=lambda f: f[0])
+    return docs, [w for _, w in found]
+
+
+def _junk_line(ln: str) -> bool:
+    """A line that cannot belong to fio's JSON (a message fio printed into it)."""
+    stripped = ln.strip()
+    return bool(stripped) and bool(_FIO_MSG.match(ln) or not _jsonish(stripped))
+
+
+def _opens_line(text: str, i: int) -> bool:
+    return i == 0 or text[i - 1] == "\n"
+
+
+def _next_line_start_brace(text: str, pos: int) -> int:
+    """Offset of the next ``{`` in column 0 at or after ``pos``, or -1."""
+    if pos <= 0 and text.startswith("{"):
+        return 0
+    i = text.find("\n{", max(pos - 1, 0))
+    return -1 if i < 0 else i + 1
 
 
 def _decode_with_junk_lines(text: str, start: int) -> tuple[Any, int, list[str]]:
@@ -301,9 +361,8 @@ def _decode_with_junk_lines(text: str, start: int) -> tuple[Any, int, list[str]]
     offsets: list[int] = []  # offset in text of each kept line
     off = start
     for ln in lines:
-        stripped = ln.strip()
-        if stripped and (_FIO_MSG.match(ln) or not _jsonish(stripped)):
-            removed.append(stripped)
+        if _junk_line(ln):
+            removed.append(ln.strip())
         else:
             kept.append(ln)
             offsets.append(off)
@@ -371,11 +430,12 @@ def _latency(d: dict[str, Any] | None) -> LatencyStats | None:
     if not d or not d.get("N"):
         return None
     bins = {int(k): int(v) for k, v in (d.get("bins") or {}).items()} or None
-    if bins:
-        pcts = percentiles_from_bins(bins)
-    else:
-        fio_pcts = {float(k): float(v) for k, v in (d.get("percentile") or {}).items()}
-        pcts = {pct_key(p): fio_pcts[p] for p in PERCENTILES if p in fio_pcts}
+    # From the bins when there are some (identical to fio's own figures, see
+    # percentiles_from_bins), but fio's own figures win where it printed them: they are the
+    # reference (and fio may have run on a platform with another long double).
+    pcts = percentiles_from_bins(bins) if bins else {}
+    fio_pcts = {float(k): float(v) for k, v in (d.get("percentile") or {}).items()}
+    pcts.update({pct_key(p): fio_pcts[p] for p in PERCENTILES if p in fio_pcts})
     return LatencyStats(
         samples=int(d["N"]),
         mean=float(d.get("mean", 0.0)),
@@ -402,8 +462,22 @@ def _direction(d: dict[str, Any]) -> DirectionResult:
 
 def _aggregate_jobs(jobs: list[dict[str, Any]]) -> Measurement:
     """One measurement from fio job entries that ran together (numjobs without
-    group_reporting, several sections): I/O summed, rates over the longest runtime
-    (as fio's group_reporting does), latency merged."""
+    group_reporting, several sections), combined the way fio's group_reporting does.
+
+    fio's stat.c sum_thread_stats() (3.33 and master) builds a group from its jobs: io_bytes
+    and total_io_u are summed, runtime[ddir] is the *longest* job runtime, latency moments
+    are pooled (__sum_stat) and histograms (io_u_plat) summed; add_ddir_status_json() then
+    prints iops = 1000.0 * total_io_u / runtime_ms and bw_bytes = (1000 * io_bytes) /
+    runtime_ms in integer arithmetic. So total_ios / max(runtime) *is* fio's group figure
+    (checked on numjobs4-group-jsonplus: 8192 I/Os / 224 ms = 36571.428571 IOPS, bw_bytes
+    149796571). CPU: usr_time and total_run_time are summed, so the group's usr_cpu is the
+    job_runtime-weighted mean of the jobs' usr_cpu.
+
+    fio never combines different reporting groups. Groups made by ``stonewall`` run one
+    after the other, so across groups the windows add up: runtime is the sum over groups
+    of each group's longest runtime (for jobs of ``new_group`` that overlap in time this
+    understates the rate; fio's JSON has no start time to tell).
+    """
     meas = Measurement(jobs=len(jobs))
     errors = [(int(j.get("error", 0)), j.get("jobname", "?")) for j in jobs if j.get("error")]
     if errors:
@@ -414,28 +488,53 @@ def _aggregate_jobs(jobs: list[dict[str, Any]]) -> Measurement:
             f"({os.strerror(errors[0][0])})"
         )
     for ddir in DIRECTIONS:
-        parts = [_direction(j[ddir]) for j in jobs if isinstance(j.get(ddir), dict)]
-        parts = [p for p in parts if p.active]
+        parts = [
+            (j.get("groupid", 0), _direction(j[ddir]))
+            for j in jobs
+            if isinstance(j.get(ddir), dict)
+        ]
+        parts = [(g, p) for g, p in parts if p.active]
         if not parts:
             continue
         if len(parts) == 1:
-            meas.directions[ddir] = parts[0]
+            meas.directions[ddir] = parts[0][1]
             continue
-        meas.directions[ddir] = _combine(parts, same_window=True)
-    usr = [float(j["usr_cpu"]) for j in jobs if "usr_cpu" in j]
-    sys_ = [float(j["sys_cpu"]) for j in jobs if "sys_cpu" in j]
-    meas.usr_cpu = sum(usr) / len(usr) if usr else None
-    meas.sys_cpu = sum(sys_) / len(sys_) if sys_ else None
+        longest: dict[Any, int] = {}
+        for g, p in parts:
+            longest[g] = max(longest.get(g, 0), _ms(p.runtime_s))
+        meas.directions[ddir] = _combine([p for _, p in parts], window_ms=sum(longest.values()))
+    cpu = [
+        (float(j.get("usr_cpu", 0.0)), float(j.get("sys_cpu", 0.0)), float(j.get("job_runtime", 0)))
+        for j in jobs
+        if "usr_cpu" in j or "sys_cpu" in j
+    ]
+    if cpu:
+        weight = sum(w for *_, w in cpu)
+        if weight > 0:
+            meas.usr_cpu = sum(u * w for u, _, w in cpu) / weight
+            meas.sys_cpu = sum(s * w for _, s, w in cpu) / weight
+        else:
+            meas.usr_cpu = sum(u for u, _, _ in cpu) / len(cpu)
+            meas.sys_cpu = sum(s for _, s, _ in cpu) / len(cpu)
     return meas
 
 
-def _combine(parts: list[DirectionResult], *, same_window: bool) -> DirectionResult:
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _combine(parts: list[DirectionResult], *, window_ms: int | None) -> DirectionResult:
+    """Sum I/O and merge latency. With ``window_ms`` (jobs of one run: see _aggregate_jobs)
+    the rates are fio's: I/O over that window; without (hosts, each with its own window) the
+    hosts' rates are added."""
     io_bytes = sum(p.io_bytes for p in parts)
     total = sum(p.total_ios for p in parts)
-    runtime = max(p.runtime_s for p in parts)
-    if same_window and runtime > 0:
-        iops, bw = total / runtime, io_bytes / runtime
+    if window_ms is not None:
+        runtime = window_ms / 1000.0
+        iops = 1000.0 * total / window_ms if window_ms else 0.0
+        bw = float((1000 * io_bytes) // window_ms) if window_ms else 0.0
     else:
+        runtime = max(p.runtime_s for p in parts)
         iops, bw = sum(p.iops for p in parts), sum(p.bw_bytes for p in parts)
     return DirectionResult(
         iops=iops,
@@ -461,9 +560,7 @@ def _aggregate_hosts(hosts: dict[str, Measurement]) -> Measurement:
     for ddir in DIRECTIONS:
         parts = [m.directions[ddir] for m in hosts.values() if ddir in m.directions]
         if parts:
-            meas.directions[ddir] = (
-                parts[0] if len(parts) == 1 else _combine(parts, same_window=False)
-            )
+            meas.directions[ddir] = parts[0] if len(parts) == 1 else _combine(parts, window_ms=None)
     cpus = [(m.usr_cpu, m.sys_cpu) for m in hosts.values() if m.usr_cpu is not None]
     if cpus:
         meas.usr_cpu = sum(u for u, _ in cpus) / len(cpus)

@@ -7,10 +7,11 @@ import io
 import json
 from typing import Any
 
-from storbench.metrics import DIRECTIONS, LatencyStats, Measurement
+from storbench.metrics import DIRECTIONS, PERCENTILES, LatencyStats, Measurement, pct_key
 from storbench.store import MeasurementRow, RunRow
 
-_LAT_KEYS = ("50", "90", "95", "99", "99.9", "99.99")
+#: Percentile keys of LatencyStats.percentiles ("50", "99.9"); exported as "p50", "p99.9".
+_LAT_KEYS = tuple(pct_key(p) for p in PERCENTILES)
 
 
 def _lat(lat: LatencyStats | None) -> dict[str, Any] | None:

@@ -275,6 +275,25 @@ lat_percentiles=1
 EOF
 rec numjobs2-lat-percentiles-jsonplus 0 --output-format=json+
 
+# 13. exactly 33000 completions (33000 x 4k, each block once), json+, with a
+#     percentile_list of ranks where fio's long double threshold
+#     (p / 100.0 * N in x87 80-bit precision) needs one sample more than the
+#     same computation in double: 99.9 -> 32968th sample, not the 32967th (and
+#     likewise for the other non-default entries).  Lets the unit tests check
+#     that storbench reproduces fio's percentiles from bins bit for bit.
+job percentile-rank-jsonplus <<'EOF'
+[rank33000]
+ioengine=libaio
+iodepth=4
+direct=1
+rw=randread
+bs=4k
+size=135168000
+filename=rank.dat
+percentile_list=50:90:90.9:91.9:92.9:93.7:95:97.2:97.7:98.2:98.7:99:99.2:99.4:99.7:99.9:99.99
+EOF
+rec percentile-rank-jsonplus 0 --output-format=json+
+
 echo "fio runs done in ${SECONDS}s; checking outputs"
 
 # Sanity checks on what was recorded (fail loudly if a future fio changes shape).
@@ -318,6 +337,8 @@ check(len(jobs("numjobs4-nogroup-jsonplus.json")) == 4, "nogroup: jobs != 4")
 check(len(jobs("numjobs4-group-jsonplus.json")) == 1, "group: jobs != 1")
 check(len(jobs("numjobs2-lat-percentiles-jsonplus.json")) == 2, "lat-percentiles: jobs != 2")
 check(len(jobs("twojobs-sections-json.json")) == 2, "twojobs: jobs != 2")
+rank = jobs("percentile-rank-jsonplus.json")
+check(len(rank) == 1 and rank[0]["read"]["clat_ns"]["N"] == 33000, "percentile-rank: N != 33000")
 check(jobs("error-enospc-json.json")[0]["error"] != 0, "enospc: error == 0")
 s = (out / "warning-before-json.json").read_text()
 check(s.lstrip()[:1] != "{", "warning-before-json: no text before the JSON")

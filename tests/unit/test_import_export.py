@@ -1,0 +1,270 @@
+"""`storbench import` / `storbench export` end to end, and the results store's round trip,
+on the recorded fio outputs of tests/data/fio."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from storbench.cli import cli
+from storbench.engines import fio
+from storbench.metrics import PERCENTILES, Measurement, pct_key
+from storbench.plan import Point, Target
+from storbench.store import Store
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
+FILES = sorted(DATA.glob("*.json"))
+LAT_KEYS = {"samples", "mean", "stddev", "min", "max"} | {f"p{pct_key(p)}" for p in PERCENTILES}
+
+
+def _last_doc(path: Path) -> dict[str, Any]:
+    text = path.read_text()
+    dec, docs, i = json.JSONDecoder(), [], 0
+    while (j := text.find("{", i)) != -1:
+        d, i = dec.raw_decode(text, j)
+        docs.append(d)
+    return docs[-1]
+
+
+def _entries(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    if "jobs" in doc:
+        return doc["jobs"]
+    return [c for c in doc["client_stats"] if c["jobname"] != "All clients"]
+
+
+def _invoke(db: Path, *args: str) -> Any:
+    result = CliRunner().invoke(
+        cli, list(args), env={"STORBENCH_DB": str(db)}, catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Every recording imported at once, then exported as JSON and CSV."""
+    db = tmp_path_factory.mktemp("db") / "results.db"
+    _invoke(db, "import", "--name", "recorded", *map(str, FILES))
+    exported = json.loads(_invoke(db, "export", "latest", "--format", "json").stdout)
+    csv_text = _invoke(db, "export", "latest", "--format", "csv").stdout
+    return {"db": db, "json": exported, "csv": csv_text}
+
+
+def test_import_makes_one_run_with_one_measurement_per_file(imported: dict[str, Any]) -> None:
+    store = Store(str(imported["db"]))
+    try:
+        runs = store.runs()
+        assert len(runs) == 1
+        run = runs[0]
+        assert (run.kind, run.name, run.status) == ("import", "recorded", "completed")
+        assert run.fio_version == "fio-3.33"
+        rows = store.measurements(run.id)
+        assert len(rows) == len(FILES)
+        assert [r.point.axes["file"] for r in rows if r.point] == [p.name for p in FILES]
+        # raw output is kept byte for byte
+        for r, path in zip(rows, FILES, strict=True):
+            assert store.raw(r.id)["raw_output"] == path.read_text()
+    finally:
+        store.close()
+
+
+def test_export_json_has_params_and_figures_per_measurement(imported: dict[str, Any]) -> None:
+    doc = imported["json"]
+    assert doc["run"]["kind"] == "import"
+    assert doc["units"]["bw_bytes"] == "bytes/s" and doc["units"]["latency"] == "ns"
+    recs = doc["measurements"]
+    assert len(recs) == len(FILES)
+    for rec, path in zip(recs, FILES, strict=True):
+        fio_doc = _last_doc(path)
+        entries = _entries(fio_doc)
+        assert isinstance(rec["params"], dict) and rec["params"]
+        assert rec["params"]["rw"] == entries[0]["job options"].get(
+            "rw", (fio_doc.get("global options") or {}).get("rw")
+        )
+        dirs = [d for d in ("read", "write") if any(e[d]["total_ios"] for e in entries)]
+        assert dirs
+        for d in dirs:
+            got = rec[d]
+            for key in ("iops", "bw_bytes", "io_bytes", "runtime_s"):
+                assert isinstance(got[key], int | float) and got[key] > 0, (path.name, d, key)
+            assert got["io_bytes"] == sum(e[d]["io_bytes"] for e in entries)
+            clat = got["clat_ns"]
+            assert set(clat) == LAT_KEYS
+            assert {"mean", "p50", "p95", "p99", "p99.9"} <= set(clat)
+            assert clat["mean"] > 0
+            if len(entries) == 1:  # one job: exactly fio's own figures
+                want = entries[0][d]
+                assert got["iops"] == want["iops"]
+                assert got["bw_bytes"] == want["bw_bytes"]
+                assert got["runtime_s"] == want["runtime"] / 1000
+                assert clat["mean"] == want["clat_ns"]["mean"]
+                for p in PERCENTILES:
+                    assert clat[f"p{pct_key(p)}"] == want["clat_ns"]["percentile"][f"{p:f}"]
+            elif path.stem == "clientserver-2hosts-json":
+                # two hosts, plain json: no bins, no percentile of the union
+                assert clat["p50"] is None and clat["p99.9"] is None
+                for h in rec["hosts"].values():
+                    assert h[d]["clat_ns"]["p99.9"] is not None
+            else:
+                assert all(clat[k] is not None for k in ("p50", "p95", "p99", "p99.9"))
+
+
+def test_export_json_details(imported: dict[str, Any]) -> None:
+    by_file = {
+        Path(p).name: rec for p, rec in zip(FILES, imported["json"]["measurements"], strict=True)
+    }
+    rank = by_file["percentile-rank-jsonplus.json"]
+    assert rank["read"]["clat_ns"]["p99.9"] == 2146304  # fio's own, not the double-rank value
+    enospc = by_file["error-enospc-json.json"]
+    assert enospc["status"] == "failed" and "No space left on device" in enospc["error"]
+    cs = by_file["clientserver-2hosts-jsonplus.json"]
+    assert set(cs["hosts"]) == {"127.0.0.1:18765", "127.0.0.1:18766"}
+    assert cs["read"]["total_ios"] == sum(h["read"]["total_ios"] for h in cs["hosts"].values())
+    lat = by_file["numjobs2-lat-percentiles-jsonplus.json"]["write"]
+    assert lat["lat_ns"]["p99.9"] is not None and lat["clat_ns"]["p99.9"] is not None
+
+
+def test_export_csv_one_row_per_measurement(imported: dict[str, Any]) -> None:
+    rows = list(csv.DictReader(io.StringIO(imported["csv"])))
+    assert len(rows) == len(FILES)
+    header = next(csv.reader(io.StringIO(imported["csv"])))
+    assert len(header) == len(set(header))
+    for col in ("read_iops", "write_bw_bytes", "read_clat_p99.9_ns", "write_clat_p50_ns"):
+        assert col in header
+    for row, path in zip(rows, FILES, strict=True):
+        entries = _entries(_last_doc(path))
+        assert row["status"] in ("ok", "failed")
+        if len(entries) == 1 and entries[0]["read"]["total_ios"]:
+            assert float(row["read_iops"]) == entries[0]["read"]["iops"]
+            assert (
+                float(row["read_clat_p99_ns"])
+                == entries[0]["read"]["clat_ns"]["percentile"]["99.000000"]
+            )
+
+
+def _storbench(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "STORBENCH_DB": str(db)}
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    "bad", ["psync-randread-json.fio", "error-enospc-json.stderr"], ids=["job-file", "stderr"]
+)
+def test_import_of_a_file_without_json_is_a_one_line_error(tmp_path: Path, bad: str) -> None:
+    db = tmp_path / "results.db"
+    path = str(DATA / bad)
+    res = _storbench(db, "import", str(FILES[0]), path)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    message = [ln for ln in lines if not ln.strip().startswith("fix:")]
+    assert len(message) == 1, res.stderr
+    assert path in message[0] and "no fio JSON" in message[0]
+    # nothing recorded: the good file before it is not imported alone
+    if db.exists():
+        with sqlite3.connect(db) as con:
+            assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+# ---------------------------------------------------------------------------- store round trip
+
+
+def _point(i: int, name: str) -> Point:
+    return Point(
+        index=i,
+        key=f"k{i}",
+        repetition=0,
+        target=Target("file", f"{name}.dat"),
+        workload=name,
+        params={"rw": "randwrite"},
+        axes={"file": name},
+    )
+
+
+def _without_bins(m: Measurement) -> Measurement:
+    m = copy.deepcopy(m)
+    for mm in [m, *m.hosts.values()]:
+        for d in mm.directions.values():
+            for lat in (d.slat, d.clat, d.lat):
+                if lat is not None:
+                    lat.bins = None
+    return m
+
+
+STORED = [
+    "numjobs2-lat-percentiles-jsonplus",  # clat and lat bins
+    "clientserver-2hosts-jsonplus",  # bins per host and merged
+    "libaio-randrw-jsonplus",  # read and write
+    "psync-randread-json",  # no bins at all
+    "error-enospc-json",  # failed
+]
+
+
+def test_store_round_trip_with_and_without_bins(tmp_path: Path) -> None:
+    store = Store(str(tmp_path / "results.db"))
+    try:
+        parsed = [fio.parse_output((DATA / f"{n}.json").read_text())[0] for n in STORED]
+        assert parsed[0].directions["write"].lat.bins  # type: ignore[union-attr]
+        points = [_point(i, n) for i, n in enumerate(STORED)]
+        run = store.create_run(
+            kind="import",
+            name="t",
+            source="test",
+            plan_text=None,
+            overrides=[],
+            inventory={},
+            fio_version="fio-3.33",
+            storbench_version="test",
+            argv=[],
+            points=points,
+        )
+        for p, m in zip(points, parsed, strict=True):
+            store.record(
+                run,
+                p,
+                m,
+                engine="fio",
+                command=None,
+                job_file=None,
+                raw_output=None,
+                stderr=None,
+                started_at=None,
+                ended_at=None,
+            )
+        with_bins = [r.measurement for r in store.measurements(run, bins=True)]
+        assert with_bins == parsed
+        without = [r.measurement for r in store.measurements(run, bins=False)]
+        assert without == [_without_bins(m) for m in parsed]
+        assert without != parsed
+        # histograms live in their own table: one row per (host, direction, metric)
+        rows = store.db.execute(
+            "SELECT h.host, h.direction, h.metric FROM histograms h"
+            " JOIN measurements m ON m.id = h.measurement_id WHERE m.point_idx = 0"
+        ).fetchall()
+        assert sorted(tuple(r) for r in rows) == [("", "write", "clat"), ("", "write", "lat")]
+        rows = store.db.execute(
+            "SELECT h.host FROM histograms h"
+            " JOIN measurements m ON m.id = h.measurement_id WHERE m.point_idx = 1"
+        ).fetchall()
+        assert sorted(r[0] for r in rows) == ["", "127.0.0.1:18765", "127.0.0.1:18766"]
+        data = store.db.execute("SELECT data FROM measurements WHERE point_idx = 0").fetchone()[0]
+        assert '"bins": null' in data and '"bins": {' not in data
+    finally:
+        store.close()
