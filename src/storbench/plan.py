@@ -655,6 +655,8 @@ class _Loader:
             raise fail(f"must be a value or a list of values, not {kind}", return_fix)
         if isinstance(value, bool):
             value = int(value)
+        if value is None and opt == "ioengine":
+            value = "null"  # YAML reads fio's `null` engine as a null value
         if value is None:
             if opt in NEEDS_VALUE:
                 raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")

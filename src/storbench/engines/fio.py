@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -186,12 +187,12 @@ def run_point(
             cwd=workdir,
         )
         sigint_at: float | None = None
+        # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
+        waiter = _exit_waiter(proc)
         while True:
-            try:
-                proc.wait(timeout=0.05)
+            if waiter(50):
+                proc.wait()
                 break
-            except subprocess.TimeoutExpired:
-                pass
             if should_stop() and sigint_at is None:
                 interrupted = True
                 sigint_at = time.monotonic()
@@ -235,6 +236,32 @@ def run_point(
         interrupted=interrupted,
         warnings=warnings,
     )
+
+
+def _exit_waiter(proc: subprocess.Popen[str]) -> Callable[[int], bool]:
+    """A function that waits up to N ms for ``proc`` to exit and says whether it did."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+
+        def poll_wait(ms: int) -> bool:
+            try:
+                proc.wait(timeout=ms / 1000)
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+
+        return poll_wait
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+
+    def pidfd_wait(ms: int) -> bool:
+        if poller.poll(ms):
+            os.close(fd)
+            return True
+        return False
+
+    return pidfd_wait
 
 
 def _error_message(stderr: str, stdout: str) -> str | None:

@@ -184,6 +184,8 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
 
 
 _LAYOUT_CHUNK = 1 << 20
+#: engines that never read or write the target file (nothing to lay out)
+NO_FILE_ENGINES = frozenset({"null", "cpuio"})
 
 
 def layout_file(path: str, size: int) -> None:
@@ -219,7 +221,12 @@ def create_files(points: list[Point]) -> list[str]:
         if not os.path.exists(t.path):
             safety.create_scratch_file(t.path)
             created.append(t.path)
-        if safety.created_by_storbench(t.path):
+        touches_file = any(
+            str(p.params.get("ioengine", "psync")) not in NO_FILE_ENGINES
+            for p in points
+            if p.target == t
+        )
+        if touches_file and safety.created_by_storbench(t.path):
             layout_file(t.path, _planned_bytes(points, t))
     return created
 

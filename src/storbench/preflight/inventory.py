@@ -197,11 +197,10 @@ def _memory_bytes() -> int | None:
 
 
 def _fio_version() -> str | None:
-    out = _run(["fio", "--version"])
-    if not out:
-        return None
-    text = out.strip().splitlines()[0] if out.strip() else ""
-    return _clean(text.removeprefix("fio-"))
+    from storbench.engines.fio import fio_version  # the fio that runs (honours STORBENCH_FIO)
+
+    text = fio_version()
+    return _clean(text.removeprefix("fio-")) if text else None
 
 
 def host_inventory() -> dict[str, Any]:
