@@ -15,6 +15,7 @@ declare -A need=(
   [smartctl]=smartmontools
   [pvcreate]=lvm2
   [dmsetup]=dmsetup
+  [chromium]=chromium
 )
 missing=()
 for cmd in "${!need[@]}"; do
