@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import hashlib
+import itertools
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -14,14 +17,19 @@ import click
 from rich.console import Console
 
 from storbench import __version__
-from storbench.analysis.summary import summarize
+from storbench.analysis.compare import Comparison
+from storbench.analysis.compare import compare as compare_points
+from storbench.analysis.select import parse_run_spec, select
+from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.engines import fio
 from storbench.errors import NotFoundError, PreflightError, UserError
+from storbench.metrics import PERCENTILES
 from storbench.plan import Plan, Point, Target, load_plan, suite_names
 from storbench.preflight import check_fio, check_jobs, run_preflight
 from storbench.report import export as export_mod
+from storbench.report import markdown as md
 from storbench.report import suites as suite_report
-from storbench.report.terminal import ProgressReporter, summary_table
+from storbench.report.terminal import ProgressReporter, comparison_text, summary_table
 from storbench.runner import cleanup_files, execute
 from storbench.store import Store, default_db_path
 from storbench.units import fmt_duration
@@ -40,6 +48,12 @@ out = _console()
 err = _console(stderr=True)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def chart_kinds() -> list[str]:
+    from storbench.report.charts import KINDS
+
+    return list(KINDS)
 
 
 def db_option(f: F) -> F:
@@ -83,6 +97,8 @@ Examples:
   storbench plan show my-plan.yaml                  what would run, job file by job file
   storbench runs                                    what is recorded
   storbench show latest                             the last run's table
+  storbench compare latest~1 latest                 A vs B: changes, verdicts, summary
+  storbench report latest --format markdown         the seeds' tables, for GitHub
   storbench export latest --format csv -o run.csv
 
 Run `storbench COMMAND --help` for a command's options.""",
@@ -127,7 +143,8 @@ Examples:
     multiple=True,
     metavar="DEVICE",
     help="Allow writing to DEVICE although it carries partitions or a signature "
-    "(its data will be destroyed). Must name the device exactly. Repeatable.",
+    "(its data will be destroyed). Must name the device exactly. On a remote host of the "
+    "plan: HOST:PATH (a device or file there that storbench cannot check). Repeatable.",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Show the points and job files (like `plan show`), run nothing."
@@ -208,6 +225,8 @@ def _header(p: Plan, points: list[Point]) -> None:
     est = [pt.est_seconds for pt in points]
     planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
     targets = ", ".join(dict.fromkeys(pt.target.label for pt in points))
+    if p.hosts:
+        targets += f" across {len(p.hosts)} host{'s' if len(p.hosts) != 1 else ''}"
     out.print(
         f"storbench {__version__}: plan [bold]{p.name}[/] ({p.source}), "
         f"{len(points)} point{'s' if len(points) != 1 else ''} on {targets}, "
@@ -335,8 +354,10 @@ def _show_plan(p: Plan, points: list[Point]) -> None:
         out.print()
         out.print(
             f"# point {pt.index + 1}/{len(points)}: {pt.target.label} {pt.label()}"
-            + (f" (repetition {pt.repetition + 1})" if p.repeat > 1 else ""),
+            + (f" (repetition {pt.repetition + 1})" if p.repeat > 1 else "")
+            + (f" on {', '.join(h.label for h in pt.hosts)}" if pt.hosts else ""),
             style="bold",
+            markup=False,
         )
         out.print(fio.job_file(pt, total=len(points)), end="", markup=False)
 
@@ -388,11 +409,49 @@ def _when(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _load_summaries(
+    store: Store, run_id: int, *, percentiles: tuple[float, ...] = PERCENTILES, dirs: bool = True
+) -> list[PointSummary]:
+    """A run's per-point summaries, fast: the measurements without histograms (no raw
+    output either), then the clat histograms of only the points whose percentiles need
+    merging (repetitions, several directions), streamed one point at a time. Merged
+    percentiles are computed for ``percentiles`` only, per direction only with ``dirs``."""
+    gc_was_on = gc.isenabled()
+    gc.disable()  # a big run is millions of objects and no cycles: collecting only costs time
+    try:
+        return _load_summaries_nogc(store, run_id, percentiles=percentiles, dirs=dirs)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _load_summaries_nogc(
+    store: Store, run_id: int, *, percentiles: tuple[float, ...], dirs: bool
+) -> list[PointSummary]:
+    rows = store.measurements(run_id, bins=False)
+    summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
+    need = {s.key: s for s in summaries if needs_bins(s)}
+    if need:
+        # TODO(store): belongs in Store (a histograms-by-point query); here meanwhile
+        cur = store.db.execute(
+            "SELECT p.key, h.direction, h.bins FROM histograms h"
+            " JOIN measurements m ON m.id = h.measurement_id"
+            " JOIN points p ON p.run_id = m.run_id AND p.idx = m.point_idx"
+            " WHERE m.run_id = ? AND h.host = '' AND h.metric = 'clat'"
+            " AND m.status != 'failed' ORDER BY p.key",
+            (run_id,),
+        )
+        for key, group in itertools.groupby(cur, key=lambda row: row[0]):
+            s = need.get(key)
+            if s is not None:
+                hists = ((d, b) for _, d, b in group)  # JSON text, parsed by numpy
+                fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
+    return summaries
+
+
 def _print_run(store: Store, run_id: int) -> None:
     r = store.run(run_id)
-    rows = store.measurements(run_id, bins=True)
-    items = [(m.point, m.measurement) for m in rows if m.point is not None]
-    summaries = summarize(items)
+    summaries = _load_summaries(store, run_id)
     title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
     if summaries:
         out.print(summary_table(summaries, title=title))
@@ -414,10 +473,25 @@ def _print_run(store: Store, run_id: int) -> None:
             out.print(t)
         for line in suite_report.matrix_saturation(summaries):
             out.print(line)
+    if r.inventory.get("hosts") is not None:
+        _print_hosts(store, run_id, summaries)
     out.print(
         f"results: run {r.id} in {store.path}  "
         f"(storbench show {r.id} | storbench export {r.id} --format csv)"
     )
+
+
+def _print_hosts(store: Store, run_id: int, summaries: list[PointSummary]) -> None:
+    """A run on several hosts: each point's aggregate beside every host's own figures, the
+    points to read with care (partial, hosts overlapping < 90 %), client scaling."""
+    from storbench.report import terminal as term
+
+    rows = [m for m in store.measurements(run_id) if m.measurement.hosts]
+    if not rows:
+        return
+    out.print(term.hosts_table(rows, title="per host (ran: seconds from the servers' start)"))
+    for line in term.host_notes(rows) + term.client_scaling_lines(summaries):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @cli.command(
@@ -493,6 +567,13 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
             + (f", {t.get('fstype')} on {t.get('source')}" if t.get("fstype") else ""),
             markup=False,
         )
+    for h in r.inventory.get("hosts") or []:
+        out.print(
+            f"  fio server {h.get('label')}: {h.get('hostname') or '?'}, {h.get('os') or '?'} "
+            f"{h.get('arch') or ''}, {h.get('fio_version') or 'fio ?'}; targets "
+            + ", ".join(str(t.get("path")) for t in h.get("targets") or []),
+            markup=False,
+        )
     if r.overrides:
         out.print("  overrides: " + " ".join(r.overrides), markup=False)
     out.print()
@@ -539,6 +620,245 @@ def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> N
         err.print(f"wrote {len(rows)} measurements of run {r.id} to {output}")
     else:
         sys.stdout.write(text)
+
+
+@cli.command(
+    "report",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench report latest -o run.html              one run: test bed, plan, table, charts
+  storbench report 3 4 -o proxmox-vs-vmware.html   several runs: compared with the first
+  storbench report latest~1 latest --db results.db -o cmp.html
+  storbench report 12:target=/dev/sdb 12:target=/dev/sdc -o sdb-vs-sdc.html
+  storbench report latest --format markdown        the seeds' tables: qualify -> the Ceph
+                                                   disk table, profiles -> the overview,
+                                                   matrix -> IOPS by bs x iodepth
+  storbench report 3 4 --format markdown -o cmp.md run 4 against run 3 (seed 004 summary)
+
+The HTML file is self-contained (no request leaves it; open it offline, mail it): the test
+bed (host and target inventory, versions), the plan, a summary table, charts against iodepth
+and numjobs and latency percentiles with the values on hover, comparison bars labelled with
+the % change when several runs are given, and for every point its fio job file and raw
+output one click away.
+""",
+)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "markdown"]),
+    default="html",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="FILE",
+    help="Write to FILE instead of standard output.",
+)
+def report_cmd(
+    run_refs: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
+) -> None:
+    """Report one or several runs; the first is the base every other run is compared with.
+
+    RUN is an id, latest or latest~N, optionally with a filter keeping some of its points:
+    RUN:target=/dev/sdb, RUN:bs=4k,iodepth=32 (target, workload or any workload option).
+    """
+    store = Store(db_path)
+    if fmt == "html":
+        from storbench.report import html as html_report
+
+        text = html_report.render_report(store, list(run_refs))
+    else:
+        text = _markdown_report(store, list(run_refs))
+    if output:
+        Path(output).write_text(text)
+        size = len(text.encode())
+        err.print(
+            f"wrote a {fmt} report of {len(run_refs)} run(s) to {output} ({size:,} bytes)",
+            markup=False,
+        )
+    else:
+        sys.stdout.write(text)
+
+
+def _side_name(run_id: int, run_name: str, filters: tuple[tuple[str, str], ...]) -> str:
+    if not filters:
+        return f"run {run_id} ({run_name})"
+    if len(filters) == 1 and filters[0][0] == "target":
+        return f"{filters[0][1]} (run {run_id})"
+    return f"run {run_id} [{','.join(f'{k}={v}' for k, v in filters)}]"
+
+
+def _comparisons(store: Store, refs: list[str]) -> list[Comparison]:
+    """Each of refs[1:] against refs[0]; refs are RUN or RUN:key=value,... (each run loaded
+    once, however many subsets of it are compared)."""
+    loaded: dict[int, list[PointSummary]] = {}
+    sides: list[tuple[str, list[PointSummary]]] = []
+    for text in refs:
+        spec = parse_run_spec(text)
+        r = store.run(spec.run)
+        if r.id not in loaded:  # compare shows only the p99 of each point's I/Os
+            loaded[r.id] = _load_summaries(store, r.id, percentiles=(99.0,), dirs=False)
+        what = f"run {r.id} ({text})"
+        sides.append(
+            (_side_name(r.id, r.name, spec.filters), select(loaded[r.id], spec.filters, what=what))
+        )
+    (base_name, base), others = sides[0], sides[1:]
+    return [compare_points(base, o, base_name=base_name, other_name=name) for name, o in others]
+
+
+def _markdown_report(store: Store, refs: list[str]) -> str:
+    if len(refs) > 1:
+        return md.report_markdown([], _comparisons(store, refs))
+    spec = parse_run_spec(refs[0])
+    r = store.run(spec.run)
+    summaries = select(_load_summaries(store, r.id), spec.filters, what=f"run {r.id}")
+    return md.run_markdown(
+        md.RunReport(
+            id=r.id,
+            name=r.name,
+            status=r.effective_status,
+            report=r.inventory.get("report"),
+            summaries=summaries,
+            inventory=r.inventory,
+        )
+    )
+
+
+@cli.command(
+    "compare",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench compare 12 13                       run 13 against run 12, point by point
+  storbench compare latest~1 latest --format markdown > cmp.md
+  storbench compare 12:target=/dev/sdb 12:target=/dev/sdc   two targets of one run
+  storbench compare 12 13 14 --format json      runs 13 and 14, each against run 12
+  storbench compare 7:workload=rand4k,bs=4k 9:bs=4k
+
+\b
+RUN is an id, latest or latest~N; RUN:key=value,... keeps the points that match every
+pair: target=PATH|NAME, workload=NAME, or any workload parameter (rw=randread, bs=4k,
+iodepth=32). Points match by workload name and parameters (not by target); those
+without a partner are listed at the end.
+
+\b
+Per point: the change of IOPS, MiB/s, mean and p99 completion latency (all directions),
+and a verdict: better / worse / no significant difference by Welch's t-test at 95 % on
+the IOPS of each repetition (mean latency for rate-capped workloads); "untested" without
+repetitions on both sides (plan `repeat: 3`). Then seed 004's summary: in how many points
+OTHER beat BASELINE (higher mean IOPS), the average IOPS gain and latency reduction,
+per iodepth (averaged over block sizes) and per block size.
+""",
+)
+@click.argument("baseline", metavar="BASELINE")
+@click.argument("others", metavar="OTHER...", nargs=-1, required=True)
+@db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown"]),
+    default="table",
+    show_default=True,
+    help="table for the terminal, json for machines, markdown for GitHub.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="FILE",
+    help="Write to FILE instead of standard output.",
+)
+def compare_cmd(
+    baseline: str, others: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
+) -> None:
+    """Compare runs (or subsets of runs) point by point against BASELINE."""
+    store = Store(db_path)
+    cmps = _comparisons(store, [baseline, *others])
+    if fmt == "json":
+        doc = {"comparisons": [c.to_dict() for c in cmps]}
+        text = json.dumps(doc, default=str) + "\n"
+    elif fmt == "markdown":
+        text = "\n".join(md.comparison_markdown(c) for c in cmps)
+    else:
+        text = "\n".join(comparison_text(c) for c in cmps)
+    if output:
+        Path(output).write_text(text)
+        err.print(f"wrote {len(cmps)} comparison(s) to {output}")
+    else:
+        sys.stdout.write(text)
+
+
+@cli.command(
+    "chart",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench chart latest --kind iops-vs-iodepth -o iops.png
+  storbench chart 3 4 --kind lat-vs-iodepth -o latency.svg     a line per run
+  storbench chart 3 4 --kind compare -o gain.png               % change of run 4 vs run 3
+  storbench chart latest --kind iops-vs-numjobs -o jobs.svg
+  storbench chart 12:rw=randread --kind lat-percentiles -o tail.png
+
+\b
+Kinds:
+  iops-vs-iodepth, bw-vs-iodepth, lat-vs-iodepth   against queue depth, a line per block
+                                                   size (one run) or per run (several)
+  iops-vs-numjobs, bw-vs-numjobs, lat-vs-numjobs   against the number of jobs
+  lat-percentiles                                  clat p50 ... p99.99, a line per point
+  compare                                          % change of each run against the first
+The format follows the file name: .png (150 dpi) or .svg (each point shows its value on hover).
+""",
+)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@db_option
+@click.option(
+    "--kind",
+    required=True,
+    metavar="KIND",
+    type=click.Choice(chart_kinds()),
+    help="What to draw (see below).",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
+    help="The chart file: FILE.png or FILE.svg.",
+)
+def chart_cmd(run_refs: tuple[str, ...], db_path: str | None, kind: str, output: str) -> None:
+    """Draw one chart of one or several runs into a PNG or SVG file (for documents).
+
+    RUN is an id, latest or latest~N, optionally filtered: RUN:target=/dev/sdb,bs=4k.
+    """
+    from storbench.report import charts
+
+    fmt = Path(output).suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg"):
+        raise UserError(
+            f"cannot tell the chart format from {output!r}",
+            fix="name the file .png or .svg, e.g. -o iops.png",
+        )
+    store = Store(db_path)
+    runs = charts.load_runs(store, list(run_refs))
+    chart = charts.build_chart(kind, runs)
+    data = charts.render(chart, fmt)
+    Path(output).write_bytes(data)
+    err.print(
+        f"wrote {kind} of {', '.join(r.short for r in runs)} to {output} "
+        f"({len(chart.panels)} panel(s), {chart.marks} points)",
+        markup=False,
+    )
+    if chart.note:
+        err.print(f"note: {chart.note}", markup=False)
 
 
 @cli.command(
@@ -639,6 +959,140 @@ def suites() -> None:
     for name in suite_names():
         p = parse_plan(suite_text(name), f"suite:{name}", targets=["file:./x"])
         out.print(f"{name:10} {p.description.strip().splitlines()[0] if p.description else ''}")
+
+
+# ---------------------------------------------------------------------------- agent
+
+
+def _agent_pid_file(port: int) -> str:
+    if os.geteuid() == 0:
+        base = "/run/storbench"
+    elif os.environ.get("XDG_RUNTIME_DIR"):
+        base = os.path.join(os.environ["XDG_RUNTIME_DIR"], "storbench")
+    else:
+        base = os.path.expanduser("~/.local/state/storbench")
+    return os.path.join(base, f"agent-{port}.pid")
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench agent --bind 10.0.0.5               on each host to be measured
+  storbench agent --bind 10.0.0.5 --port 8766   a second server on the same host
+  storbench agent --stop                         stop the server of port 8765
+  storbench agent --bind 10.0.0.5 --foreground   stay in the foreground (systemd, containers)
+
+A fio server runs ANY job it is sent - including fio's `exec` engine, which runs
+commands - with no authentication and no encryption. Bind it to a benchmark network or
+loopback, never to a public address; `agent` refuses 0.0.0.0 and public addresses unless
+told --any-address. Stop it when the benchmark is done.
+""",
+)
+@click.option(
+    "--bind",
+    "bind",
+    default="127.0.0.1",
+    show_default=True,
+    metavar="ADDR",
+    help="Address to listen on: this host's address on the benchmark network.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8765,
+    show_default=True,
+    help="TCP port (fio's default is 8765).",
+)
+@click.option(
+    "--pid-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Pid file. Default: /run/storbench/agent-PORT.pid as root, else under "
+    "$XDG_RUNTIME_DIR or ~/.local/state/storbench.",
+)
+@click.option(
+    "--any-address",
+    is_flag=True,
+    help="Allow binding to all addresses (0.0.0.0) or a public one. Think twice.",
+)
+@click.option("--foreground", is_flag=True, help="Run the fio server in the foreground.")
+@click.option("--stop", is_flag=True, help="Stop the agent's fio server (of --port or --pid-file).")
+def agent(
+    bind: str,
+    port: int,
+    pid_file: str | None,
+    any_address: bool,
+    foreground: bool,
+    stop: bool,
+) -> None:
+    """Start a fio server on this host so that a controller can measure it (`hosts:` in a
+    plan), with a pid file; `--stop` stops it."""
+    from storbench.preflight import hosts as remote
+
+    pid_file = os.path.abspath(pid_file or _agent_pid_file(port))
+    if stop:
+        pid = fio.stop_agent(pid_file)
+        if pid is None:
+            out.print(f"no storbench agent runs with pid file {pid_file}", markup=False)
+        else:
+            out.print(f"stopped the fio server (pid {pid}, pid file {pid_file})", markup=False)
+        return
+    if fio.fio_path() is None:
+        raise PreflightError(
+            "fio is not installed (no `fio` on PATH)", fix="install it: apt-get install fio"
+        )
+    reason = remote.bind_refusal(bind, any_address)
+    if reason:
+        raise UserError(
+            f"will not bind the fio server to {bind}: {reason}",
+            fix="give this host's address on the benchmark network (--bind 10.0.0.5) or "
+            "loopback; --any-address overrides this",
+        )
+    try:
+        addr = remote.resolve_bind(bind)
+    except OSError:
+        raise UserError(f"cannot resolve {bind!r} to an IPv4 address", fix="--bind ADDR") from None
+    unavailable = remote.bind_unavailable(addr)
+    if unavailable:
+        raise UserError(unavailable, fix="--bind one of this host's addresses (ip -br addr)")
+    running = fio.fio_server_pid(pid_file)
+    if running:
+        raise UserError(
+            f"a storbench agent already runs (pid {running}, pid file {pid_file})",
+            fix=f"stop it first: storbench agent --stop --pid-file {pid_file}",
+        )
+    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
+    if fio.server_listening(probe, port):
+        raise UserError(
+            f"something already listens on {addr}:{port}",
+            fix="choose another --port (fio's server sets SO_REUSEPORT: a second server on "
+            "the same port would start silently and take half the connections)",
+        )
+    warning = (
+        f"it runs any job a controller sends, without authentication or encryption: keep "
+        f"{addr}:{port} on a benchmark network, and stop it when done"
+    )
+    if foreground:
+        os.makedirs(os.path.dirname(pid_file), exist_ok=True)
+        Path(pid_file).write_text(f"{os.getpid()}\n")
+        err.print(f"storbench agent: fio server on {addr}:{port}, pid {os.getpid()}; {warning}")
+        path = fio.fio_path() or "fio"
+        os.execv(path, [path, f"--server={addr},{port}"])
+    try:
+        pid = fio.start_agent(addr, port, pid_file)
+    except OSError as e:
+        raise UserError(f"the fio server did not start: {e}") from None
+    out.print(
+        f"storbench agent: {fio.fio_version()} server listening on {addr}:{port} "
+        f"(pid {pid}, pid file {pid_file})",
+        markup=False,
+    )
+    err.print(f"warning: {warning}", markup=False)
+    stop_cmd = f"storbench agent --stop --port {port}"
+    if pid_file != os.path.abspath(_agent_pid_file(port)):
+        stop_cmd = f"storbench agent --stop --pid-file {pid_file}"
+    out.print(f"stop it with: {stop_cmd}", markup=False)
 
 
 def main() -> None:

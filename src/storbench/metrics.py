@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
+from itertools import pairwise
 from typing import Any
 
 DIRECTIONS = ("read", "write", "trim")
@@ -227,3 +228,87 @@ class Measurement:
             engine_version=data.get("engine_version"),
             extra=dict(data.get("extra") or {}),
         )
+
+
+# ---------------------------------------------------------------------------- many hosts
+
+#: A point whose hosts all ran for less than this fraction of its measured time is flagged.
+OVERLAP_MIN = 0.90
+
+
+@dataclass
+class HostSeries:
+    """When one host of a multi-host point measured, and how much it had done when.
+
+    Times are seconds from the common origin of the point (see engines/fio.py: the moment
+    each fio server began the run, which fio's client starts on every server at once).
+    ``knots`` holds, per direction, the cumulative (seconds, I/Os, bytes) at known instants:
+    (start, 0, 0), fio's status reports in between, (end, totals) — cumulative counts are
+    linear between them (an assumption: a host's rate between two reports is constant).
+    """
+
+    start_s: float
+    end_s: float
+    knots: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
+
+    def done_at(self, ddir: str, t: float) -> tuple[float, float]:
+        """(I/Os, bytes) the host had completed in ``ddir`` at ``t`` (clamped to its run)."""
+        pts = self.knots.get(ddir) or []
+        if not pts:
+            return 0.0, 0.0
+        if t <= pts[0][0]:
+            return float(pts[0][1]), float(pts[0][2])
+        for (t0, i0, b0), (t1, i1, b1) in pairwise(pts):
+            if t <= t1:
+                f = (t - t0) / (t1 - t0) if t1 > t0 else 1.0
+                return i0 + f * (i1 - i0), b0 + f * (b1 - b0)
+        return float(pts[-1][1]), float(pts[-1][2])
+
+
+@dataclass
+class Overlap:
+    """How the hosts of a point overlapped in time (seconds; see :func:`overlap`)."""
+
+    start_spread_s: float  # latest start - earliest start
+    end_spread_s: float  # latest end - earliest end
+    span_s: float  # earliest start to latest end: the measured time
+    window_s: float  # latest start to earliest end: all hosts running (0 if none)
+    window_start_s: float
+    window_end_s: float
+
+    @property
+    def fraction(self) -> float:
+        """Share of the measured time in which every host was running."""
+        return self.window_s / self.span_s if self.span_s > 0 else 1.0
+
+    @property
+    def low(self) -> bool:
+        return self.fraction < OVERLAP_MIN
+
+
+def overlap(series: Iterable[HostSeries]) -> Overlap:
+    items = list(series)
+    starts = [s.start_s for s in items]
+    ends = [s.end_s for s in items]
+    lo, hi = max(starts), min(ends)
+    return Overlap(
+        start_spread_s=max(starts) - min(starts),
+        end_spread_s=max(ends) - min(ends),
+        span_s=max(ends) - min(starts),
+        window_s=max(hi - lo, 0.0),
+        window_start_s=lo,
+        window_end_s=max(hi, lo),
+    )
+
+
+def window_totals(
+    series: Iterable[HostSeries], ddir: str, t0: float, t1: float
+) -> tuple[float, float]:
+    """I/Os and bytes all hosts completed in ``ddir`` between ``t0`` and ``t1``."""
+    ios = nbytes = 0.0
+    for s in series:
+        i0, b0 = s.done_at(ddir, t0)
+        i1, b1 = s.done_at(ddir, t1)
+        ios += i1 - i0
+        nbytes += b1 - b0
+    return ios, nbytes

@@ -3,6 +3,14 @@
 A plan names targets, workloads and repetitions. In a workload every key is a fio option
 (checked against the option names fio 3.33 knows); a list value makes that option a matrix
 axis, a scalar applies to every point. ``global:`` holds options for every workload.
+
+``hosts:`` runs every point on several hosts at once through fio's client/server mode: each
+host is a fio server (``storbench agent``) at an address and port, or ``local`` (storbench
+starts a private loopback server itself). A host may list its own targets (each VM's own
+``/dev/vdb``); the others use the plan's ``targets:``. Every host has the same number of
+targets: point *i* of the matrix uses each host's *i*-th target. ``clients`` is a reserved
+workload key (never passed to fio): ``clients: [1, 2, 3]`` is an axis that runs the point
+on the first 1, 2, 3 hosts.
 """
 
 from __future__ import annotations
@@ -28,8 +36,15 @@ from storbench.errors import NotFoundError, PlanError, suggestion
 from storbench.units import UnitError, parse_size, parse_time
 
 TARGET_KINDS = ("file", "device", "directory")
-TOP_KEYS = ("name", "description", "targets", "workloads", "global", "repeat", "report")
+TOP_KEYS = ("name", "description", "targets", "hosts", "workloads", "global", "repeat", "report")
 TARGET_KEYS = (*TARGET_KINDS, "name")
+HOST_KEYS = ("address", "port", "name", "targets")
+#: fio's default server port (``fio --server`` without one).
+DEFAULT_FIO_PORT = 8765
+#: The address of the controller itself in ``hosts:``; storbench starts its fio server.
+LOCAL = "local"
+#: Workload keys storbench reads itself and never passes to fio.
+RESERVED_KEYS = ("clients",)
 REPORTS = ("qualify", "profiles", "matrix")
 #: Options that come from the target, not from a workload.
 TARGET_OPTIONS = ("filename", "directory", "filename_format", "opendir")
@@ -45,9 +60,11 @@ INT_OPTIONS = (
     "iodepth_batch",
     "iodepth_batch_complete_min",
     "iodepth_low",
+    "clients",
 )
 #: Options whose whole number must lie in a range (inclusive; None: no upper bound).
 INT_RANGES: dict[str, tuple[int, int | None]] = {
+    "clients": (1, None),
     "iodepth": (1, None),
     "numjobs": (1, None),
     "nrfiles": (1, None),
@@ -72,6 +89,7 @@ _EXAMPLE = {
     "rw": "randread",
     "readwrite": "randread",
     "ioengine": "libaio",
+    "clients": "[1, 2, 3]",
 }
 RW_VALUES = (
     "read",
@@ -144,6 +162,58 @@ class Target:
         return cls(kind=d["kind"], path=d["path"], name=d.get("name"))
 
 
+@dataclass(frozen=True)
+class Host:
+    """A host of ``hosts:``: a fio server at ``address``:``port``, or ``local`` (the
+    controller, where storbench starts a loopback fio server for the run itself)."""
+
+    address: str
+    port: int = DEFAULT_FIO_PORT
+    name: str | None = None
+    targets: tuple[Target, ...] | None = None  # None: the plan's targets
+
+    @property
+    def local(self) -> bool:
+        return self.address == LOCAL
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return LOCAL if self.local else f"{self.address}:{self.port}"
+
+
+@dataclass(frozen=True)
+class PointHost:
+    """One host of a point and the target it measures there."""
+
+    label: str
+    address: str
+    port: int
+    target: Target
+
+    @property
+    def local(self) -> bool:
+        return self.address == LOCAL
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "address": self.address,
+            "port": self.port,
+            "target": self.target.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PointHost:
+        return cls(
+            label=d["label"],
+            address=d["address"],
+            port=int(d["port"]),
+            target=Target.from_dict(d["target"]),
+        )
+
+
 @dataclass
 class Workload:
     name: str
@@ -164,6 +234,10 @@ class Point:
     axes: dict[str, Any]  # the swept options and this point's value of each
     extra: dict[str, Any] = field(default_factory=dict)  # options storbench adds (randseed)
     est_seconds: float | None = None
+    #: The hosts the point runs on at once (fio client/server), each with its own target;
+    #: empty for a plan without ``hosts:`` (fio runs locally). ``target`` then only names
+    #: the point's targets for display.
+    hosts: list[PointHost] = field(default_factory=list)
 
     @property
     def writes(self) -> bool:
@@ -184,6 +258,7 @@ class Point:
             "axes": self.axes,
             "extra": self.extra,
             "est_seconds": self.est_seconds,
+            **({"hosts": [h.to_dict() for h in self.hosts]} if self.hosts else {}),
         }
 
     @classmethod
@@ -198,6 +273,7 @@ class Point:
             axes=d["axes"],
             extra=d.get("extra", {}),
             est_seconds=d.get("est_seconds"),
+            hosts=[PointHost.from_dict(h) for h in d.get("hosts") or []],
         )
 
 
@@ -218,6 +294,13 @@ class Plan:
     description: str = ""
     report: str | None = None
     overrides: list[str] = field(default_factory=list)
+    hosts: list[Host] = field(default_factory=list)
+
+    def host_slots(self) -> list[list[tuple[Host, Target]]]:
+        """Per target index, each host with its target there (hosts in plan order)."""
+        lists = [list(h.targets) if h.targets is not None else self.targets for h in self.hosts]
+        count = len(lists[0]) if lists else 0
+        return [[(h, ts[i]) for h, ts in zip(self.hosts, lists, strict=True)] for i in range(count)]
 
     def expand(self) -> list[Point]:
         """The matrix as an ordered list of points.
@@ -226,23 +309,35 @@ class Plan:
         target spreads over every point instead of biasing the last ones. With ``repeat`` > 1
         each round gets its own ``randseed`` (unless the plan sets one), so repetitions touch
         independent random offsets yet stay reproducible.
+
+        With ``hosts:`` a point runs on every host (or on the first ``clients`` of them),
+        each host on its own target of the same index.
         """
         points: list[Point] = []
+        slots: list[tuple[Target, list[tuple[Host, Target]]]]
+        if self.hosts:
+            slots = [(slot_target([t for _, t in slot]), slot) for slot in self.host_slots()]
+        else:
+            slots = [(t, []) for t in self.targets]
         for rep in range(self.repeat):
-            for target in self.targets:
+            for target, slot in slots:
                 for wl in self.workloads:
                     axis_names = [k for k, v in wl.options.items() if isinstance(v, list)]
                     axis_values = [wl.options[k] for k in axis_names]
                     for combo in itertools.product(*axis_values):
                         params = dict(wl.options)
                         params.update(zip(axis_names, combo, strict=True))
+                        clients = int(params.pop("clients", len(slot)))
+                        hosts = [
+                            PointHost(h.label, h.address, h.port, t) for h, t in slot[:clients]
+                        ]
                         extra: dict[str, Any] = {}
                         if self.repeat > 1 and not {"randseed", "randrepeat"} & params.keys():
                             extra["randseed"] = 0x5B00 + rep
                         points.append(
                             Point(
                                 index=len(points),
-                                key=point_key(target, wl.name, params),
+                                key=point_key(target, wl.name, params, hosts),
                                 repetition=rep,
                                 target=target,
                                 workload=wl.name,
@@ -250,13 +345,33 @@ class Plan:
                                 axes=dict(zip(axis_names, combo, strict=True)),
                                 extra=extra,
                                 est_seconds=estimate_seconds(params),
+                                hosts=hosts,
                             )
                         )
         return points
 
 
-def point_key(target: Target, workload: str, params: dict[str, Any]) -> str:
-    blob = json.dumps([target.kind, target.path, workload, params], sort_keys=True, default=str)
+def slot_target(targets: list[Target]) -> Target:
+    """The target that names a point's per-host targets in tables: the target itself when
+    every host measures the same path, else the first one, named after all of them."""
+    first = targets[0]
+    paths = list(dict.fromkeys(t.label for t in targets))
+    if len(paths) == 1:
+        return first
+    shown = ", ".join(paths[:3]) + (f" (+{len(paths) - 3})" if len(paths) > 3 else "")
+    return Target(first.kind, first.path, name=shown)
+
+
+def point_key(
+    target: Target,
+    workload: str,
+    params: dict[str, Any],
+    hosts: list[PointHost] | None = None,
+) -> str:
+    items: list[Any] = [target.kind, target.path, workload, params]
+    if hosts:
+        items.append([[h.address, h.port, h.target.kind, h.target.path] for h in hosts])
+    blob = json.dumps(items, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -518,14 +633,21 @@ class _Loader:
         )
         workloads = self.workloads(doc, global_opts)
         targets = [parse_target_arg(a) for a in target_args] if target_args else self.targets(doc)
-        if not targets:
+        hosts = self.hosts(doc, targets) if "hosts" in doc else []
+        if not targets and not (hosts and all(h.targets is not None for h in hosts)):
             raise self.err(
                 "the plan has no targets",
                 doc,
                 "targets" if "targets" in doc else None,
-                fix="add `targets:` (e.g. `- file: /mnt/test/storbench.dat`) or pass --target PATH",
+                fix="add `targets:` (e.g. `- file: /mnt/test/storbench.dat`) or pass --target PATH"
+                + (" (or give every host its own `targets:`)" if hosts else ""),
             )
-        self.check_sizes(targets, workloads, doc)
+        self.check_clients(workloads, hosts, doc)
+        if hosts:
+            pairs = [(t, h.local) for h in hosts for t in (h.targets or targets)]
+            self.check_sizes(list(dict.fromkeys(pairs)), workloads, doc)
+        else:
+            self.check_sizes([(t, True) for t in targets], workloads, doc)
         return Plan(
             name=name.strip(),
             source=self.source,
@@ -536,6 +658,7 @@ class _Loader:
             description=description,
             report=report,
             overrides=list(sets),
+            hosts=hosts,
         )
 
     def apply_sets(self, doc: CommentedMap, sets: list[str]) -> None:
@@ -568,7 +691,7 @@ class _Loader:
                     f"--set {arg}: `{key}` comes from the target, not the workload",
                     fix=f"pass --target {raw.strip() or 'PATH'} instead",
                 )
-            if key not in fio_option_names():
+            if key not in fio_option_names() and key not in RESERVED_KEYS:
                 raise PlanError(
                     f"--set {arg}: {key!r} is not a fio option or plan key",
                     fix=suggestion(
@@ -603,7 +726,7 @@ class _Loader:
                     "(or pass --target PATH)",
                     origin_key=opt_s,
                 )
-            if opt_s not in fio_option_names():
+            if opt_s not in fio_option_names() and opt_s not in RESERVED_KEYS:
                 fix = suggestion(
                     opt_s, fio_option_names(), "`fio --cmdhelp=all` lists fio's options"
                 )
@@ -756,15 +879,17 @@ class _Loader:
         return out
 
     def targets(self, doc: CommentedMap) -> list[Target]:
-        node = doc.get("targets")
+        return self.target_list(doc.get("targets"), doc, "targets")
+
+    def target_list(self, node: Any, parent: Any, key: Any) -> list[Target]:
         example = "targets:\n  - file: /mnt/test/storbench.dat\n  - device: /dev/sdb"
         if node is None:
             return []
         if not isinstance(node, list):
             raise self.err(
                 f"`targets` must be a list, not {_describe(node)}",
-                doc,
-                "targets",
+                parent,
+                key,
                 fix=f"start each target with `- `, e.g.\n{example}",
             )
         out: list[Target] = []
@@ -817,12 +942,171 @@ class _Loader:
             out.append(Target(kind=kind, path=path, name=str(name) if name is not None else None))
         return out
 
-    def check_sizes(
-        self, targets: list[Target], workloads: list[Workload], doc: CommentedMap
+    def hosts(self, doc: CommentedMap, targets: list[Target]) -> list[Host]:
+        node = doc.get("hosts")
+        example = (
+            "hosts:\n  - address: 192.0.2.10\n  - address: 192.0.2.11\n    port: 8766\n"
+            "    targets:\n      - device: /dev/vdb"
+        )
+        if not isinstance(node, list) or not node:
+            raise self.err(
+                f"`hosts` must be a non-empty list, not {_describe(node)}",
+                doc,
+                "hosts",
+                fix=f"one `- address: ADDRESS` per host (a fio server, `storbench agent`; "
+                f"`local` for this machine), e.g.\n{example}",
+                origin_key="hosts",
+            )
+        out: list[Host] = []
+        seen: dict[tuple[str, int], int] = {}
+        labels: dict[str, int] = {}
+        for i, item in enumerate(node):
+            if not isinstance(item, dict):
+                raise self.err(
+                    f"each host must be a mapping such as `- address: 192.0.2.10`, not "
+                    f"{_describe(item)}",
+                    node,
+                    i,
+                    fix=f"write `address:` (and optionally port, name, targets), e.g.\n{example}",
+                )
+            for k in item:
+                if k not in HOST_KEYS:
+                    raise self.err(
+                        f"unknown host key {str(k)!r}",
+                        item,
+                        k,
+                        fix=suggestion(str(k), HOST_KEYS, f"a host has: {', '.join(HOST_KEYS)}"),
+                    )
+            address = item.get("address")
+            if not isinstance(address, str) or not address.strip():
+                raise self.err(
+                    f"a host needs an `address`, not {_describe(address)}",
+                    item if "address" in item else node,
+                    "address" if "address" in item else i,
+                    fix="e.g. `- address: 192.0.2.10` (the fio server started with "
+                    "`storbench agent`), or `- address: local` for this machine",
+                )
+            address = address.strip()
+            if address.startswith(("[", "ip6:")) or any(c in address for c in ",: "):
+                raise self.err(
+                    f"host address {address!r} is not an IPv4 address or host name",
+                    item,
+                    "address",
+                    fix="give the address alone (e.g. 192.0.2.10) and the port under `port:` "
+                    "(IPv6 addresses: use a host name)",
+                )
+            port = item.get("port", DEFAULT_FIO_PORT)
+            if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+                raise self.err(
+                    f"host `port` must be a whole number from 1 to 65535, not {_describe(port)}",
+                    item,
+                    "port",
+                    fix=f"e.g. `port: {DEFAULT_FIO_PORT}` (fio's default)",
+                )
+            if address == LOCAL and "port" in item:
+                raise self.err(
+                    "the `local` host takes no port: storbench starts its fio server itself",
+                    item,
+                    "port",
+                    fix="remove `port:` from this host",
+                )
+            name = item.get("name")
+            if name is not None and (not isinstance(name, str | int) or not str(name).strip()):
+                raise self.err(
+                    f"host `name` must be a non-empty string, not {_describe(name)}",
+                    item,
+                    "name",
+                    fix="e.g. `name: vm01`",
+                )
+            own = (
+                tuple(self.target_list(item["targets"], item, "targets"))
+                if item.get("targets") is not None
+                else None
+            )
+            if own is not None and not own:
+                raise self.err(
+                    "`targets` of a host is empty",
+                    item,
+                    "targets",
+                    fix="list this host's targets, or remove `targets:` to use the plan's",
+                )
+            host = Host(
+                address=address,
+                port=port,
+                name=str(name).strip() if name is not None else None,
+                targets=own,
+            )
+            ident = (address, port if address != LOCAL else 0)
+            if ident in seen:
+                first = f"host {seen[ident] + 1}"
+                raise self.err(
+                    f"host {host.label} is listed twice (as {first} and host {i + 1})",
+                    node,
+                    i,
+                    fix="list each fio server once (a different `port:` for a second server "
+                    "on the same machine)",
+                )
+            if host.label in labels:
+                raise self.err(
+                    f"two hosts are named {host.label!r}",
+                    node,
+                    i,
+                    fix="give each host its own `name:`",
+                )
+            seen[ident] = i
+            labels[host.label] = i
+            out.append(host)
+        counts = [(h, len(h.targets) if h.targets is not None else len(targets)) for h in out]
+        if len({c for _, c in counts}) > 1:
+            odd = min(counts, key=lambda hc: [c for _, c in counts].count(hc[1]))
+            others = max((c for _, c in counts), key=[c for _, c in counts].count)
+            raise self.err(
+                f"host {odd[0].label} has {odd[1]} target(s), the other hosts {others}: every "
+                "host needs the same number of targets (point i uses each host's i-th target)",
+                node,
+                out.index(odd[0]),
+                fix="list the same number of targets under each host (or none, to use the "
+                "plan's `targets:`)",
+            )
+        return out
+
+    def check_clients(
+        self, workloads: list[Workload], hosts: list[Host], doc: CommentedMap
     ) -> None:
-        """A file or directory target that storbench creates needs a size to lay out."""
-        for t in targets:
-            if t.kind == "device":
+        """``clients`` (the number of hosts a point runs on) needs ``hosts:`` and at most
+        as many clients as hosts."""
+        for i, wl in enumerate(workloads):
+            if "clients" not in wl.options:
+                continue
+            values = wl.options["clients"]
+            where = (doc.get("workloads"), i)
+            if not hosts:
+                raise self.err(
+                    f"workload {wl.name!r}: `clients` needs `hosts:` (the hosts a point runs on)",
+                    *where,
+                    fix="list the hosts under `hosts:`, or remove `clients`",
+                    origin_key="clients",
+                )
+            for n in values if isinstance(values, list) else [values]:
+                if int(n) > len(hosts):
+                    raise self.err(
+                        f"workload {wl.name!r}: `clients` {n} but the plan names "
+                        f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}",
+                        *where,
+                        fix=f"at most {len(hosts)}, e.g. `clients: "
+                        f"[{', '.join(str(k) for k in range(1, len(hosts) + 1))}]`",
+                        origin_key="clients",
+                    )
+
+    def check_sizes(
+        self, targets: list[tuple[Target, bool]], workloads: list[Workload], doc: CommentedMap
+    ) -> None:
+        """A file or directory target that fio or storbench creates needs a size to lay out
+        (``targets``: each with whether it is on this machine). An existing local file may do
+        without; a file on a remote host is read at its own size when the workload has none
+        (storbench cannot see whether it exists: fio says so if it does not)."""
+        for t, local in targets:
+            if t.kind == "device" or (t.kind == "file" and not local):
                 continue
             for wl in workloads:
                 if (

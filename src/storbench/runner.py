@@ -4,12 +4,16 @@ The runner knows nothing about presentation: it reports progress to an observer 
 passes in. Ctrl-C (or SIGTERM) sends fio SIGINT so it stops cleanly; the point that was
 cut short is not recorded, every finished one is, and the run is marked interrupted so
 ``storbench resume`` can finish it.
+
+Points with hosts run through fio's client/server mode; when one of them includes the
+``local`` host, the runner starts a private fio server on loopback for the run (and stops
+it at the end). A host that fails during a point leaves that point ``partial`` (recorded,
+with the other hosts' data); the run goes on unless ``fail_fast``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import shutil
 import signal
@@ -20,9 +24,10 @@ from types import FrameType
 from typing import Protocol
 
 from storbench.engines import fio
+from storbench.errors import UserError
 from storbench.metrics import Measurement
-from storbench.plan import Point, job_section_name
-from storbench.preflight import safety
+from storbench.plan import Point
+from storbench.preflight import directory_files, local_points, safety
 from storbench.store import Store
 
 
@@ -81,6 +86,20 @@ def execute(
     stop = _Stop()
     outcome = Outcome(status="completed")
     workdir = tempfile.mkdtemp(prefix=f"storbench-run{run_id}-")
+    hosts = fio.HostContext(names=_host_names(store, run_id))
+    server: fio.FioServer | None = None
+    if any(h.local for p in points for h in p.hosts):
+        server = fio.FioServer(cwd=workdir)
+        try:
+            server.start()
+        except OSError as e:
+            store.set_status(run_id, "failed")
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise UserError(
+                f"cannot start the fio server of the `local` host: {e}",
+                fix="check that fio runs here (`fio --server=127.0.0.1,PORT`)",
+            ) from None
+        hosts.local_port = server.port
     store.set_status(run_id, "running", ended=False)
     try:
         with _signals(stop):
@@ -90,7 +109,9 @@ def execute(
                     break
                 observer.point_started(point, n, len(points))
                 try:
-                    fr = fio.run_point(point, workdir, run_id=run_id, total=total, should_stop=stop)
+                    fr = fio.run_point(
+                        point, workdir, run_id=run_id, total=total, should_stop=stop, hosts=hosts
+                    )
                 except KeyboardInterrupt:
                     outcome.status = "interrupted"
                     observer.point_interrupted(point)
@@ -121,23 +142,31 @@ def execute(
                         outcome.status = "failed"
                         break
     finally:
+        if server is not None:
+            server.stop()
         store.set_status(run_id, outcome.status)
         shutil.rmtree(workdir, ignore_errors=True)
     return outcome
+
+
+def _host_names(store: Store, run_id: int) -> dict[str, str]:
+    """Each remote host's own name (its fio server's probe reply, from the run's inventory)."""
+    hosts = store.run(run_id).inventory.get("hosts") or []
+    return {h["label"]: h["hostname"] for h in hosts if h.get("label") and h.get("hostname")}
 
 
 def cleanup_files(points: list[Point], created: list[str]) -> list[str]:
     """Remove the scratch files storbench created for this run (and fio's files in directory
     targets, which carry storbench's name prefix). Returns what was removed."""
     removed = []
+    points = local_points(points)  # the `local` host's targets; remote files stay remote
     for path in created:
         if os.path.isfile(path) and safety.created_by_storbench(path):
             os.unlink(path)
             removed.append(path)
     for t in dict.fromkeys(p.target for p in points if p.target.kind == "directory"):
         for wl in {p.workload for p in points if p.target == t}:
-            pattern = os.path.join(glob.escape(t.path), f"storbench.{job_section_name(wl)}.*")
-            for path in glob.glob(pattern):
+            for path in directory_files(t.path, wl):
                 os.unlink(path)
                 removed.append(path)
     return removed

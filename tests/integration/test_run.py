@@ -71,6 +71,28 @@ def wait_for_measurements(
     raise AssertionError(f"no {n} measurements within {timeout}s")
 
 
+def child_pids(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (fio runs as storbench's direct child)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat_fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat_fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def write_plan(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
@@ -187,14 +209,15 @@ def test_sigkill_loses_no_finished_point_and_resume_runs_the_rest(tmp_path: Path
     plan = write_plan(tmp_path / "p.yaml", SLOW_PLAN.format(dir=tmp_path))
     proc = start("run", str(plan), db=db, cwd=tmp_path)
     wait_for_measurements(db, 2, proc)
+    children = child_pids(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     before = q(db, "SELECT id, point_idx FROM measurements ORDER BY point_idx")
     assert len(before) >= 2
     time.sleep(0.5)
     # fio died with storbench (no orphan keeps writing)
-    ps = subprocess.run(["pgrep", "-f", "storbench-run1-"], capture_output=True, text=True)
-    assert ps.stdout.strip() == "", "fio outlived storbench"
+    alive = [pid for pid in children if _alive(pid)]
+    assert alive == [], "fio outlived storbench"
     runs = sb("runs", db=db)
     assert "aborted" in runs.stdout
 

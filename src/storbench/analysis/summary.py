@@ -1,24 +1,49 @@
 """Per-point summaries of stored measurements: repetitions folded together.
 
-Rates are averaged over repetitions (with their spread); latency is merged — sample-weighted
-mean, percentiles from the summed histogram bins — never an average of percentiles.
+Rates are averaged over repetitions, with their spread (sample stddev and a Student t 95 %
+confidence interval, see :mod:`storbench.analysis.stats`); latency is merged — sample-weighted
+mean, pooled stddev, percentiles from the summed histogram bins — never an average of
+percentiles.
+
+Besides each direction, a point has figures over *all* its I/Os, which is what comparisons
+and sweeps use for a point that reads and writes at once: the total IOPS and bandwidth of
+each repetition (read + write + trim), and the completion latency (clat) of every I/O
+whatever its direction (sample-weighted mean; percentiles from the bins of every direction
+summed).
+
+Percentiles that need merging (several repetitions, or several directions for the point's
+figures) need the histograms. :func:`summarize` merges the bins the measurements carry;
+measurements loaded without bins (fast) get those percentiles afterwards from
+:func:`fill_percentiles`, fed with the histograms of exactly the points :func:`needs_bins`
+names.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
+import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.metrics import DIRECTIONS, LatencyStats, Measurement
+from storbench.analysis.stats import Spread, spread
+from storbench.metrics import DIRECTIONS, PERCENTILES, LatencyStats, Measurement, fio_rank, pct_key
 from storbench.plan import Point, Target
+
+#: fio options that cap the rate of a job: such a point's IOPS are what the plan asked for,
+#: so comparisons judge it by its latency instead (see storbench.analysis.compare).
+RATE_OPTIONS = frozenset(("rate", "rate_iops", "rate_min", "rate_iops_min"))
 
 
 @dataclass
 class DirSummary:
+    """One direction of a point over its repetitions (one list entry per repetition)."""
+
     iops: list[float] = field(default_factory=list)
     bw_bytes: list[float] = field(default_factory=list)
-    clat: LatencyStats | None = None
+    clat_means: list[float] = field(default_factory=list)  # mean clat of each repetition, ns
+    clat: LatencyStats | None = None  # merged over repetitions
     lat: LatencyStats | None = None
 
     @property
@@ -33,6 +58,19 @@ class DirSummary:
     def iops_stdev(self) -> float | None:
         return statistics.stdev(self.iops) if len(self.iops) > 1 else None
 
+    @property
+    def iops_spread(self) -> Spread | None:
+        return spread(self.iops)
+
+    @property
+    def bw_spread(self) -> Spread | None:
+        return spread(self.bw_bytes)
+
+    @property
+    def clat_mean_spread(self) -> Spread | None:
+        """Spread of the mean completion latency over repetitions (one mean per repetition)."""
+        return spread(self.clat_means)
+
 
 @dataclass
 class PointSummary:
@@ -46,6 +84,11 @@ class PointSummary:
     failed: int = 0
     errors: list[str] = field(default_factory=list)
     dirs: dict[str, DirSummary] = field(default_factory=dict)
+    # figures over all the point's I/Os (every direction), one entry per usable repetition
+    rep_iops: list[float] = field(default_factory=list)
+    rep_bw: list[float] = field(default_factory=list)
+    rep_clat_mean: list[float] = field(default_factory=list)
+    clat: LatencyStats | None = None  # clat of every I/O, all directions and repetitions
 
     def direction(self, name: str) -> DirSummary | None:
         return self.dirs.get(name)
@@ -54,11 +97,43 @@ class PointSummary:
     def total_iops(self) -> float:
         return sum(d.iops_mean for d in self.dirs.values())
 
+    @property
+    def total_bw(self) -> float:
+        return sum(d.bw_mean for d in self.dirs.values())
 
-def summarize(items: list[tuple[Point, Measurement]]) -> list[PointSummary]:
+    @property
+    def iops_spread(self) -> Spread | None:
+        """Spread of the total IOPS (all directions) over repetitions."""
+        return spread(self.rep_iops)
+
+    @property
+    def bw_spread(self) -> Spread | None:
+        return spread(self.rep_bw)
+
+    @property
+    def clat_mean_spread(self) -> Spread | None:
+        """Spread of the mean clat of all I/Os over repetitions."""
+        return spread(self.rep_clat_mean)
+
+    @property
+    def clat_mean(self) -> float | None:
+        return self.clat.mean if self.clat is not None else None
+
+    @property
+    def clat_p99(self) -> float | None:
+        return self.clat.percentiles.get("99") if self.clat is not None else None
+
+    @property
+    def rate_capped(self) -> bool:
+        """Whether the workload caps its own rate (fio ``rate``/``rate_iops`` options)."""
+        return any(self.params.get(k) not in (None, "", 0, "0") for k in RATE_OPTIONS)
+
+
+def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
     """Fold measurements of the same point (its repetitions) into one summary per point."""
     by_key: dict[str, PointSummary] = {}
     lats: dict[tuple[str, str], tuple[list[LatencyStats], list[LatencyStats]]] = {}
+    point_clats: dict[str, list[LatencyStats]] = {}
     for point, meas in items:
         s = by_key.get(point.key)
         if s is None:
@@ -76,6 +151,8 @@ def summarize(items: list[tuple[Point, Measurement]]) -> list[PointSummary]:
                 s.errors.append(meas.error)
             continue
         s.runs += 1
+        rep_iops = rep_bw = 0.0
+        rep_clats: list[LatencyStats] = []
         for ddir in DIRECTIONS:
             d = meas.direction(ddir)
             if d is None:
@@ -83,13 +160,121 @@ def summarize(items: list[tuple[Point, Measurement]]) -> list[PointSummary]:
             ds = s.dirs.setdefault(ddir, DirSummary())
             ds.iops.append(d.iops)
             ds.bw_bytes.append(d.bw_bytes)
+            rep_iops += d.iops
+            rep_bw += d.bw_bytes
             cl, la = lats.setdefault((point.key, ddir), ([], []))
             if d.clat:
                 cl.append(d.clat)
+                if d.clat.mean is not None and d.clat.samples > 0:
+                    ds.clat_means.append(d.clat.mean)
+                    rep_clats.append(d.clat)
             if d.lat:
                 la.append(d.lat)
+        s.rep_iops.append(rep_iops)
+        s.rep_bw.append(rep_bw)
+        n = sum(c.samples for c in rep_clats)
+        if n:
+            s.rep_clat_mean.append(sum(c.samples * (c.mean or 0.0) for c in rep_clats) / n)
+        point_clats.setdefault(point.key, []).extend(rep_clats)
     for (key, ddir), (cl, la) in lats.items():
         ds = by_key[key].dirs[ddir]
         ds.clat = LatencyStats.merge(cl)
         ds.lat = LatencyStats.merge(la)
+    for key, parts in point_clats.items():
+        by_key[key].clat = LatencyStats.merge(parts)
     return sorted(by_key.values(), key=lambda s: s.index)
+
+
+def needs_bins(s: PointSummary) -> bool:
+    """Whether a percentile of ``s`` is missing that merged histograms would give: several
+    repetitions of a direction, or several directions for the point's own figures."""
+    if s.clat is not None and s.clat.samples and not s.clat.percentiles:
+        return True
+    return any(
+        ds.clat is not None and ds.clat.samples and not ds.clat.percentiles
+        for ds in s.dirs.values()
+    )
+
+
+def fill_percentiles(
+    s: PointSummary,
+    histograms: Iterable[tuple[str, Mapping[Any, int] | str]],
+    *,
+    percentiles: Iterable[float] = PERCENTILES,
+    directions: bool = True,
+) -> None:
+    """Set the percentiles :func:`summarize` could not compute without bins.
+
+    ``histograms`` are the clat bins (``{bucket ns: count}``, or that as the JSON text the
+    store keeps) of every direction of every usable repetition of ``s``, as
+    ``(direction, bins)``. They are summed per direction (unless ``directions`` is false:
+    the point's own figures only) and over all directions; a sum that does not hold exactly
+    the samples the summary counted (a histogram missing) leaves those percentiles empty
+    rather than wrong. Only ``percentiles`` are computed; the bins are not kept.
+    """
+    wanted = tuple(percentiles)
+    per_dir: dict[str, list[Mapping[Any, int] | str]] = {}
+    for ddir, bins in histograms:
+        per_dir.setdefault(ddir, []).append(bins)
+    if directions:
+        for ddir, hists in per_dir.items():
+            ds = s.dirs.get(ddir)
+            if ds is not None and ds.clat is not None and not ds.clat.percentiles:
+                ds.clat.percentiles = _merged_percentiles(hists, ds.clat.samples, wanted)
+    if s.clat is not None and not s.clat.percentiles:
+        every = [h for hists in per_dir.values() for h in hists]
+        s.clat.percentiles = _merged_percentiles(every, s.clat.samples, wanted)
+
+
+#: Turns stored bins text ``{"20": 1, "21": 5}`` into ``20 1 21 5`` for numpy's parser.
+_BINS_TEXT = str.maketrans('{}":,', "     ")
+
+
+def _bin_pairs(hists: list[Mapping[Any, int] | str]) -> Any:
+    """All ``(bucket, count)`` pairs of ``hists`` as an (n, 2) int64 array. A histogram may
+    be a mapping or its JSON text as the store keeps it (parsed by numpy, in C: a big run's
+    thousands of histograms are read in a fraction of what ``json.loads`` takes)."""
+    import numpy as np
+
+    parts = []
+    texts = [h for h in hists if isinstance(h, str)]
+    if texts:
+        joined = " ".join(texts)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                flat = np.fromstring(joined.translate(_BINS_TEXT), dtype=np.int64, sep=" ")
+            if flat.size != 2 * joined.count(":"):
+                raise ValueError("not {int: int}")
+            parts.append(flat.reshape(-1, 2))
+        except (ValueError, DeprecationWarning):
+            hists = [json.loads(h) if isinstance(h, str) else h for h in hists]
+            texts = []
+    for h in hists:
+        if not isinstance(h, str) and h:
+            parts.append(np.array([(int(k), int(c)) for k, c in h.items()], dtype=np.int64))
+    return np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
+
+
+def _merged_percentiles(
+    hists: list[Mapping[Any, int] | str], samples: int, percentiles: tuple[float, ...]
+) -> dict[str, float]:
+    """fio's percentiles (:func:`storbench.metrics.percentiles_from_bins`: the first bucket
+    where the cumulative count reaches fio's rank) of the sum of ``hists``; none when the
+    sum does not hold ``samples`` samples."""
+    import numpy as np
+
+    pairs = _bin_pairs(hists)
+    if not len(pairs):
+        return {}
+    order = np.argsort(pairs[:, 0], kind="stable")
+    values = pairs[order, 0]
+    cum = np.cumsum(pairs[order, 1])
+    total = int(cum[-1])
+    if total != samples or total <= 0:
+        return {}
+    out = {}
+    for p in percentiles:
+        i = int(np.searchsorted(cum, fio_rank(p, total)))  # first i with cum[i] >= rank
+        out[pct_key(p)] = float(values[i])
+    return out

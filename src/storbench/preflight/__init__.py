@@ -3,12 +3,16 @@
 Checks, in order: fio is installed and has every engine the plan names; fio accepts every job
 file (``fio --parse-only``); each target is safe to write (devices: not mounted, no
 partitions, holders or signatures unless ``--destroy-data`` names them; files: never one that
-storbench did not create); there is free space for the planned sizes. Only when all pass are
-scratch files created. Any refusal raises :class:`PreflightError` and nothing is recorded.
+storbench did not create); there is free space for the planned sizes. With ``hosts:``, every
+remote fio server answers, runs this fio version and has the engines, and its targets pass
+what can be checked from here (preflight/hosts.py); the ``local`` host's targets get the
+local checks. Only when all pass are scratch files created. Any refusal raises
+:class:`PreflightError` and nothing is recorded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import tempfile
@@ -18,6 +22,7 @@ from typing import Any
 from storbench.engines import fio
 from storbench.errors import PreflightError
 from storbench.plan import Point, Target, job_section_name
+from storbench.preflight import hosts as remote
 from storbench.preflight import inventory as inv
 from storbench.preflight import safety
 from storbench.units import UnitError, parse_size
@@ -28,6 +33,22 @@ class Preflight:
     inventory: dict[str, Any]
     created: list[str] = field(default_factory=list)  # scratch files storbench made
     warnings: list[str] = field(default_factory=list)
+    host_names: dict[str, str] = field(default_factory=dict)  # host label -> its host name
+
+
+def local_points(points: list[Point]) -> list[Point]:
+    """The points as this machine sees them: points without hosts, and for each point with
+    a ``local`` host, a copy whose target is that host's (what local checks, scratch files,
+    inventory and cleanup work on). Remote hosts' targets are checked in preflight/hosts."""
+    out = []
+    for p in points:
+        if not p.hosts:
+            out.append(p)
+            continue
+        for h in p.hosts:
+            if h.local:
+                out.append(dataclasses.replace(p, target=h.target, hosts=[]))
+    return out
 
 
 def check_fio(points: list[Point]) -> None:
@@ -42,7 +63,7 @@ def check_fio(points: list[Point]) -> None:
             fix="install it: apt-get install fio (or run `make setup`)",
         )
     engines = fio.available_engines()
-    for p in points:
+    for p in local_points(points):
         eng = str(p.params.get("ioengine", "psync"))
         if eng.startswith("external:"):
             continue
@@ -60,8 +81,12 @@ def check_jobs(points: list[Point]) -> None:
         return
     seen: dict[str, Point] = {}
     sections = []
+    engines = fio.available_engines()
     for p in points:
-        body = fio.job_file(p).split("\n", 2)[2]  # drop the comment and section header
+        if p.hosts and engines and str(p.params.get("ioengine", "psync")) not in engines:
+            continue  # an engine only the remote hosts have: their probe checks it
+        text = fio.host_job_file(p, 0) if p.hosts else fio.job_file(p)
+        body = text.split("\n", 2)[2]  # drop the comment and section header
         if body in seen:
             continue
         seen[body] = p
@@ -88,6 +113,17 @@ def _planned_bytes(points: list[Point], target: Target) -> int:
             size *= int(p.params.get("numjobs", 1)) * 1
         need = max(need, size)
     return need
+
+
+def directory_files(directory: str, workload: str) -> list[str]:
+    """The files fio makes for ``workload`` in a directory target: named by storbench's
+    ``filename_format`` (``storbench.WORKLOAD.N.M``), which a fio server prefixes with its own
+    address (``127.0.0.1.storbench.WORKLOAD.N.M`` for the ``local`` host of a plan)."""
+    name = f"storbench.{job_section_name(workload)}.*"
+    d = glob.escape(directory)
+    return sorted(
+        glob.glob(os.path.join(d, name)) + glob.glob(os.path.join(d, f"127.0.0.1.{name}"))
+    )
 
 
 def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
@@ -168,9 +204,7 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
             for p in points:
                 if p.target != t:
                     continue
-                for existing in glob.glob(
-                    os.path.join(glob.escape(t.path), f"storbench.{job_section_name(p.workload)}.*")
-                ):
+                for existing in directory_files(t.path, p.workload):
                     if not safety.created_by_storbench(existing):
                         raise PreflightError(
                             f"{existing} exists and was not created by "
@@ -240,11 +274,23 @@ def take_inventory(points: list[Point]) -> dict[str, Any]:
     return {"host": inv.host_inventory(), "targets": targets}
 
 
-def run_preflight(points: list[Point], *, destroy_data: list[str] | None = None) -> Preflight:
+def run_preflight(
+    points: list[Point],
+    *,
+    destroy_data: list[str] | None = None,
+    host_timeout: float = remote.PROBE_TIMEOUT,
+) -> Preflight:
     """All checks, then inventory, then scratch files. Raises PreflightError on refusal."""
     check_fio(points)
     check_jobs(points)
-    warnings = check_targets(points, list(destroy_data or []))
-    inventory = take_inventory(points)
-    created = create_files(points)
-    return Preflight(inventory=inventory, created=created, warnings=warnings)
+    local_dd, remote_dd = remote.split_destroy(list(destroy_data or []))
+    mine = local_points(points)
+    warnings = check_targets(mine, local_dd)
+    hosts = remote.check_hosts(points, remote_dd, timeout=host_timeout)
+    inventory = take_inventory(mine)
+    if any(p.hosts for p in points):
+        inventory["hosts"] = hosts.inventory
+    created = create_files(mine)
+    return Preflight(
+        inventory=inventory, created=created, warnings=warnings, host_names=hosts.names
+    )

@@ -50,6 +50,34 @@ def _measurement(m: Measurement) -> dict[str, Any]:
     return out
 
 
+#: Timing keys of a multi-host measurement's ``extra`` that are exported (seconds, fractions).
+_HOST_KEYS = (
+    "aggregate",
+    "aggregate_why",
+    "start_spread_s",
+    "end_spread_s",
+    "span_s",
+    "window_s",
+    "overlap",
+    "low_overlap",
+    "failed_hosts",
+    "status_interval_s",
+    "sum_of_host_rates",
+    "notes",
+)
+
+
+def _host(m: Measurement) -> dict[str, Any]:
+    """One host of a multi-host point: its status, figures and when it ran (seconds from the
+    moment the fio servers began the point)."""
+    out: dict[str, Any] = {"status": m.status, "error": m.error}
+    out.update(_measurement(m))
+    for k in ("start_s", "end_s", "last_report_s"):
+        if k in m.extra:
+            out[k] = m.extra[k]
+    return out
+
+
 def records(run: RunRow, rows: list[MeasurementRow]) -> list[dict[str, Any]]:
     recs = []
     for r in rows:
@@ -72,7 +100,15 @@ def records(run: RunRow, rows: list[MeasurementRow]) -> list[dict[str, Any]]:
         }
         rec.update(_measurement(r.measurement))
         if r.measurement.hosts:
-            rec["hosts"] = {h: _measurement(m) for h, m in r.measurement.hosts.items()}
+            if p is not None and p.hosts:
+                rec["clients"] = len(p.hosts)
+            agg = {k: r.measurement.extra[k] for k in _HOST_KEYS if k in r.measurement.extra}
+            if agg:
+                rec["aggregate"] = agg
+            rec["hosts"] = {h: _host(m) for h, m in r.measurement.hosts.items()}
+            for ph in p.hosts if p is not None else []:
+                if ph.label in rec["hosts"]:
+                    rec["hosts"][ph.label]["target"] = ph.target.to_dict()
         recs.append(rec)
     return recs
 
@@ -99,7 +135,11 @@ def to_json(run: RunRow, rows: list[MeasurementRow]) -> str:
 
 
 def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
+    """One row per measurement; in a run on several hosts (``hosts:``) each point's row (the
+    aggregate, column ``host`` empty) is followed by one row per host, and the timing
+    columns (start/end of each host, overlap of the aggregate) are added."""
     recs = records(run, rows)
+    with_hosts = any("clients" in r for r in recs)  # storbench's own runs on hosts
     param_keys = list(dict.fromkeys(k for r in recs for k in (r["params"] or {})))
     cols = [
         "run",
@@ -112,6 +152,18 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
         "status",
         "error",
     ]
+    if with_hosts:
+        cols[cols.index("target") + 1 : cols.index("target") + 1] = ["clients", "host"]
+        cols += [
+            "start_s",
+            "end_s",
+            "start_spread_s",
+            "window_s",
+            "span_s",
+            "overlap",
+            "low_overlap",
+            "aggregate",
+        ]
     metrics = ["iops", "bw_bytes", "io_bytes", "runtime_s"]
     lat_cols = ["mean", "stddev", "min", "max"] + [f"p{k}" for k in _LAT_KEYS]
     for ddir in DIRECTIONS:
@@ -139,13 +191,31 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
         }
         flat["target"] = r["target"]["path"] if r["target"] else None
         flat.update(r["params"] or {})
-        for ddir in DIRECTIONS:
-            d = r.get(ddir)
-            if not d:
-                continue
-            for m in metrics:
-                flat[f"{ddir}_{m}"] = d[m]
-            for c in lat_cols:
-                flat[f"{ddir}_clat_{c}_ns"] = (d["clat_ns"] or {}).get(c)
+        _flat_dirs(flat, r, metrics, lat_cols)
+        if "clients" in r:
+            flat["clients"] = r.get("clients")
+            flat.update({k: v for k, v in (r.get("aggregate") or {}).items() if k in cols})
         w.writerow(flat)
+        for host, h in (r.get("hosts") or {}).items() if "clients" in r else ():
+            row = {k: flat[k] for k in ("run", "measurement", "point", "repetition", "workload")}
+            row.update(r["params"] or {})
+            target = (h.get("target") or {}).get("path", flat["target"])
+            row.update(target=target, clients=r.get("clients"), host=host)
+            row.update({k: h.get(k) for k in ("status", "error", "start_s", "end_s")})
+            row.update(usr_cpu_pct=h.get("usr_cpu_pct"), sys_cpu_pct=h.get("sys_cpu_pct"))
+            _flat_dirs(row, h, metrics, lat_cols)
+            w.writerow(row)
     return buf.getvalue()
+
+
+def _flat_dirs(
+    flat: dict[str, Any], rec: dict[str, Any], metrics: list[str], lat_cols: list[str]
+) -> None:
+    for ddir in DIRECTIONS:
+        d = rec.get(ddir)
+        if not d:
+            continue
+        for m in metrics:
+            flat[f"{ddir}_{m}"] = d[m]
+        for c in lat_cols:
+            flat[f"{ddir}_clat_{c}_ns"] = (d["clat_ns"] or {}).get(c)

@@ -7,7 +7,7 @@ from typing import Any
 from rich.table import Table
 
 from storbench.analysis.summary import PointSummary
-from storbench.analysis.sweep import sweeps
+from storbench.analysis.sweep import Knee, Sweep, sweeps
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 
@@ -48,6 +48,8 @@ def qualify_rows(summaries: list[PointSummary], inventory: dict[str, Any]) -> li
                 "jobs": best_jobs,
                 "notes": notes,
                 "target": best.target.label,
+                "saturation": sw.saturation(0.95)[0],
+                "knee": sw.knee(),
                 "sweep": sw,
             }
         )
@@ -67,12 +69,31 @@ def qualify_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _jobs(n: Any) -> str:
+    return f"{n} job{'s' if str(n) != '1' else ''}"
+
+
+def knee_text(knee: Knee | None, axis: str) -> str:
+    """``p99 climbs faster than IOPS from iodepth 16 to 32 (+80 % vs +3 %)``."""
+    if knee is None:
+        return f"p99 never climbs faster than throughput along {axis}"
+    return (
+        f"p99 climbs faster than throughput from {axis} {knee.before} to {knee.at} "
+        f"(p99 {_signed(knee.p99_change_pct)}, throughput {_signed(knee.throughput_change_pct)})"
+    )
+
+
+def _signed(v: float) -> str:
+    return f"{v:+.0f} %".replace("-", "\u2212")
+
+
 def qualify_text(rows: list[dict[str, Any]]) -> str:
     out = []
     for r in rows:
         out.append(
             f"{r['target']}: best job count is {r['jobs']}: {r['iops']:,.0f} IOPS "
-            f"(4k sync writes, iodepth 1)"
+            f"(4k sync writes, iodepth 1); {_jobs(r['saturation'])} reach 95 % of it; "
+            + knee_text(r["knee"], "numjobs")
         )
     return "\n".join(out)
 
@@ -201,14 +222,48 @@ def matrix_tables(summaries: list[PointSummary]) -> list[Table]:
     return tables
 
 
-def matrix_saturation(summaries: list[PointSummary]) -> list[str]:
-    """Per target, rw and block size: the smallest iodepth reaching 95 % of the best IOPS."""
-    lines = []
+def matrix_rows(summaries: list[PointSummary]) -> list[dict[str, Any]]:
+    """Per target, rw and block size, along iodepth: the best point, the optimal iodepth
+    (the smallest reaching 95 % of the best IOPS: seed 003's "optimal queue depth") and
+    the latency knee."""
+    rows = []
     for sw in sweeps(summaries, "iodepth"):
-        q, _, _ = sw.saturation(0.95)
         bq, biops, _ = sw.best
-        what = ", ".join(f"{k}={v}" for k, v in sw.fixed.items() if k != "workload")
+        q, qiops, _ = sw.saturation(0.95)
+        rows.append(
+            {
+                "target": sw.fixed.get("target"),
+                "rw": sw.fixed.get("rw", _param(sw, "rw")),
+                "bs": sw.fixed.get("bs", _param(sw, "bs")),
+                "fixed": sw.fixed,
+                "best_iodepth": bq,
+                "best_iops": biops,
+                "optimal_iodepth": q,
+                "optimal_iops": qiops,
+                "knee": sw.knee(),
+                "sweep": sw,
+            }
+        )
+    return rows
+
+
+def _param(sw: Sweep, name: str) -> Any:
+    return sw.values[0][2].params.get(name, "-") if sw.values else "-"
+
+
+def matrix_saturation(summaries: list[PointSummary]) -> list[str]:
+    """Per target, rw and block size: the optimal iodepth, the best, and the latency knee."""
+    lines = []
+    for r in matrix_rows(summaries):
+        what = ", ".join(f"{k}={v}" for k, v in r["fixed"].items() if k != "workload")
+        knee = r["knee"]
         lines.append(
-            f"{what}: iodepth {q} reaches 95 % of the best ({fmt_iops(biops)} IOPS at iodepth {bq})"
+            f"{what}: optimal iodepth {r['optimal_iodepth']} reaches 95 % of the best "
+            f"({fmt_iops(r['best_iops'])} IOPS at iodepth {r['best_iodepth']}); "
+            + (
+                f"p99 climbs faster than IOPS from iodepth {knee.before} to {knee.at}"
+                if knee
+                else "p99 never climbs faster than IOPS"
+            )
         )
     return lines

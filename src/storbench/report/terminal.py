@@ -14,8 +14,17 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from storbench.analysis.compare import (
+    BETTER,
+    NO_DIFFERENCE,
+    UNTESTED,
+    WORSE,
+    Comparison,
+    PointComparison,
+)
+from storbench.analysis.stats import Spread
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import Measurement
+from storbench.metrics import OVERLAP_MIN, Measurement
 from storbench.plan import Point
 from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
@@ -54,8 +63,15 @@ class _EtaColumn(ProgressColumn):
 
 
 def point_result_line(meas: Measurement) -> str:
-    if meas.status != "ok":
+    if meas.status != "ok" and not (meas.status == "partial" and meas.hosts):
         return f"{meas.status.upper()}: {meas.error}"
+    if meas.hosts:
+        line = _direction_parts(meas) + " " + host_summary(meas)
+        return f"PARTIAL: {meas.error}; the others: {line}" if meas.status != "ok" else line
+    return _direction_parts(meas)
+
+
+def _direction_parts(meas: Measurement) -> str:
     parts = []
     for ddir in ("read", "write", "trim"):
         d = meas.direction(ddir)
@@ -164,6 +180,8 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
     t.add_column("dir")
     for c in ("IOPS", "MiB/s", "clat mean", "clat p99"):
         t.add_column(c, justify="right")
+        if c == "IOPS" and reps > 1:
+            t.add_column("IOPS ±95%", justify="right")
     if show_err:
         t.add_column("error")
     for s in summaries:
@@ -183,6 +201,7 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
                 *row,
                 d,
                 fmt_iops(ds.iops_mean) if ds else "-",
+                *([fmt_spread(ds.iops_spread if ds else None)] if reps > 1 else []),
                 fmt_rate(ds.bw_mean) if ds else "-",
                 _lat(ds, "mean"),
                 _lat(ds, "99"),
@@ -191,3 +210,295 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
                 row.append((s.errors[0] if s.errors else "") if i == 0 else "")
             t.add_row(*row, style="red" if s.runs == 0 else None)
     return t
+
+
+# ---------------------------------------------------------------------------- comparisons
+
+
+def fmt_pct(v: float | None, digits: int = 1) -> str:
+    """A signed percentage with a true minus sign: +48.9 %, −32.6 %."""
+    if v is None:
+        return "-"
+    text = f"{v:+.{digits}f}"
+    if float(text) == 0:
+        return f"{0:.{digits}f} %"  # no "−0.0 %"
+    return f"{text} %".replace("-", "\u2212")
+
+
+def fmt_p(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def fmt_spread(sp: Spread | None) -> str:
+    """The 95 % confidence interval's half width relative to the mean: ±1.2 %."""
+    rel = sp.rel_half_width_pct if sp is not None else None
+    return "-" if rel is None else f"±{rel:.1f} %"
+
+
+def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    """Plain aligned columns (fast for thousands of rows, unlike a rich Table)."""
+    right = right if right is not None else set(range(1, len(headers)))
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def verdict_counts(c: Comparison) -> str:
+    parts = [f"{n} {v}" for v in (BETTER, WORSE, NO_DIFFERENCE, UNTESTED) if (n := c.count(v))]
+    return ", ".join(parts) or "none"
+
+
+def summary_sentence(c: Comparison) -> str:
+    """Seed 004's headline: who beat whom in how many points, by how much on average."""
+    lat = c.avg_lat_reduction_pct
+    return (
+        f"{c.other_name} beat {c.base_name} in {c.wins} of {c.total} point"
+        f"{'s' if c.total != 1 else ''}; {fmt_pct(c.avg_iops_gain_pct)} IOPS on average, "
+        f"{fmt_pct(-lat if lat is not None else None)} latency"
+    )
+
+
+def _failed_note(m: PointComparison, c: Comparison) -> str:
+    if m.base.runs == 0:
+        return f"failed in {c.base_name}"
+    if m.other.runs == 0:
+        return f"failed in {c.other_name}"
+    return ""
+
+
+def comparison_rows(c: Comparison) -> list[list[str]]:
+    rows = []
+    for m in c.matched:
+        rows.append(
+            [
+                m.label,
+                f"{m.base.runs}/{m.other.runs}",
+                fmt_iops(m.base.total_iops) if m.base.runs else "-",
+                fmt_iops(m.other.total_iops) if m.other.runs else "-",
+                fmt_pct(m.iops_change_pct),
+                fmt_pct(m.bw_change_pct),
+                fmt_pct(m.mean_lat_change_pct),
+                fmt_pct(m.p99_lat_change_pct),
+                m.verdict + (" (by latency)" if m.by_latency and m.p_value is not None else ""),
+                fmt_p(m.p_value),
+                _failed_note(m, c),
+            ]
+        )
+    return rows
+
+
+COMPARISON_HEADERS = [
+    "point",
+    "n",
+    "IOPS base",
+    "IOPS other",
+    "IOPS",
+    "MiB/s",
+    "clat mean",
+    "clat p99",
+    "verdict",
+    "p",
+    "note",
+]
+
+
+def group_rows(groups: dict[Any, tuple[float | None, float | None]]) -> list[list[str]]:
+    return [[str(k), fmt_pct(g), fmt_pct(r)] for k, (g, r) in groups.items()]
+
+
+def unmatched_lines(c: Comparison) -> list[str]:
+    out = []
+    for name, items in ((c.base_name, c.only_base), (c.other_name, c.only_other)):
+        for s in items:
+            out.append(f"only in {name}: {s.target.label} {s.workload} " + _params_text(s))
+    return out
+
+
+def _params_text(s: PointSummary) -> str:
+    shown = s.axes or s.params
+    return " ".join(f"{k}={v}" for k, v in shown.items())
+
+
+def comparison_text(c: Comparison) -> str:
+    """The terminal form of ``storbench compare``: per point, the summary, per iodepth and
+    per block size, then the points without a partner."""
+    out = [
+        f"baseline {c.base_name}  vs  {c.other_name}: {len(c.matched)} matched point"
+        f"{'s' if len(c.matched) != 1 else ''}, {len(c.only_base)} only in the baseline, "
+        f"{len(c.only_other)} only in {c.other_name}",
+        "",
+    ]
+    if c.matched:
+        rows = comparison_rows(c)
+        headers = list(COMPARISON_HEADERS)
+        if not any(r[-1] for r in rows):
+            headers, rows = headers[:-1], [r[:-1] for r in rows]
+        out += [text_table(headers, rows, right=set(range(1, 8)) | {9}), ""]
+        out.append(
+            "changes: other against baseline, means over repetitions; IOPS and MiB/s of all "
+            "directions, clat of all I/Os (lower is better)"
+        )
+        out.append(f"verdicts (Welch's t-test on IOPS per repetition, 95 %): {verdict_counts(c)}")
+        out.append("")
+    out.append(summary_sentence(c))
+    if len(c.by_iodepth) > 1:  # one group would only repeat the overall average
+        out += ["", "average by iodepth (over block sizes):"]
+        out.append(
+            text_table(["iodepth", "IOPS gain", "latency reduction"], group_rows(c.by_iodepth))
+        )
+    if len(c.by_bs) > 1:
+        out += ["", "average by block size:"]
+        out.append(text_table(["bs", "IOPS gain", "latency reduction"], group_rows(c.by_bs)))
+    lines = unmatched_lines(c)
+    if lines:
+        out += ["", f"unmatched points ({len(lines)}):", *[f"  {ln}" for ln in lines]]
+        if not c.matched:
+            out.append(
+                "  (points match by workload and parameters, not by target; to compare two "
+                "targets, filter each side: RUN:target=PATH)"
+            )
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------- many hosts
+
+
+def host_summary(meas: Measurement) -> str:
+    """``[3 hosts, all running 99.9 % of the time]`` after a multi-host point's figures."""
+    x = meas.extra
+    n, ok = len(meas.hosts), sum(1 for m in meas.hosts.values() if m.status == "ok")
+    text = f"{n} host{'s' if n != 1 else ''}" if ok == n else f"{ok} of {n} hosts"
+    if "overlap" in x:
+        text += f", all running {100 * x['overlap']:.1f} % of the time"
+        if x.get("low_overlap"):
+            text += f" (< {100 * OVERLAP_MIN:.0f} %!)"
+    elif x.get("aggregate") == "sum of host rates":
+        text += ", start times unknown: sum of the hosts' rates"
+    return f"[{text}]"
+
+
+def _seconds(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def hosts_table(rows: list[Any], title: str | None = None) -> Table:
+    """Per point with hosts: the aggregate, then each host's own figures and when it ran
+    (seconds from the moment the fio servers began the point)."""
+    t = Table(title=title, title_justify="left")
+    for c in ("point", "host", "status", "dir", "IOPS", "MiB/s", "clat mean", "clat p99"):
+        t.add_column(
+            c, justify="right" if c in ("point", "IOPS", "MiB/s") or "clat" in c else "left"
+        )
+    t.add_column("ran (s)", justify="right")
+    for r in rows:
+        meas: Measurement = r.measurement
+        label = f"{r.point_idx + 1}"
+        if r.point is not None and r.point.axes:
+            label += " " + " ".join(f"{k}={v}" for k, v in r.point.axes.items())
+        x = meas.extra
+        ok = sum(1 for m in meas.hosts.values() if m.status == "ok")
+        timing = (
+            f"window {x['window_s']:.3f} of {x['span_s']:.3f}"
+            if "window_s" in x
+            else ("sum of rates" if x.get("aggregate") == "sum of host rates" else "")
+        )
+        entries: list[tuple[str, str, Measurement, str]] = [
+            (label, f"all ({ok}/{len(meas.hosts)})", meas, timing)
+        ]
+        for h, m in meas.hosts.items():
+            ran = (
+                f"{_seconds(m.extra.get('start_s'))}-{_seconds(m.extra.get('end_s'))}"
+                if "end_s" in m.extra
+                else (f"to {m.extra['last_report_s']:.3f}" if "last_report_s" in m.extra else "")
+            )
+            entries.append(("", h, m, ran))
+        for i, (pt, host, m, ran) in enumerate(entries):
+            dirs = [d for d in ("read", "write", "trim") if m.direction(d)] or ["-"]
+            style = None if m.status == "ok" else "red"
+            if i == 0 and x.get("low_overlap"):
+                style = "yellow"
+            for j, ddir in enumerate(dirs):
+                d = m.direction(ddir)
+                t.add_row(
+                    pt if j == 0 else "",
+                    host if j == 0 else "",
+                    m.status if j == 0 else "",
+                    ddir,
+                    fmt_iops(d.iops) if d else "-",
+                    fmt_rate(d.bw_bytes) if d else "-",
+                    fmt_ns(d.clat.mean) if d and d.clat else "-",
+                    fmt_ns(d.clat.percentiles.get("99")) if d and d.clat else "-",
+                    ran if j == 0 else "",
+                    style=style,
+                    end_section=i == len(entries) - 1 and j == len(dirs) - 1,
+                )
+    return t
+
+
+def host_notes(rows: list[Any]) -> list[str]:
+    """What a reader of a multi-host table must know: partial points (which host failed and
+    why), points whose hosts overlapped less than 90 % of the measured time, aggregates that
+    fell back to the sum of the hosts' rates."""
+    out = []
+    for r in rows:
+        m: Measurement = r.measurement
+        x = m.extra
+        where = f"point {r.point_idx + 1}"
+        if r.point is not None:
+            where += f" ({r.point.label()})"
+        if m.status != "ok" and m.hosts:
+            out.append(f"{where}: {m.status}: {m.error}")
+        if x.get("low_overlap"):
+            out.append(
+                f"{where}: all {len(x.get('hosts') or [])} hosts ran together only "
+                f"{100 * x['overlap']:.1f} % of the measured {x['span_s']:.2f} s (start spread "
+                f"{x['start_spread_s']:.3f} s); IOPS and MiB/s are over the {x['window_s']:.2f} s "
+                "in which all ran"
+            )
+        if x.get("aggregate") == "sum of host rates":
+            why = x.get("aggregate_why")
+            out.append(f"{where}: IOPS and MiB/s are the sum of the hosts' rates ({why})")
+        for note in x.get("notes") or []:
+            out.append(f"{where}: fio: {note}")
+    return out
+
+
+def client_scaling_lines(summaries: list[PointSummary]) -> list[str]:
+    """Aggregate throughput and p99 against the number of clients, per sweep of the
+    ``clients`` axis, and where adding clients stops paying: the fewest clients that reach
+    95 % of the best throughput (the sweep's saturation point)."""
+    from storbench.analysis.sweep import sweeps
+
+    out = []
+    for sw in sweeps(summaries, "clients"):
+        if len(sw.values) < 2:
+            continue
+        fixed = " ".join(f"{k}={v}" for k, v in sw.fixed.items() if k != "target")
+        steps = []
+        for v, fig, s in sw.values:
+            p99 = next((d.clat.percentiles.get("99") for d in s.dirs.values() if d.clat), None)
+            steps.append(f"{v}: {fmt_iops(fig)} IOPS, p99 {fmt_ns(p99)}")
+        best_v, best_f, _ = sw.best
+        sat_v, sat_f, _ = sw.saturation()
+        out.append(f"clients ({fixed}): " + "; ".join(steps))
+        if sat_v == sw.values[-1][0]:
+            out.append(
+                f"  adding clients still paid at {sat_v} (best {fmt_iops(best_f)} IOPS): "
+                "try more clients"
+            )
+        else:
+            out.append(
+                f"  adding clients stops paying at {sat_v}: it reaches "
+                f"{100 * sat_f / best_f:.0f} % of the best ({fmt_iops(best_f)} IOPS at {best_v})"
+            )
+    return out

@@ -1,0 +1,508 @@
+"""The HTML report: one self-contained file (styles, script and charts inline; no request
+leaves the page) with the test bed, the plan, a summary table, charts with hover values and,
+one click away from any point, its fio job file and raw output.
+
+Escaping: every value from a plan, a host or fio reaches the page through Jinja2 with
+autoescape on, or through :mod:`storbench.report.charts`, which escapes what it puts into the
+SVG. Raw fio output is gzip-compressed and base64-encoded (a 500-point run stays well under
+5 MB) and is decompressed in the page, on opening, into ``textContent`` — never parsed as HTML.
+A Content-Security-Policy allows only the page's own script (by nonce), inline styles and
+``data:`` images: no request can leave the page, and no injected script could run.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import gzip
+import re
+import secrets
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from storbench import __version__
+from storbench.analysis.summary import PointSummary
+from storbench.metrics import PERCENTILES, pct_key
+from storbench.report import charts
+from storbench.report.charts import RunResults
+from storbench.store import Store
+from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_ns, fmt_rate
+
+#: Chart kinds a report shows, in this order, when the runs have data for them (latency
+#: against numjobs is left to `storbench chart`: seed 000 shows IOPS and bandwidth there).
+REPORT_KINDS = (
+    "iops-vs-iodepth",
+    "bw-vs-iodepth",
+    "lat-vs-iodepth",
+    "iops-vs-numjobs",
+    "bw-vs-numjobs",
+    "lat-percentiles",
+    "compare",
+)
+
+_SECTION_TITLES = {
+    "iodepth": "Against queue depth (iodepth)",
+    "numjobs": "Against the number of jobs (numjobs)",
+    "lat-percentiles": "Latency percentiles",
+    "compare": "Comparison charts",
+}
+
+
+def _env() -> Environment:
+    env = Environment(
+        loader=PackageLoader("storbench.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+#: Bytes of compressed raw output one report holds before it leaves out the histogram
+#: buckets of fio's json+ output (``"bins"``, summarized by the percentiles).
+RAW_BUDGET = 2_000_000
+
+_BINS = re.compile(r'"bins" : \{[^{}]*\}')
+
+
+def elide_bins(text: str) -> tuple[str, int]:
+    """fio's output with every json+ ``"bins"`` object replaced by a string saying how many
+    buckets it had (still valid JSON); and the number of buckets left out."""
+    left = 0
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal left
+        n = m.group(0).count(":") - 1
+        left += n
+        return f'"bins" : "{n} buckets left out of this report"'
+
+    return _BINS.sub(sub, text), left
+
+
+def _fit_raw_outputs(store: Store, run_ctx: list[dict[str, Any]]) -> bool:
+    """Keep the report's raw outputs within RAW_BUDGET: past it, every raw output loses its
+    histogram buckets (the rest of it stays as fio wrote it). True when that happened."""
+    reps = [m for r in run_ctx for p in r["details"] for m in p["reps"] if m["raw_gz"]]
+    if sum(len(m["raw_gz"]) for m in reps) <= RAW_BUDGET:
+        return False
+    for m in reps:
+        text = store.raw(m["measurement"])["raw_output"] or ""
+        short, left = elide_bins(text)
+        if left:
+            m["raw_gz"], m["elided"] = _gz64(short), left
+    return True
+
+
+def _gz64(text: str) -> str:
+    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
+
+
+# --------------------------------------------------------------------------- inventory
+
+
+def _inv_value(key: str, value: Any) -> Any:
+    """Inventory values as people read them; nested structures stay nested."""
+    if isinstance(value, dict):
+        return {k: _inv_value(k, v) for k, v in value.items() if v not in (None, "", [], {})}
+    if isinstance(value, list):
+        return [_inv_value(key, v) for v in value]
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and key.endswith("_bytes") and value >= 1024:
+        return f"{fmt_bytes(value)} ({value:,} bytes)"
+    return value
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as dotted keys (``disk.model``); lists of dicts stay as they are."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _side_by_side(dicts: list[dict[str, Any] | None]) -> list[tuple[str, list[Any]]]:
+    """Rows of (key, value of each column) over the union of keys, in first-seen order."""
+    flat = [_flat(d) if isinstance(d, dict) else {} for d in dicts]
+    keys = list(dict.fromkeys(k for f in flat for k in f))
+    rows = [(k, [f.get(k, "") for f in flat]) for k in keys]
+    return [(k, vals) for k, vals in rows if any(v not in ("", None) for v in vals)]
+
+
+def _testbed(ctx_runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The runs side by side: run facts and the host inventory, a column per run."""
+    facts = [
+        {
+            "status": f"{r['status']} ({r['measured']} of {r['points']} points measured"
+            + (f", {r['failed']} failed" if r["failed"] else "")
+            + ")",
+            "kind": f"{r['kind']} from {r['source']}",
+            "started": f"{r['started']}, took {r['took']}",
+            "fio": r["fio_version"],
+            "storbench": r["storbench_version"],
+            "recorded on": r["hostname"],
+            "overrides": r["overrides"],
+        }
+        for r in ctx_runs
+    ]
+    multi = len(ctx_runs) > 1
+    targets = [(r["label"], t) for r in ctx_runs for t in r["targets"]]
+    return {
+        "labels": [r["label"] for r in ctx_runs],
+        "facts": _side_by_side(facts),
+        "host": _side_by_side([r["host"] for r in ctx_runs]),
+        "target_labels": [
+            (f"{label}: " if multi else "") + str(t.get("name") or t.get("path"))
+            for label, t in targets
+        ],
+        "targets": _side_by_side([t for _, t in targets]),
+    }
+
+
+# --------------------------------------------------------------------------- summary table
+
+
+@dataclass
+class SummaryTable:
+    columns: list[str]  # lead columns (target, workload, axes, n)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    show_err: bool = False
+
+
+def _lat_cell(lat: Any, which: str) -> str:
+    if lat is None:
+        return "-"
+    if which == "mean":
+        return fmt_ns(lat.mean)
+    return fmt_ns(lat.percentiles.get(which))
+
+
+def summary_table(res: RunResults) -> SummaryTable:
+    ss = res.summaries
+    multi_target = len({s.target for s in ss}) > 1
+    axes = list(dict.fromkeys(k for s in ss for k in s.axes))
+    multi_wl = len({s.workload for s in ss}) > 1
+    reps = max((s.runs + s.failed for s in ss), default=1)
+    cols = (
+        (["target"] if multi_target else [])
+        + (["workload"] if multi_wl or not axes else [])
+        + axes
+        + (["n"] if reps > 1 else [])
+    )
+    t = SummaryTable(columns=cols, show_err=any(s.failed for s in ss))
+    for s in ss:
+        lead: list[str] = []
+        if multi_target:
+            lead.append(s.target.label)
+        if multi_wl or not axes:
+            lead.append(s.workload)
+        lead += [str(s.axes.get(a, "")) for a in axes]
+        if reps > 1:
+            lead.append(f"{s.runs}" + (f" (+{s.failed} failed)" if s.failed else ""))
+        dirs = [d for d in ("read", "write", "trim") if d in s.dirs] or ["-"]
+        for i, d in enumerate(dirs):
+            ds = s.dirs.get(d)
+            sd = ds.iops_stdev if ds else None
+            t.rows.append(
+                {
+                    "first": i == 0,
+                    "span": len(dirs),
+                    "ref": res.anchor(s),
+                    "no": s.index + 1,
+                    "lead": lead,
+                    "dir": d,
+                    "iops": fmt_iops(ds.iops_mean) if ds else "-",
+                    "sd": f"± {fmt_iops(sd)}" if sd is not None else "",
+                    "mibs": fmt_rate(ds.bw_mean) if ds else "-",
+                    "mean": _lat_cell(ds.clat if ds else None, "mean"),
+                    "p50": _lat_cell(ds.clat if ds else None, "50"),
+                    "p99": _lat_cell(ds.clat if ds else None, "99"),
+                    "p999": _lat_cell(ds.clat if ds else None, "99.9"),
+                    "failed": s.runs == 0,
+                    "error": (s.errors[0] if s.errors else "") if i == 0 else "",
+                }
+            )
+    return t
+
+
+# --------------------------------------------------------------------------- point details
+
+
+def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
+    by_key: dict[str, list[Any]] = {}
+    for m in res.rows:
+        if m.point is not None:
+            by_key.setdefault(m.point.key, []).append(m)
+    out = []
+    for s in res.summaries:
+        reps = []
+        for m in sorted(by_key.get(s.key, []), key=lambda m: m.point.repetition if m.point else 0):
+            raw = store.raw(m.id)
+            text = raw["raw_output"]
+            reps.append(
+                {
+                    "repetition": (m.point.repetition + 1) if m.point else 1,
+                    "measurement": m.id,
+                    "status": m.status,
+                    "error": m.error,
+                    "started": _when(m.started_at),
+                    "took": fmt_duration(m.ended_at - m.started_at)
+                    if m.started_at and m.ended_at
+                    else "-",
+                    "engine": f"{m.engine} {m.engine_version or ''}".strip(),
+                    "command": " ".join(raw["command"]) if raw["command"] else None,
+                    "job_file": raw["job_file"],
+                    "raw_gz": _gz64(text) if text else None,
+                    "raw_size": fmt_bytes(len(text.encode())) if text else None,
+                    "elided": 0,  # histogram buckets left out (see _fit_raw_outputs)
+                    "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
+                    "stderr": raw["stderr"],
+                }
+            )
+        label = " ".join(f"{k}={v}" for k, v in s.axes.items())
+        params = {**s.params}
+        out.append(
+            {
+                "ref": res.anchor(s),
+                "no": s.index + 1,
+                "target": s.target.label,
+                "target_path": s.target.path,
+                "workload": s.workload,
+                "label": label,
+                "headline": _headline(s),
+                "params": params,
+                "reps": reps,
+                "failed": s.runs == 0,
+            }
+        )
+    return out
+
+
+def _headline(s: PointSummary) -> str:
+    if s.runs == 0:
+        return "failed" + (f": {s.errors[0]}" if s.errors else "")
+    parts = []
+    for d in ("read", "write", "trim"):
+        ds = s.dirs.get(d)
+        if ds is None:
+            continue
+        p99 = ds.clat.percentiles.get("99") if ds.clat else None
+        parts.append(
+            f"{d} {fmt_iops(ds.iops_mean)} IOPS, {fmt_rate(ds.bw_mean)} MiB/s, p99 {fmt_ns(p99)}"
+        )
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def _plan_axes(res: RunResults) -> list[tuple[str, str, str]]:
+    """(workload, axis, values) for every swept option, in plan order."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for s in res.summaries:
+        for k, v in s.axes.items():
+            vals = seen.setdefault((s.workload, k), [])
+            if str(v) not in vals:
+                vals.append(str(v))
+    return [(w, k, ", ".join(v)) for (w, k), v in seen.items()]
+
+
+def _fixed_params(res: RunResults) -> list[tuple[str, str]]:
+    """(workload, options) of each workload: its options that are the same at every point."""
+    by_wl: dict[str, list[dict[str, Any]]] = {}
+    for s in res.summaries:
+        by_wl.setdefault(s.workload, []).append(s.params)
+    out = []
+    for wl, plist in by_wl.items():
+        common = {k: v for k, v in plist[0].items() if all(p.get(k) == v for p in plist[1:])}
+        out.append((wl, " ".join(f"{k}={v}" for k, v in common.items())))
+    return out
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def _charts(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
+    have = set(charts.available_kinds(runs))
+    built: list[tuple[str, charts.Chart]] = []
+    for kind in (k for k in REPORT_KINDS if k in have):
+        if kind == "compare":
+            chart = charts.compare_chart(runs, cmps)
+            if not chart.panels:
+                continue
+        else:
+            chart = charts.build_chart(kind, runs)
+        built.append((kind, chart))
+    svgs = charts.render_inline_svgs([(c, f"c{i}-") for i, (_, c) in enumerate(built)])
+    sections: dict[str, dict[str, Any]] = {}
+    for (kind, chart), svg in zip(built, svgs, strict=True):
+        group = kind.split("-vs-")[1] if "-vs-" in kind else kind
+        sec = sections.setdefault(
+            group, {"id": f"charts-{group}", "title": _SECTION_TITLES[group], "charts": []}
+        )
+        sec["charts"].append(
+            {
+                "id": f"chart-{kind}",
+                "kind": kind,
+                "title": chart.title,
+                "svg": Markup(svg),  # built by charts.py, which escapes all it inserts
+                "note": chart.note,
+                "marks": chart.marks,
+            }
+        )
+    return list(sections.values())
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
+    r = res.run
+    inv = dict(r.inventory)
+    host = inv.pop("host", None)
+    targets = inv.pop("targets", None)
+    report = inv.pop("report", None)
+    return {
+        "id": r.id,
+        "label": res.label,
+        "name": r.name,
+        "kind": r.kind,
+        "status": r.effective_status,
+        "source": r.source,
+        "started": _when(r.started_at),
+        "ended": _when(r.ended_at),
+        "took": fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-",
+        "fio_version": r.fio_version or "-",
+        "storbench_version": r.storbench_version or "-",
+        "hostname": r.hostname or "-",
+        "overrides": " ".join(r.overrides),
+        "points": r.points,
+        "measured": r.measured,
+        "failed": r.failed,
+        "suite_report": report,
+        "host": _inv_value("host", host) if isinstance(host, dict) else None,
+        "targets": [_flat(_inv_value("target", t)) for t in targets or [] if isinstance(t, dict)],
+        "inventory_rest": _inv_value("inventory", inv),
+        "plan_text": r.plan_text,
+        "axes": _plan_axes(res),
+        "fixed": _fixed_params(res),
+        "summary": summary_table(res),
+        "details": _point_details(store, res),
+    }
+
+
+def _pct(v: float | None) -> str:
+    return f"{v:+.1f}%" if v is not None else "-"
+
+
+def _comparison(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
+    """Each later run against the first: seed 004's headline, the averages, every point."""
+    base = runs[0]
+    out = []
+    for other, cmp in zip(runs[1:], cmps, strict=True):
+        rows = [
+            {
+                "label": m.label,
+                "base_ref": base.anchor(m.base),
+                "other_ref": other.anchor(m.other),
+                "base_iops": fmt_iops(m.base.total_iops) if m.base.runs else "-",
+                "other_iops": fmt_iops(m.other.total_iops) if m.other.runs else "-",
+                "iops": _pct(m.iops_change_pct),
+                "bw": _pct(m.bw_change_pct),
+                "lat": _pct(m.mean_lat_change_pct),
+                "p99": _pct(m.p99_lat_change_pct),
+                "beat": m.beat,
+                "verdict": m.verdict,
+                "p": f"{m.p_value:.3g}" if m.p_value is not None else "",
+            }
+            for m in cmp.matched
+        ]
+        out.append(
+            {
+                "base": base.label,
+                "other": other.label,
+                "wins": cmp.wins,
+                "total": cmp.total,
+                "avg_iops": _pct(cmp.avg_iops_gain_pct),
+                "avg_lat": _pct(cmp.avg_lat_reduction_pct),
+                "by_iodepth": [(v, _pct(a), _pct(b)) for v, (a, b) in cmp.by_iodepth.items()],
+                "by_bs": [(v, _pct(a), _pct(b)) for v, (a, b) in cmp.by_bs.items()],
+                "rows": rows,
+                "only_base": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_base],
+                "only_other": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_other],
+            }
+        )
+    return out
+
+
+def _axes(s: PointSummary) -> str:
+    return " ".join(f"{k}={v}" for k, v in s.axes.items())
+
+
+def _headline_figures(runs: Iterable[RunResults]) -> list[tuple[str, str]]:
+    out = []
+    for res in runs:
+        ok = [s for s in res.summaries if s.runs]
+        if not ok:
+            continue
+        best = max(ok, key=lambda s: s.total_iops)
+        out.append(
+            (
+                res.label,
+                f"{len(ok)} points measured; most IOPS: {fmt_iops(best.total_iops)} at "
+                f"{best.target.label} {best.workload} "
+                + " ".join(f"{k}={v}" for k, v in best.axes.items())
+                + (
+                    f"; median of points {fmt_iops(statistics.median(s.total_iops for s in ok))}"
+                    if len(ok) > 2
+                    else ""
+                ),
+            )
+        )
+    return out
+
+
+def render_report(store: Store, refs: list[str]) -> str:
+    """The whole report of runs ``refs`` as one HTML page: ids, ``latest``, ``latest~N``,
+    each optionally filtered (``12:target=/dev/sdb``, see :func:`charts.load_run`)."""
+    runs = charts.load_runs(store, refs)
+    return render_runs(store, runs)
+
+
+def render_runs(store: Store, runs: list[RunResults]) -> str:
+    env = _env()
+    cmps = charts.comparisons(runs) if len(runs) > 1 else []
+    title = "storbench report: " + (
+        runs[0].label if len(runs) == 1 else " vs ".join(r.label for r in runs)
+    )
+    run_ctx = [_run_context(store, res) for res in runs]
+    elided = _fit_raw_outputs(store, run_ctx)
+    ctx = {
+        "title": title,
+        "testbed": _testbed(run_ctx),
+        "generated": dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
+        "version": __version__,
+        "nonce": secrets.token_urlsafe(18),
+        "runs": run_ctx,
+        "raw_elided": elided,
+        "headlines": _headline_figures(runs),
+        "chart_sections": _charts(runs, cmps),
+        "comparison": _comparison(runs, cmps),
+        "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],
+    }
+    return env.get_template("report.html").render(**ctx)

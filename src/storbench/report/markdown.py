@@ -1,0 +1,244 @@
+"""Markdown (GitHub) in the seeds' own layouts: `storbench report RUN --format markdown`.
+
+- a ``qualify`` run: seed 002's device table (ID, Size, Type, Proto, IOPS, #Jobs, Notes);
+- a ``profiles`` run: seed 001's overview (per backend: seq MiB/s, random 4k IOPS, clat);
+- a ``matrix`` run: IOPS by block size × iodepth per target and rw (seeds 003/004) and the
+  optimal iodepth of each block size;
+- any other run: the summary table (one row per point and direction);
+- two or more runs: seed 004's comparison of each later run against the first.
+
+Figures with repetitions carry their spread (the 95 % confidence interval's half width).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from storbench.analysis.compare import Comparison
+from storbench.analysis.summary import PointSummary
+from storbench.report import suites
+from storbench.report.terminal import (
+    COMPARISON_HEADERS,
+    comparison_rows,
+    fmt_spread,
+    group_rows,
+    summary_sentence,
+    unmatched_lines,
+    verdict_counts,
+)
+from storbench.units import fmt_iops, fmt_ns, fmt_rate
+
+
+def _cell(v: Any) -> str:
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def table(headers: list[str], rows: Iterable[list[Any]], right: set[int] | None = None) -> str:
+    """A GitHub table; columns in ``right`` (default: all but the first) align right."""
+    right = right if right is not None else set(range(1, len(headers)))
+    lines = [
+        "| " + " | ".join(_cell(h) for h in headers) + " |",
+        "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|",
+    ]
+    lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class RunReport:
+    """What the Markdown of one run needs (built by the command from the store)."""
+
+    id: int
+    name: str
+    status: str
+    report: str | None  # the suite's report kind: qualify, profiles, matrix, or None
+    summaries: list[PointSummary]
+    inventory: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return f"run {self.id} ({self.name})"
+
+
+# ---------------------------------------------------------------------------- one run
+
+
+def summary_markdown(summaries: list[PointSummary]) -> str:
+    """One row per point and direction: swept values, IOPS (± with repetitions), MiB/s, clat."""
+    multi_target = len({s.target for s in summaries}) > 1
+    multi_wl = len({s.workload for s in summaries}) > 1
+    axes = list(dict.fromkeys(k for s in summaries for k in s.axes))
+    reps = max((s.runs + s.failed for s in summaries), default=1)
+    headers = (
+        (["target"] if multi_target else [])
+        + (["workload"] if multi_wl or not axes else [])
+        + axes
+        + (["n"] if reps > 1 else [])
+        + ["dir", "IOPS"]
+        + (["±95%"] if reps > 1 else [])
+        + ["MiB/s", "clat mean", "clat p99"]
+    )
+    rows = []
+    for s in summaries:
+        lead = (
+            ([s.target.label] if multi_target else [])
+            + ([s.workload] if multi_wl or not axes else [])
+            + [str(s.axes.get(a, "")) for a in axes]
+            + ([str(s.runs)] if reps > 1 else [])
+        )
+        if not s.dirs:
+            err = s.errors[0] if s.errors else "no measurement"
+            rows.append([*lead, "-", f"failed: {err}", *[""] * (len(headers) - len(lead) - 2)])
+            continue
+        for d in ("read", "write", "trim"):
+            ds = s.dirs.get(d)
+            if ds is None:
+                continue
+            lat = ds.clat
+            rows.append(
+                [
+                    *lead,
+                    d,
+                    fmt_iops(ds.iops_mean),
+                    *([fmt_spread(ds.iops_spread)] if reps > 1 else []),
+                    fmt_rate(ds.bw_mean),
+                    fmt_ns(lat.mean if lat else None),
+                    fmt_ns(lat.percentiles.get("99") if lat else None),
+                ]
+            )
+    left = {i for i, h in enumerate(headers) if h in ("target", "workload", "dir")}
+    return table(headers, rows, right=set(range(len(headers))) - left)
+
+
+def qualify_markdown(summaries: list[PointSummary], inventory: dict[str, Any]) -> str:
+    rows = suites.qualify_rows(summaries, inventory)
+    if not rows:
+        return "(no numjobs sweep in this run)\n"
+    notes = [
+        f"- {r['target']}: best {r['jobs']} jobs, {r['iops']:,.0f} IOPS; "
+        f"{r['saturation']} job{'s' if str(r['saturation']) != '1' else ''} reach 95 % of it; "
+        + suites.knee_text(r["knee"], "numjobs")
+        for r in rows
+    ]
+    return suites.qualify_markdown(rows) + "\n" + "\n".join(notes) + "\n"
+
+
+def matrix_markdown(summaries: list[PointSummary]) -> str:
+    """IOPS by block size (rows) × iodepth (columns) per target and rw, then per block size
+    the best iodepth, the optimal one (95 % of the best) and the latency knee."""
+    out = []
+    groups: dict[tuple[str, str], list[PointSummary]] = {}
+    for s in summaries:
+        groups.setdefault((s.target.label, str(s.params.get("rw", "read"))), []).append(s)
+    for (target, rw), items in groups.items():
+        qds = list(dict.fromkeys(s.params.get("iodepth", 1) for s in items))
+        bss = list(dict.fromkeys(s.params.get("bs", "4k") for s in items))
+        cell = {(s.params.get("bs", "4k"), s.params.get("iodepth", 1)): s for s in items}
+        out.append(f"### {target}: {rw} IOPS by block size and iodepth\n")
+        rows = [
+            [str(bs)]
+            + [
+                fmt_iops(cell[(bs, q)].total_iops)
+                if (bs, q) in cell and cell[(bs, q)].runs
+                else "-"
+                for q in qds
+            ]
+            for bs in bss
+        ]
+        out.append(table(["bs \\ iodepth", *map(str, qds)], rows))
+    mrows = suites.matrix_rows(summaries)
+    if mrows:
+        out.append("### Optimal iodepth (the smallest reaching 95 % of the best IOPS)\n")
+        rows = []
+        for r in mrows:
+            knee = r["knee"]
+            rows.append(
+                [
+                    str(r["target"]),
+                    str(r["rw"]),
+                    str(r["bs"]),
+                    str(r["optimal_iodepth"]),
+                    fmt_iops(r["optimal_iops"]),
+                    str(r["best_iodepth"]),
+                    fmt_iops(r["best_iops"]),
+                    f"{knee.before} → {knee.at}" if knee else "-",
+                ]
+            )
+        out.append(
+            table(
+                [
+                    "target",
+                    "rw",
+                    "bs",
+                    "optimal iodepth",
+                    "IOPS",
+                    "best iodepth",
+                    "best IOPS",
+                    "p99 climbs faster than IOPS",
+                ],
+                rows,
+                right={3, 4, 5, 6, 7},
+            )
+        )
+    return "\n".join(out)
+
+
+def run_markdown(run: RunReport) -> str:
+    """The Markdown of one run, in the layout of its suite (module doc)."""
+    s = run.summaries
+    head = f"## {run.title}\n\n"
+    if not s:
+        return head + "(no measurements)\n"
+    if run.report == "qualify":
+        return head + qualify_markdown(s, run.inventory)
+    if run.report == "profiles":
+        return head + suites.profiles_markdown(suites.profiles_rows(s))
+    if run.report == "matrix":
+        return head + matrix_markdown(s)
+    return head + summary_markdown(s)
+
+
+# ---------------------------------------------------------------------------- comparisons
+
+
+def comparison_markdown(c: Comparison, *, points: bool = True) -> str:
+    """Seed 004's comparison: headline, averages per iodepth and per block size, then
+    (``points``) every matched point, then the points without a partner."""
+    out = [f"## {c.other_name} vs {c.base_name}\n"]
+    out.append(f"**{summary_sentence(c)}.**\n")
+    out.append(
+        f"Verdicts (Welch's t-test on IOPS per repetition, 95 %): {verdict_counts(c)}. "
+        f"{len(c.matched)} matched points, {len(c.only_base)} only in {c.base_name}, "
+        f"{len(c.only_other)} only in {c.other_name}.\n"
+    )
+    if len(c.by_iodepth) > 1:  # one group would only repeat the overall average
+        out.append("### Average by queue depth (over block sizes)\n")
+        out.append(table(["iodepth", "IOPS gain", "latency reduction"], group_rows(c.by_iodepth)))
+    if len(c.by_bs) > 1:
+        out.append("### Average by block size\n")
+        out.append(table(["bs", "IOPS gain", "latency reduction"], group_rows(c.by_bs)))
+    if points and c.matched:
+        out.append("### Points\n")
+        rows = comparison_rows(c)
+        headers = list(COMPARISON_HEADERS)
+        if not any(r[-1] for r in rows):
+            headers, rows = headers[:-1], [r[:-1] for r in rows]
+        out.append(table(headers, rows, right=set(range(1, 8)) | {9}))
+        out.append(
+            "Changes are the other run against the baseline (means over repetitions); IOPS "
+            "and MiB/s of all directions, clat of all I/Os (negative is lower latency).\n"
+        )
+    lines = unmatched_lines(c)
+    if lines:
+        out.append("### Unmatched points\n")
+        out.append("\n".join(f"- {_cell(ln)}" for ln in lines) + "\n")
+    return "\n".join(out)
+
+
+def report_markdown(runs: list[RunReport], comparisons: list[Comparison]) -> str:
+    """One run: its own tables. Several: the comparisons of the later runs with the first."""
+    if comparisons:
+        return "\n".join(comparison_markdown(c) for c in comparisons)
+    return "\n".join(run_markdown(r) for r in runs)

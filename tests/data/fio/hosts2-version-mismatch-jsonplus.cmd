@@ -1,0 +1,1 @@
+fio --output-format=json+ --client=127.0.0.1,18770 hosts2-version-mismatch-jsonplus.host1.fio --status-interval=500ms --client=127.0.0.1,18775 hosts2-version-mismatch-jsonplus.host2.fio --status-interval=500ms

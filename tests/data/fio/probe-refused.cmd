@@ -1,0 +1,1 @@
+fio --output-format=normal --client=127.0.0.1,18779 probe-refused.fio

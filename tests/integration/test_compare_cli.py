@@ -1,0 +1,261 @@
+"""`storbench compare` and `storbench report --format markdown` end to end, on tiny real fio
+runs (null engine: the figures are fio's, not a device's). Expected values are recomputed
+here from the raw fio output storbench stored with each measurement.
+
+The null engine does no I/O (and storbench lays no file out for it), so a point of 256 MiB
+takes ~30 ms; with 8 MiB it would end within fio's 1 ms clock and every repetition would
+report the same IOPS, leaving Welch's test nothing to test."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import zlib
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy import stats as scipy_stats
+
+pytestmark = pytest.mark.integration
+
+PLAN = """\
+name: {name}
+targets:
+  - file: {dir}/a.dat
+  - file: {dir}/b.dat
+    name: bee
+workloads:
+  - name: rand
+    ioengine: "null"
+    rw: randread
+    bs: 4k
+    size: 256m
+    runtime: 1
+    iodepth: {depths}
+repeat: {repeat}
+"""
+
+
+def sb(*args: str, db: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, "STORBENCH_DB": str(db), "COLUMNS": "200"},
+    )
+
+
+def ok(r: subprocess.CompletedProcess[str]) -> str:
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    return r.stdout
+
+
+@pytest.fixture(scope="module")
+def bed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Runs 1 and 2: the same plan, two targets, iodepth 1 and 4, 3 repetitions each.
+    Run 3: one target, iodepth 4 and 8, no repetitions."""
+    d = tmp_path_factory.mktemp("cmp")
+    db = d / "results.db"
+    for i, (depths, repeat) in enumerate((("[1, 4]", 3), ("[1, 4]", 3), ("[4, 8]", 1)), 1):
+        text = PLAN.format(name=f"plan{i}", dir=d, depths=depths, repeat=repeat)
+        if i == 3:
+            text = text.replace(f"  - file: {d}/b.dat\n    name: bee\n", "")
+        (d / f"p{i}.yaml").write_text(text)
+        ok(sb("run", str(d / f"p{i}.yaml"), db=db, cwd=d))
+    return {"dir": d, "db": db, "a": str(d / "a.dat")}
+
+
+def raw_docs(db: Path, run_id: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(point spec, fio's JSON document) of every measurement, from the stored raw output."""
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute(
+            "SELECT p.spec, m.raw_output FROM measurements m JOIN points p"
+            " ON p.run_id = m.run_id AND p.idx = m.point_idx WHERE m.run_id = ?"
+            " ORDER BY m.point_idx",
+            (run_id,),
+        ).fetchall()
+    finally:
+        con.close()
+    out = []
+    for spec, raw in rows:
+        text = zlib.decompress(raw).decode()
+        doc, _ = json.JSONDecoder().raw_decode(text, text.index("{"))
+        out.append((json.loads(spec), doc))
+    return out
+
+
+def by_point(db: Path, run_id: int) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    """fio's read figures per (target path, iodepth), one entry per repetition."""
+    out: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for spec, doc in raw_docs(db, run_id):
+        (job,) = doc["jobs"]
+        out.setdefault((spec["target"]["path"], spec["params"]["iodepth"]), []).append(job["read"])
+    return out
+
+
+def merged_p99(reps: list[dict[str, Any]]) -> float:
+    c: Counter[int] = Counter()
+    for r in reps:
+        c.update({int(k): v for k, v in r["clat_ns"]["bins"].items()})
+    samples = sorted(c.elements())
+    return float(samples[math.ceil(Fraction(99) / 100 * len(samples)) - 1])
+
+
+def test_two_runs_with_repetitions_have_verdicts_and_p_values(bed: dict[str, Any]) -> None:
+    db, d = bed["db"], bed["dir"]
+    doc = json.loads(ok(sb("compare", "1", "2", "--format", "json", db=db, cwd=d)))
+    (c,) = doc["comparisons"]
+    assert c["baseline"] == "run 1 (plan1)" and c["other"] == "run 2 (plan2)"
+    assert len(c["points"]) == 4 and c["only_baseline"] == c["only_other"] == []
+    base, other = by_point(db, 1), by_point(db, 2)
+    for p in c["points"]:
+        assert p["verdict"] in ("better", "worse", "no significant difference")
+        assert p["p_value"] is not None and 0 <= p["p_value"] <= 1
+        key = (p["baseline"]["target"]["path"], p["params"]["iodepth"])
+        assert p["other"]["target"]["path"] == key[0]  # two targets a side: paired by target
+        a = [r["iops"] for r in base[key]]
+        b = [r["iops"] for r in other[key]]
+        assert len(a) == len(b) == 3
+        assert p["baseline"]["iops"]["n"] == 3
+        assert p["baseline"]["iops"]["mean"] == pytest.approx(statistics.fmean(a))
+        assert p["iops_change_pct"] == pytest.approx(
+            100 * (statistics.fmean(b) - statistics.fmean(a)) / statistics.fmean(a)
+        )
+        assert len(set(a + b)) > 2, "repetitions that vary"
+        ref = scipy_stats.ttest_ind(b, a, equal_var=False)
+        assert p["p_value"] == pytest.approx(float(ref.pvalue), rel=1e-6)
+        want = "no significant difference"
+        if ref.pvalue < 0.05:
+            want = "better" if statistics.fmean(b) > statistics.fmean(a) else "worse"
+        assert p["verdict"] == want
+        # p99 over the 3 repetitions: from the summed bins, not an average of p99s
+        assert p["baseline"]["clat_p99_ns"] == merged_p99(base[key])
+        assert p["other"]["clat_p99_ns"] == merged_p99(other[key])
+    s = c["summary"]
+    assert s["total"] == 4 and 0 <= s["wins"] <= 4
+    assert sum(s["verdicts"].values()) == 4 and s["verdicts"]["untested"] == 0
+
+    text = ok(sb("compare", "1", "2", db=db, cwd=d))
+    assert f"run 2 (plan2) beat run 1 (plan1) in {s['wins']} of 4 points;" in text
+    assert "verdicts (Welch's t-test on IOPS per repetition, 95 %)" in text
+    assert "3/3" in text and "average by iodepth" in text
+
+
+def test_targets_of_one_run_and_formats(bed: dict[str, Any]) -> None:
+    db, d, a = bed["db"], bed["dir"], bed["a"]
+    doc = json.loads(
+        ok(sb("compare", f"1:target={a}", "1:target=bee", "--format", "json", db=db, cwd=d))
+    )
+    (c,) = doc["comparisons"]
+    assert c["baseline"] == f"{a} (run 1)" and c["other"] == "bee (run 1)"
+    assert [p["params"]["iodepth"] for p in c["points"]] == [1, 4]
+    for p in c["points"]:
+        assert p["baseline"]["target"]["path"] == a
+        assert p["other"]["target"]["name"] == "bee"
+        assert p["verdict"] != "untested" and p["p_value"] is not None
+    md = ok(sb("compare", f"1:target={a}", "1:target=bee", "--format", "markdown", db=db, cwd=d))
+    assert md.startswith(f"## bee (run 1) vs {a} (run 1)\n")
+    s = c["summary"]
+    assert f"**bee (run 1) beat {a} (run 1) in {s['wins']} of 2 points; " in md
+    assert "| point | n | IOPS base | IOPS other |" in md
+    assert "### Average by queue depth (over block sizes)" in md
+
+    out = d / "cmp.md"
+    r = sb("report", "1", "2", "--format", "markdown", "-o", str(out), db=db, cwd=d)
+    ok(r)
+    text = out.read_text()
+    assert text.startswith("## run 2 (plan2) vs run 1 (plan1)\n")
+    assert "beat run 1 (plan1) in" in text
+
+
+def test_unmatched_points_are_listed_and_untested_without_repetitions(
+    bed: dict[str, Any],
+) -> None:
+    db, d, a = bed["db"], bed["dir"], bed["a"]
+    text = ok(sb("compare", f"1:target={a}", "3", db=db, cwd=d))
+    assert "1 matched point, 1 only in the baseline, 1 only in run 3 (plan3)" in text
+    assert "unmatched points (2):" in text
+    assert f"only in {a} (run 1): {a} rand iodepth=1" in text
+    assert f"only in run 3 (plan3): {a} rand iodepth=8" in text
+    row = next(ln for ln in text.splitlines() if ln.startswith("rand iodepth=4"))
+    assert "3/1" in row and "untested" in row
+    doc = json.loads(ok(sb("compare", f"1:target={a}", "3", "--format", "json", db=db, cwd=d)))
+    (c,) = doc["comparisons"]
+    assert [p["params"]["iodepth"] for p in c["only_baseline"]] == [1]
+    assert [p["params"]["iodepth"] for p in c["only_other"]] == [8]
+    assert [p["verdict"] for p in c["points"]] == ["untested"]
+    assert c["points"][0]["p_value"] is None and c["points"][0]["iops_change_pct"] is not None
+
+
+def test_report_markdown_of_one_run_has_spread_and_merged_percentiles(
+    bed: dict[str, Any],
+) -> None:
+    db, d, a = bed["db"], bed["dir"], bed["a"]
+    md = ok(sb("report", f"1:target={a}", "--format", "markdown", db=db, cwd=d))
+    assert md.startswith("## run 1 (plan1)\n")
+    head = "| iodepth | n | dir | IOPS | ±95% | MiB/s | clat mean | clat p99 |"
+    assert head in md
+    rows = [ln for ln in md.splitlines() if ln.startswith("| 1 |") or ln.startswith("| 4 |")]
+    assert len(rows) == 2
+    base = by_point(db, 1)
+    from storbench.units import fmt_ns
+
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        depth = int(cells[0])
+        reps = base[(a, depth)]
+        assert cells[1] == "3" and cells[4].startswith("±")
+        assert cells[7] == fmt_ns(merged_p99(reps))
+
+
+def test_bad_references_are_one_line_errors(bed: dict[str, Any]) -> None:
+    db, d = bed["db"], bed["dir"]
+    r = sb("compare", "1:target=/nowhere", "2", db=db, cwd=d)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "no point of run 1" in r.stderr and "bee" in r.stderr
+    r = sb("compare", "1", "42", db=db, cwd=d)
+    assert r.returncode == 2 and "there is no run 42" in r.stderr
+    r = sb("compare", "1:iodepth", "2", db=db, cwd=d)
+    assert r.returncode == 2 and "is not key=value" in r.stderr
+    h = ok(sb("compare", "--help", db=db, cwd=d))
+    assert "storbench compare 12:target=/dev/sdb 12:target=/dev/sdc" in h
+    assert "--format [table|json|markdown]" in h
+
+
+def test_matrix_and_qualify_summaries_name_the_optimum(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    tiny = ["--set", "ioengine=null", "--set", "size=8m", "--set", "runtime=1"]
+    tiny += ["--set", "time_based=0", "--set", "ramp_time=0"]
+    out = ok(
+        sb(
+            "run", "matrix", "-t", str(tmp_path / "m.dat"), *tiny,
+            "--set", "rw=randread", "--set", "bs=[4k,64k]", "--set", "iodepth=[1,4]",
+            db=db, cwd=tmp_path,
+        )
+    )  # fmt: skip
+    assert out.count("optimal iodepth") == 2  # one line per block size
+    md = ok(sb("report", "latest", "--format", "markdown", db=db, cwd=tmp_path))
+    assert "IOPS by block size and iodepth" in md and "| bs \\ iodepth | 1 | 4 |" in md
+    assert "Optimal iodepth (the smallest reaching 95 % of the best IOPS)" in md
+
+    out = ok(
+        sb(
+            "run", "qualify", "-t", str(tmp_path / "q.dat"), *tiny, "--set", "numjobs=[1,2]",
+            db=db, cwd=tmp_path,
+        )
+    )  # fmt: skip
+    assert "best job count is" in out and "reach 95 % of it" in out
+    md = ok(sb("report", "latest", "--format", "markdown", db=db, cwd=tmp_path))
+    assert "| ID | Size | Type | Proto | IOPS | #Jobs | Notes |" in md

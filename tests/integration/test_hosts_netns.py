@@ -1,0 +1,465 @@
+"""Many hosts on real fio servers: network namespaces joined to this (root) namespace by veth
+pairs, each with its own 10.x address and its own ``fio --server``; and 16 servers on
+loopback for scale. Needs root and iproute2 (``ip netns``); skipped otherwise.
+
+Everything made here is named with a per-session token: namespaces
+``storbench-test-TOKEN-N``, veth pairs ``sbtTOKENNh``/``sbtTOKENNn`` (interface names are
+capped at 15 characters; the host end also gets the altname ``storbench-test-TOKEN-N``),
+addresses 10.A.B.N with A, B random (routes to them point at the veth pairs only: no 10.x
+address is added to this namespace). The fixture's finalizer kills every server it started
+and deletes the namespaces (which removes the veth pairs and routes), even when a test fails,
+then checks that ``ip netns list`` shows none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from storbench.engines import fio
+from storbench.metrics import merge_bins, percentiles_from_bins
+
+pytestmark = [pytest.mark.integration, pytest.mark.root]
+
+PREFIX = "storbench-test"
+N_NS = 3
+
+
+def sb(
+    *args: str, db: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "STORBENCH_DB": str(db), **(env or {})},
+    )
+
+
+def q(db: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check, timeout=10)
+
+
+def wait_listening(address: str, port: int, proc: subprocess.Popen[bytes]) -> None:
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        if fio.server_listening(address, port, timeout=0.2):
+            return
+        assert proc.poll() is None, f"fio server {address}:{port} exited ({proc.returncode})"
+        time.sleep(0.05)
+    raise AssertionError(f"fio server {address}:{port} did not listen")
+
+
+@dataclass
+class Server:
+    address: str
+    port: int
+    workdir: Path
+    netns: str | None = None
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        cmd = ["fio", f"--server={self.address},{self.port}"]
+        if self.netns:
+            cmd = ["ip", "netns", "exec", self.netns, *cmd]
+        # its own process group: the server, its per-connection process and the job
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=self.workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_listening(self.address, self.port, self.proc)
+
+    def kill(self) -> None:
+        """fio dies on that host: SIGKILL to the whole process group."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+
+@dataclass
+class Lab:
+    servers: list[Server]
+    namespaces: list[str] = field(default_factory=list)
+
+    def hosts_yaml(self, target: str = "directory") -> str:
+        lines = ["hosts:"]
+        for s in self.servers:
+            path = s.workdir / "data" if target == "directory" else s.workdir / "sb.dat"
+            lines += [
+                f"  - address: {s.address}",
+                f"    port: {s.port}",
+                "    targets:",
+                f"      - {target}: {path}",
+            ]
+        return "\n".join(lines) + "\n"
+
+
+def _free_loopback_ports(n: int) -> list[int]:
+    ports: list[int] = []
+    socks = []
+    try:
+        while len(ports) < n:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces need root")
+    if shutil.which("ip") is None or shutil.which("fio") is None:
+        pytest.skip("needs iproute2 and fio")
+    token = secrets.token_hex(2)
+    a, b = random.randint(200, 250), random.randint(1, 250)
+    lab = Lab(servers=[])
+    try:
+        for i in range(N_NS):
+            ns = f"{PREFIX}-{token}-{i}"
+            host_if, ns_if = f"sbt{token}{i}h", f"sbt{token}{i}n"
+            addr = f"10.{a}.{b}.{i + 2}"
+            ip("netns", "add", ns)
+            lab.namespaces.append(ns)
+            ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+            ip("link", "property", "add", "dev", host_if, "altname", ns, check=False)
+            ip("link", "set", ns_if, "netns", ns)
+            ip("-n", ns, "link", "set", "lo", "up")
+            ip("-n", ns, "link", "set", ns_if, "up")
+            ip("-n", ns, "addr", "add", f"{addr}/32", "dev", ns_if)
+            ip("-n", ns, "route", "add", "default", "dev", ns_if)
+            ip("link", "set", host_if, "up")
+            ip("route", "add", f"{addr}/32", "dev", host_if)
+            work = tmp_path_factory.mktemp(f"host{i}")
+            (work / "data").mkdir()
+            server = Server(addr, 8765, work, netns=ns)
+            lab.servers.append(server)
+        for s in lab.servers:
+            s.start()
+        yield lab
+    finally:
+        for s in lab.servers:
+            s.kill()
+        for i, ns in enumerate(lab.namespaces):
+            ip("link", "del", f"sbt{token}{i}h", check=False)  # both ends, and the route
+            ip("netns", "del", ns, check=False)
+        left = ip("netns", "list", check=False).stdout
+        links = ip("link", "show", check=False).stdout
+        assert f"{PREFIX}-{token}" not in left, f"namespaces left behind: {left}"
+        assert f"sbt{token}" not in links, "veth pairs left behind"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "results.db"
+
+
+def plan_file(
+    tmp_path: Path, lab: Lab, workload: str, target: str = "directory", local: str = ""
+) -> Path:
+    """A plan on the lab's hosts (each on its own target), then ``local`` (more hosts)."""
+    path = tmp_path / "plan.yaml"
+    path.write_text(f"name: hosts\n{lab.hosts_yaml(target)}{local}workloads:\n{workload}")
+    return path
+
+
+def export(db: Path) -> list[dict]:
+    r = sb("export", "latest", "--format", "json", db=db)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)["measurements"]
+
+
+def test_three_hosts_aggregate_is_the_hosts_combined_and_clients_scale(
+    tmp_path: Path, db: Path, lab: Lab
+) -> None:
+    plan = plan_file(
+        tmp_path,
+        lab,
+        """\
+  - name: rr
+    rw: randread
+    bs: 4k
+    size: 8m
+    ioengine: psync
+    time_based: 1
+    runtime: 2
+    clients: [1, 3]
+""",
+    )
+    shown = sb("plan", "show", str(plan), db=db)
+    assert shown.returncode == 0, shown.stderr
+    for s in lab.servers:  # every host's own job file, on its own directory
+        assert f"host {s.address}:{s.port}" in shown.stdout
+        assert f"directory={s.workdir / 'data'}" in shown.stdout
+
+    r = sb("run", str(plan), db=db)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "per host" in r.stdout and "adding clients" in r.stdout
+    one, three = export(db)
+    assert one["clients"] == 1 and list(one["hosts"]) == [f"{lab.servers[0].address}:8765"]
+    assert three["clients"] == 3 and len(three["hosts"]) == 3
+    hosts = three["hosts"].values()
+    assert all(h["status"] == "ok" for h in hosts)
+    agg = three["aggregate"]
+    # totals are the hosts' sums; rates over the window in which all ran
+    assert three["read"]["total_ios"] == sum(h["read"]["total_ios"] for h in hosts)
+    assert three["read"]["io_bytes"] == sum(h["read"]["io_bytes"] for h in hosts)
+    assert agg["aggregate"] == "window" and not agg["low_overlap"]
+    assert agg["overlap"] > 0.9 and agg["start_spread_s"] < 0.2
+    assert three["read"]["runtime_s"] == pytest.approx(agg["window_s"])
+    summed = sum(h["read"]["iops"] for h in hosts)
+    assert three["read"]["iops"] == pytest.approx(summed, rel=0.15)
+    assert agg["sum_of_host_rates"]["read"]["iops"] == pytest.approx(summed)
+    for h in hosts:
+        assert 0 <= h["start_s"] < h["end_s"]
+        assert h["end_s"] - h["start_s"] == pytest.approx(h["read"]["runtime_s"], abs=0.002)
+
+    # p99 of the aggregate from the hosts' merged histograms (stored per host)
+    (mid,) = q(db, "SELECT id FROM measurements WHERE point_idx = 1")[0]
+    rows = q(
+        db,
+        "SELECT host, bins FROM histograms WHERE measurement_id=? AND direction='read'"
+        " AND metric='clat'",
+        mid,
+    )
+    per_host = {h: {int(k): v for k, v in json.loads(b).items()} for h, b in rows if h}
+    assert len(per_host) == 3
+    merged = merge_bins(per_host.values())
+    assert merged is not None
+    assert three["read"]["clat_ns"]["p99"] == percentiles_from_bins(merged)["99"]
+
+    csv_text = sb("export", "latest", "--format", "csv", db=db).stdout
+    assert len(csv_text.splitlines()) == 1 + 2 + 4  # header, 2 aggregates, 1 + 3 hosts
+    shown = sb("show", "latest", db=db)
+    assert shown.returncode == 0
+    for s in lab.servers:
+        assert f"fio server {s.address}:8765" in shown.stdout
+    # storbench cannot remove files fio made on remote hosts: they stay, with fio's prefix
+    for s in lab.servers:
+        assert {p.name for p in (s.workdir / "data").iterdir()} == {f"{s.address}.storbench.rr.0.0"}
+
+
+def test_unreachable_or_silent_host_stops_everything_before_any_io(
+    tmp_path: Path, db: Path, lab: Lab
+) -> None:
+    refused = lab.servers[0].address  # nothing listens on port 8799 there
+    silent = socket.socket()  # accepts connections, never answers fio's probe
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    port = silent.getsockname()[1]
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"""\
+hosts:
+  - address: {lab.servers[1].address}
+  - address: {refused}
+    port: 8799
+  - address: 127.0.0.1
+    port: {port}
+targets:
+  - directory: {tmp_path}
+workloads:
+  - name: w
+    rw: randwrite
+    size: 1m
+    runtime: 1
+"""
+    )
+    t0 = time.monotonic()
+    r = sb("run", str(plan), db=db, env={"STORBENCH_HOST_TIMEOUT": "2"})
+    silent.close()
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "2 of 3 hosts failed preflight; nothing was run" in r.stderr
+    assert f"host {refused}:8799: cannot connect to {refused}:8799 (Connection refused)" in r.stderr
+    assert f"host 127.0.0.1:{port}: no answer from 127.0.0.1:{port} within 2 s" in r.stderr
+    assert "storbench agent" in r.stderr and "Traceback" not in r.stderr
+    assert time.monotonic() - t0 < 15
+    assert not db.exists() or q(db, "SELECT COUNT(*) FROM runs") == [(0,)]
+    assert list(tmp_path.glob("*storbench*")) == []
+
+
+def test_remote_files_need_destroy_data_naming_host_and_path(
+    tmp_path: Path, db: Path, lab: Lab
+) -> None:
+    plan = plan_file(
+        tmp_path,
+        lab,
+        "  - name: w\n    rw: write\n    bs: 64k\n    size: 1m\n",
+        target="file",
+    )
+    r = sb("run", str(plan), db=db)
+    assert r.returncode == 2
+    for s in lab.servers:
+        assert f"--destroy-data {s.address}:8765:{s.workdir / 'sb.dat'}" in r.stderr
+    assert "3 of 3 hosts failed preflight" in r.stderr
+    flags = [f"--destroy-data={s.address}:8765:{s.workdir / 'sb.dat'}" for s in lab.servers]
+    r = sb("run", str(plan), *flags, db=db)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for s in lab.servers:
+        assert (s.workdir / "sb.dat").stat().st_size == 1 << 20  # fio made it; it stays
+
+
+def _kill_when_running(server: Server, marker: Path, after: float) -> threading.Thread:
+    """Kill ``server`` ``after`` seconds after fio laid out its file (the point runs)."""
+
+    def go() -> None:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not list(marker.glob("*storbench*")):
+            time.sleep(0.02)
+        time.sleep(after)
+        server.kill()
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    return t
+
+
+KILL_PLAN = """\
+  - name: k
+    rw: randread
+    size: 4m
+    ioengine: psync
+    time_based: 1
+    runtime: 2.5
+    bs: [4k, 8k]
+"""
+
+
+def test_server_killed_mid_point_leaves_it_partial_and_the_run_goes_on(
+    tmp_path: Path, db: Path, lab: Lab
+) -> None:
+    victim = lab.servers[1]
+    for p in (victim.workdir / "data").glob("*"):
+        p.unlink()
+    scratch = tmp_path / "local.dat"  # the controller is a host too: its own fio server
+    local = f"  - address: local\n    targets:\n      - file: {scratch}\n"
+    plan = plan_file(tmp_path, lab, KILL_PLAN, local=local)
+    try:
+        killer = _kill_when_running(victim, victim.workdir / "data", after=1.2)
+        r = sb("run", str(plan), db=db)
+        killer.join(timeout=30)
+        assert r.returncode == 1, r.stdout + r.stderr
+        label = f"{victim.address}:8765"
+        first, second = export(db)
+        assert first["status"] == "partial"
+        assert f"host {label}: its fio server went away during the point" in first["error"]
+        assert first["aggregate"]["failed_hosts"] == [label]
+        dead = first["hosts"][label]
+        assert dead["status"] == "failed" and dead["read"]["total_ios"] > 0  # kept
+        alive = [h for lab_, h in first["hosts"].items() if lab_ != label]
+        assert all(h["status"] == "ok" and h["read"]["total_ios"] > 0 for h in alive)
+        assert first["read"]["total_ios"] == sum(h["read"]["total_ios"] for h in alive)
+        # the run went on: the next point ran on the other hosts, this one refused
+        assert second["status"] == "partial"
+        assert f"host {label}: cannot connect" in second["error"]
+        assert q(db, "SELECT status FROM runs") == [("completed",)]
+        assert "partial" in r.stdout.lower() and label in r.stdout
+        assert first["hosts"]["local"]["status"] == "ok"
+        assert first["hosts"]["local"]["target"] == {"kind": "file", "path": str(scratch)}
+        assert not scratch.exists()  # storbench made the local scratch file, and removed it
+
+        # --fail-fast stops at the partial point
+        victim.start()
+        for p in (victim.workdir / "data").glob("*"):
+            p.unlink()
+        killer = _kill_when_running(victim, victim.workdir / "data", after=1.2)
+        r = sb("run", str(plan), "--fail-fast", db=db)
+        killer.join(timeout=30)
+        assert r.returncode == 1
+        assert q(db, "SELECT COUNT(*) FROM measurements WHERE run_id=2") == [(1,)]
+        assert q(db, "SELECT status FROM runs WHERE id=2") == [("failed",)]
+    finally:
+        if victim.proc is None:
+            victim.start()
+
+
+def test_agent_starts_and_stops_a_fio_server_and_refuses_all_addresses(
+    tmp_path: Path, lab: Lab
+) -> None:
+    ns, addr = lab.namespaces[0], lab.servers[0].address
+    pid_file = tmp_path / "agent.pid"
+    base = ["ip", "netns", "exec", ns, sys.executable, "-m", "storbench", "agent"]
+
+    def agent(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *args], capture_output=True, text=True, timeout=30)
+
+    r = agent("--bind", "0.0.0.0", "--port", "8770", "--pid-file", str(pid_file))
+    assert r.returncode == 2 and "all addresses" in r.stderr and "--any-address" in r.stderr
+    r = agent("--bind", addr, "--port", "8765", "--pid-file", str(pid_file))
+    assert r.returncode == 2 and "already listens" in r.stderr  # the lab's own server
+
+    r = agent("--bind", addr, "--port", "8770", "--pid-file", str(pid_file))
+    try:
+        assert r.returncode == 0, r.stderr
+        assert f"listening on {addr}:8770" in r.stdout and "authentication" in r.stderr
+        pid = int(pid_file.read_text())
+        assert fio.server_listening(addr, 8770)
+        (probe,) = fio.probe_servers([(addr, 8770)], ["psync"])
+        assert probe.error is None and probe.fio_version == fio.fio_version()
+        again = agent("--bind", addr, "--port", "8770", "--pid-file", str(pid_file))
+        assert again.returncode == 2 and f"already runs (pid {pid}" in again.stderr
+    finally:
+        stop = agent("--stop", "--pid-file", str(pid_file))
+    assert stop.returncode == 0 and "stopped the fio server" in stop.stdout
+    assert not pid_file.exists() and not fio.server_listening(addr, 8770)
+
+
+def test_sixteen_servers_in_one_point(tmp_path: Path, db: Path) -> None:
+    if shutil.which("fio") is None:
+        pytest.skip("needs fio")
+    servers = [Server("127.0.0.1", p, tmp_path) for p in _free_loopback_ports(16)]
+    try:
+        for s in servers:
+            s.start()
+        hosts = "".join(f"  - address: 127.0.0.1\n    port: {s.port}\n" for s in servers)
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(
+            f"hosts:\n{hosts}targets:\n  - directory: {tmp_path}\nworkloads:\n"
+            "  - name: n\n    ioengine: 'null'\n    rw: randread\n    bs: 4k\n    size: 1g\n"
+            "    time_based: 1\n    runtime: 2\n"
+        )
+        r = sb("run", str(plan), db=db)
+        assert r.returncode == 0, r.stdout + r.stderr
+        (m,) = export(db)
+        assert len(m["hosts"]) == 16 and all(h["status"] == "ok" for h in m["hosts"].values())
+        assert m["read"]["total_ios"] == sum(h["read"]["total_ios"] for h in m["hosts"].values())
+        assert m["aggregate"]["aggregate"] == "window"
+        assert 0 < m["aggregate"]["overlap"] <= 1
+    finally:
+        for s in servers:
+            s.kill()

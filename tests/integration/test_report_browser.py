@@ -1,0 +1,379 @@
+"""The HTML report in a real headless Chromium (Debian's `chromium`), driven over the DevTools
+protocol: it loads with no console error, makes no network request, opens no dialog, shows
+hostile names as text, draws its charts (a screenshot with chart titles, not blank), shows
+values on hover, and opens a point's job file and raw fio output from a chart.
+
+The runs are real: fio on small scratch files, with a workload named
+``<script>alert(1)</script>`` and a target named ``<img src=x onerror=alert(2)>``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = shutil.which("chromium")
+SCRIPT_NAME = "<script>alert(1)</script>"
+IMG_NAME = "<img src=x onerror=alert(2)>"
+#: Bound of every wait on the browser (start, a command, page load).
+TIMEOUT = 30.0
+
+PLAN = """\
+name: "hostile <b>names</b>"
+targets:
+  - file: {dir}/scratch.dat
+    name: "{img}"
+workloads:
+  - name: "{script}"
+    rw: randread
+    bs: [4k, 64k]
+    iodepth: [1, 4]
+    size: 8m
+    runtime: 1
+  - name: jobs
+    rw: randwrite
+    bs: 4k
+    numjobs: [1, 2]
+    size: 8m
+    runtime: 1
+"""
+
+
+def sb(*args: str, db: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, "STORBENCH_DB": str(db)},
+    )
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two real runs of the hostile plan; the report of the first and of both."""
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (scripts/setup-system.sh installs it)")
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    tmp = tmp_path_factory.mktemp("report-browser")
+    db = tmp / "results.db"
+    plan = tmp / "plan.yaml"
+    plan.write_text(PLAN.format(dir=tmp, img=IMG_NAME, script=SCRIPT_NAME.replace('"', '\\"')))
+    for _ in range(2):
+        r = sb("run", str(plan), db=db, cwd=tmp)
+        assert r.returncode == 0, r.stdout + r.stderr
+    out = {}
+    for name, refs in (("one", ["1"]), ("two", ["1", "2"])):
+        path = tmp / f"{name}.html"
+        r = sb("report", *refs, "-o", str(path), db=db)
+        assert r.returncode == 0, r.stderr
+        out[name] = path
+    return out
+
+
+# ---------------------------------------------------------------------------- DevTools
+
+
+class DevTools:
+    """A minimal DevTools protocol client: commands by id, events kept in arrival order."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+
+    def _recv(self, deadline: float) -> dict[str, Any]:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no answer from chromium")
+        return json.loads(self.ws.recv(timeout=left))
+
+    def send(self, method: str, session: str | None = None, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        msg: dict[str, Any] = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = session
+        self.ws.send(json.dumps(msg))
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            m = self._recv(deadline)
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise AssertionError(f"{method}: {m['error']}")
+                return m.get("result", {})
+            if "method" in m:
+                self.events.append(m)
+
+    def wait_for(self, method: str, after: int = 0) -> dict[str, Any]:
+        """The first event ``method`` from index ``after`` on, waiting for it if need be."""
+        deadline = time.monotonic() + TIMEOUT
+        i = after
+        while True:
+            while i < len(self.events):
+                if self.events[i]["method"] == method:
+                    return self.events[i]
+                i += 1
+            m = self._recv(deadline)
+            if "method" in m:
+                self.events.append(m)
+
+    def pump(self, seconds: float) -> None:
+        """Collect the events that arrive within ``seconds``."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            try:
+                m = json.loads(self.ws.recv(timeout=left))
+            except TimeoutError:
+                return
+            if "method" in m:
+                self.events.append(m)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (scripts/setup-system.sh installs it)")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    proc = subprocess.Popen(
+        [
+            CHROMIUM,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-default-apps",
+            "--disable-extensions",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-port=0",
+            "--window-size=1400,1000",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: ended whole at the end
+    )
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + TIMEOUT
+        while not (port_file.exists() and len(port_file.read_text().splitlines()) >= 2):
+            assert proc.poll() is None, f"chromium exited with {proc.returncode}"
+            assert time.monotonic() < deadline, "chromium did not open its DevTools port"
+            time.sleep(0.05)
+        port, path = port_file.read_text().splitlines()[:2]
+        from websockets.sync.client import connect
+
+        url = f"ws://127.0.0.1:{port}{path}"
+        with connect(url, max_size=None, open_timeout=TIMEOUT, proxy=None) as ws:
+            yield DevTools(ws)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+class Page:
+    """One tab with the page loaded, and what happened while it loaded."""
+
+    def __init__(self, cdp: DevTools, url: str) -> None:
+        self.cdp = cdp
+        target = cdp.send("Target.createTarget", url="about:blank")["targetId"]
+        self.session = cdp.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            cdp.send(f"{domain}.enable", self.session)
+        cdp.send(
+            "Emulation.setDeviceMetricsOverride",
+            self.session,
+            width=1400,
+            height=1000,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+        self.start = len(cdp.events)
+        cdp.send("Page.navigate", self.session, url=url)
+        cdp.wait_for("Page.loadEventFired", self.start)
+        cdp.pump(1.0)  # late errors, requests, dialogs
+
+    def events(self, method: str) -> list[dict[str, Any]]:
+        return [
+            e["params"]
+            for e in self.cdp.events[self.start :]
+            if e["method"] == method and e.get("sessionId") == self.session
+        ]
+
+    def js(self, expression: str) -> Any:
+        r = self.cdp.send(
+            "Runtime.evaluate",
+            self.session,
+            expression=expression,
+            returnByValue=True,
+            awaitPromise=True,
+        )
+        assert "exceptionDetails" not in r, r["exceptionDetails"]
+        return r["result"].get("value")
+
+    def screenshot(self, clip: dict[str, float] | None = None) -> bytes:
+        params: dict[str, Any] = {"format": "png"}
+        if clip:
+            params.update(clip={**clip, "scale": 1}, captureBeyondViewport=True)
+        data = self.cdp.send("Page.captureScreenshot", self.session, **params)["data"]
+        return base64.b64decode(data)
+
+
+def assert_clean(page: Page, url: str) -> None:
+    exceptions = page.events("Runtime.exceptionThrown")
+    assert not exceptions, exceptions
+    console = [
+        e for e in page.events("Runtime.consoleAPICalled") if e["type"] in ("error", "assert")
+    ]
+    assert not console, console
+    logged = [e["entry"] for e in page.events("Log.entryAdded") if e["entry"]["level"] == "error"]
+    assert not logged, logged
+    requests = [e["request"]["url"] for e in page.events("Network.requestWillBeSent")]
+    others = [u for u in requests if u != url and not u.startswith("data:")]
+    assert not others, f"the page made network requests: {others}"
+    assert not page.events("Page.javascriptDialogOpening"), "a dialog (alert) opened"
+
+
+def pixel_variety(png: bytes) -> tuple[int, float]:
+    """(distinct colours, share of pixels that are not white) of a PNG."""
+    from PIL import Image
+
+    im = Image.open(io.BytesIO(png)).convert("RGB")
+    colors = im.getcolors(maxcolors=1 << 20) or []
+    white = sum(n for n, c in colors if c == (255, 255, 255))
+    return len(colors), 1 - white / (im.width * im.height)
+
+
+# ---------------------------------------------------------------------------- tests
+
+
+def test_report_loads_offline_escapes_names_and_draws_its_charts(
+    reports: dict[str, Path], browser: DevTools, tmp_path: Path
+) -> None:
+    t0 = time.monotonic()
+    url = reports["two"].resolve().as_uri()
+    page = Page(browser, url)
+    assert_clean(page, url)
+
+    text = page.js("document.body.innerText")
+    assert SCRIPT_NAME in text, "the workload name shows as text"
+    assert IMG_NAME in text, "the target name shows as text"
+    assert page.js("document.querySelectorAll('img').length") == 0
+    assert page.js("document.scripts.length") == 1, "only the report's own script"
+
+    titles = page.js(
+        "[...document.querySelectorAll('figure.chart figcaption')].map(e => e.textContent)"
+    )
+    for want in (
+        "IOPS vs iodepth",
+        "Bandwidth vs iodepth",
+        "Mean completion latency vs iodepth",
+        "IOPS vs numjobs",
+        "Bandwidth vs numjobs",
+        "Completion latency percentiles",
+        "Relative comparison",
+    ):
+        assert any(t.startswith(want) for t in titles), (want, titles)
+    # every chart drew its panels, and every data point carries its hover value
+    sizes = page.js(
+        "[...document.querySelectorAll('figure.chart svg')].map(s => "
+        "[s.getBoundingClientRect().width, s.getBoundingClientRect().height])"
+    )
+    assert len(sizes) == len(titles) and all(w > 300 and h > 150 for w, h in sizes), sizes
+    points = page.js("document.querySelectorAll('svg .pt[data-tip]').length")
+    assert points >= 2 * 4 * 3 + 2 * 2 * 2, points
+    assert page.js("document.querySelectorAll('svg .pt title').length") == 0
+    assert SCRIPT_NAME in page.js(
+        "[...document.querySelectorAll('svg .pt')].map(g => g.dataset.tip).join('\\n')"
+    )
+
+    # the first chart, title included, is drawn: many colours, far from blank
+    box = page.js(
+        "(() => { const r = document.querySelector('figure.chart').getBoundingClientRect();"
+        " return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height}; })()"
+    )
+    png = page.screenshot(box)
+    (tmp_path / "first-chart.png").write_bytes(png)
+    colors, inked = pixel_variety(png)
+    assert colors > 50 and inked > 0.03, (colors, inked)
+    full = page.screenshot()
+    (tmp_path / "page.png").write_bytes(full)
+    assert pixel_variety(full)[0] > 50
+
+    # hover a data point: the tooltip shows its values
+    center = page.js(
+        "(() => { const g = document.querySelector('figure.chart svg .pt');"
+        " g.scrollIntoView({block: 'center'}); const r = g.getBoundingClientRect();"
+        " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+    )
+    browser.send(
+        "Input.dispatchMouseEvent", page.session, type="mouseMoved", x=center[0], y=center[1]
+    )
+    tip = page.js(
+        "(() => { const t = document.getElementById('tip');"
+        " return t.hidden ? null : t.textContent; })()"
+    )
+    assert tip and "IOPS" in tip and "iodepth=" in tip, tip
+
+    # click it: its point opens with the job file; the raw output decompresses on opening
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.send(
+            "Input.dispatchMouseEvent",
+            page.session,
+            type=kind,
+            x=center[0],
+            y=center[1],
+            button="left",
+            clickCount=1,
+        )
+    opened = page.js(
+        "(() => { const d = document.getElementById(location.hash.slice(1));"
+        " return d && d.open ? d.querySelector('pre.job').textContent : null; })()"
+    )
+    assert opened and "rw=randread" in opened, opened
+    raw = page.js(
+        "(async () => { const d = document.getElementById(location.hash.slice(1))"
+        ".querySelector('details.raw'); d.open = true;"
+        " const pre = d.querySelector('pre.rawtext');"
+        " for (let i = 0; i < 100 && !pre.textContent.includes('fio version'); i++)"
+        "   await new Promise(r => setTimeout(r, 50));"
+        " return pre.textContent; })()"
+    )
+    assert '"fio version"' in raw and '"jobs"' in raw, raw[:200]
+    browser.pump(0.3)
+    assert_clean(page, url)
+
+    # the one-run report too
+    url1 = reports["one"].resolve().as_uri()
+    page1 = Page(browser, url1)
+    assert_clean(page1, url1)
+    assert SCRIPT_NAME in page1.js("document.body.innerText")
+    assert page1.js("document.querySelectorAll('figure.chart').length") >= 6
+    assert time.monotonic() - t0 < 90

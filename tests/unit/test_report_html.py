@@ -1,0 +1,184 @@
+"""The HTML report and its charts on runs made with the Store API from recorded fio outputs:
+escaping of everything that came from a plan, a host or fio; a hover title and a link for
+every data point; raw output kept byte for byte; size of a 500-point report."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+
+from storbench.engines import fio
+from storbench.plan import Point, Target
+from storbench.report import charts, html
+from storbench.store import Store
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
+HOSTILE = "<script>alert(1)</script> & \"q\" 's' $x$"
+IMG = "<img src=x onerror=alert(2)>"
+RAW_OUTPUTS = [
+    "psync-randread-json",
+    "libaio-randrw-jsonplus",
+    "numjobs4-group-jsonplus",
+    "null-engine-jsonplus",
+]
+
+
+def make_run(
+    store: Store,
+    grid: list[dict[str, object]],
+    *,
+    name: str = "r",
+    workload: str = "w",
+    target: str = IMG,
+    inventory: dict[str, object] | None = None,
+    plan_text: str = "name: r\n",
+    fail: int | None = None,
+) -> int:
+    """A run of one point per grid entry (params = axes), measured by recorded fio outputs."""
+    tgt = Target("file", "/mnt/x/sb.dat", name=target)
+    points = [
+        Point(i, f"{name}-{i}", 0, tgt, workload, dict(params), dict(params))
+        for i, params in enumerate(grid)
+    ]
+    run_id = store.create_run(
+        kind="run",
+        name=name,
+        source="test",
+        plan_text=plan_text,
+        overrides=["--set x=<y>"],
+        inventory=inventory or {"host": {"hostname": "h"}, "targets": [tgt.to_dict()]},
+        fio_version="fio-3.33",
+        storbench_version="0.1.0",
+        argv=[],
+        points=points,
+    )
+    for p in points:
+        stem = RAW_OUTPUTS[p.index % len(RAW_OUTPUTS)]
+        text = (DATA / f"{stem}.json").read_text()
+        doc, _ = fio.final_document(text)
+        meas = fio.measurement_from_document(doc)
+        if p.index == fail:
+            meas.status, meas.error, meas.directions = "failed", f"fio said {HOSTILE}", {}
+        store.record(
+            run_id,
+            p,
+            meas,
+            engine="fio",
+            command=["fio", "--output-format=json+", f"{HOSTILE}.fio"],
+            job_file=f"[{HOSTILE}]\nrw=randread\n",
+            raw_output=text,
+            stderr=f"</pre>{HOSTILE}" if p.index == 0 else None,
+            started_at=1.0,
+            ended_at=2.0,
+        )
+    store.set_status(run_id, "completed")
+    return run_id
+
+
+def sweep(bs: list[str], iodepth: list[int], **more: list[object]) -> list[dict[str, object]]:
+    grid = [{"rw": "randread", "bs": b, "iodepth": q} for b in bs for q in iodepth]
+    for key, values in more.items():
+        grid = [{**g, key: v} for g in grid for v in values]
+    return grid
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(str(tmp_path / "r.db"))
+
+
+def tags(page: str) -> list[str]:
+    return re.findall(r"<[a-zA-Z][^<>]*>", page)
+
+
+def test_report_escapes_all_text_from_plans_hosts_and_fio(store: Store) -> None:
+    inv = {
+        "host": {"hostname": HOSTILE, "cpu_model": IMG, "memory_bytes": 1 << 30},
+        "targets": [{"kind": "file", "path": f"/mnt/{IMG}", "name": IMG, "disk": {"model": IMG}}],
+        "hosts": [{"address": HOSTILE, "fio_version": "3.33"}],  # any other inventory too
+    }
+    grid = sweep(["4k", "64k"], [1, 8], numjobs=[1, 2])
+    a = make_run(
+        store,
+        grid,
+        name=HOSTILE,
+        workload=HOSTILE,
+        inventory=inv,
+        plan_text=f"name: x\n# </pre>{HOSTILE}\n",
+        fail=3,
+    )
+    b = make_run(store, grid, name=IMG, workload=HOSTILE)
+    page = html.render_report(store, [str(a), str(b)])
+
+    assert page.count("<script") == 1, "only the report's own script"
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=alert(2)&gt;" in page
+    bad = [t for t in tags(page) if re.search(r"\s(src|on[a-z]+)=", t)]
+    assert not bad, bad[:3]
+    assert "<img" not in page and "</pre><script" not in page
+    # the page may load nothing: only in-page links, a data: icon, a CSP that forbids the rest
+    links = {v for t in tags(page) for v in re.findall(r'href="([^"]*)"', t)}
+    assert all(v.startswith("#") or v == "data:," for v in links), links
+    assert "default-src 'none'" in page
+    nonce = re.search(r"script-src 'nonce-([^']+)'", page)
+    assert nonce and f'<script nonce="{nonce.group(1)}">' in page
+
+
+def test_every_chart_point_has_a_hover_title_and_a_link_to_its_detail(store: Store) -> None:
+    a = make_run(store, sweep(["4k", "16k", "64k"], [1, 2, 4, 8]))
+    b = make_run(store, sweep(["4k", "16k", "64k"], [1, 2, 4, 8]))
+    runs = [charts.load_run(store, a), charts.load_run(store, b)]
+    ids = {f"r{r.run.id}-p{s.index + 1}" for r in runs for s in r.summaries}
+    for kind in charts.available_kinds(runs):
+        chart = charts.build_chart(kind, runs)
+        svg = charts.render_inline_svg(chart, prefix="t-")
+        groups = re.findall(r'<g (?:id="[^"]*" )?class="pt"( data-ref="[^"]*")?><title>', svg)
+        assert len(groups) == chart.marks > 0, kind
+        refs = {g[len(' data-ref="') : -1] for g in groups if g}
+        assert refs <= ids, kind
+        if kind != "compare":  # the averages of a comparison have no single point
+            assert all(groups), kind
+        # ids of the page are prefixed: two charts never share one
+        assert all(i.startswith("t-") for i in re.findall(r'\sid="([^"]+)"', svg))
+
+
+def test_sides_from_one_run_and_ids_unique_in_the_page(store: Store) -> None:
+    run = make_run(store, sweep(["4k", "64k"], [1, 8]))
+    page = html.render_report(store, [f"{run}:bs=4k", f"{run}:bs=64k", f"{run}"])
+    ids = [i for t in tags(page) for i in re.findall(r'\sid="([^"]+)"', t)]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)[:5]
+    assert f"run {run}: r [bs=4k]" in page and f"run {run}: r [bs=64k]" in page
+    assert page.count('class="point"') == 2 + 2 + 4
+
+
+def test_raw_output_is_kept_byte_for_byte(store: Store) -> None:
+    run = make_run(store, sweep(["4k"], [1, 2]))
+    page = html.render_report(store, [str(run)])
+    blobs = re.findall(r'data-gz="([A-Za-z0-9+/=]+)"', page)
+    assert len(blobs) == 2
+    raws = [store.raw(m.id)["raw_output"] for m in store.measurements(run)]
+    assert [gzip.decompress(base64.b64decode(b)).decode() for b in blobs] == raws
+
+
+def test_chart_text_with_dollars_is_not_mathtext(store: Store) -> None:
+    run = make_run(store, sweep(["4k", "64k"], [1, 4]), target="$5 $6 $", workload="$a$")
+    chart = charts.build_chart("iops-vs-iodepth", [charts.load_run(store, run)])
+    assert charts.render(chart, "png")[:4] == b"\x89PNG"
+    assert b"$a$" in charts.render(chart, "svg")
+
+
+def test_a_500_point_report_stays_under_5_mb(store: Store) -> None:
+    grid = sweep(["4k", "16k", "64k", "128k", "1m"], [1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
+    grid = [{**g, "rw": rw, "numjobs": nj} for g in grid for rw in RW for nj in (1, 2, 4, 8, 16)]
+    assert len(grid) == 500
+    run = make_run(store, grid)
+    page = html.render_report(store, [str(run)])
+    assert len(page.encode()) < 5_000_000
+    assert page.count('class="point"') == 500
+
+
+RW = ("randread", "randwrite")
