@@ -616,7 +616,7 @@ def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> N
     rows = store.measurements(r.id, bins=False)
     text = export_mod.to_json(r, rows) if fmt == "json" else export_mod.to_csv(r, rows)
     if output:
-        Path(output).write_text(text)
+        _write_output(output, text)
         err.print(f"wrote {len(rows)} measurements of run {r.id} to {output}")
     else:
         sys.stdout.write(text)
@@ -677,7 +677,7 @@ def report_cmd(
     else:
         text = _markdown_report(store, list(run_refs))
     if output:
-        Path(output).write_text(text)
+        _write_output(output, text)
         size = len(text.encode())
         err.print(
             f"wrote a {fmt} report of {len(run_refs)} run(s) to {output} ({size:,} bytes)",
@@ -790,7 +790,7 @@ def compare_cmd(
     else:
         text = "\n".join(comparison_text(c) for c in cmps)
     if output:
-        Path(output).write_text(text)
+        _write_output(output, text)
         err.print(f"wrote {len(cmps)} comparison(s) to {output}")
     else:
         sys.stdout.write(text)
@@ -851,7 +851,7 @@ def chart_cmd(run_refs: tuple[str, ...], db_path: str | None, kind: str, output:
     runs = charts.load_runs(store, list(run_refs))
     chart = charts.build_chart(kind, runs)
     data = charts.render(chart, fmt)
-    Path(output).write_bytes(data)
+    _write_output(output, data)
     err.print(
         f"wrote {kind} of {', '.join(r.short for r in runs)} to {output} "
         f"({len(chart.panels)} panel(s), {chart.marks} points)",
@@ -1093,6 +1093,19 @@ def agent(
     if pid_file != os.path.abspath(_agent_pid_file(port)):
         stop_cmd = f"storbench agent --stop --pid-file {pid_file}"
     out.print(f"stop it with: {stop_cmd}", markup=False)
+
+
+def _write_output(path: str, text: str | bytes) -> None:
+    try:
+        if isinstance(text, bytes):
+            Path(path).write_bytes(text)
+        else:
+            Path(path).write_text(text)
+    except OSError as e:
+        raise UserError(
+            f"cannot write {path}: {e.strerror}",
+            fix="check that the directory exists and is writable",
+        ) from None
 
 
 def main() -> None:

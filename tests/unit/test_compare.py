@@ -290,13 +290,35 @@ def test_values_match_as_text_but_not_other_parameters() -> None:
         other_name="b",
     )
     assert len(c.matched) == 1 and c.matched[0].label == "w rw=randread iodepth=32"
+    # an option set to one value per run but differing between the runs is what the runs
+    # compare (e.g. ioengine libaio vs psync): matched on everything else, and reported
     c = compare(
         run([({"rw": "randread", "iodepth": 32, "size": "1g"}, j)]),
         run([({"rw": "randread", "iodepth": 32, "size": "2g"}, j)]),
         base_name="a",
         other_name="b",
     )
-    assert c.matched == [] and len(c.only_base) == len(c.only_other) == 1
+    assert len(c.matched) == 1 and c.differs == {"size": ("1g", "2g")}
+    assert "the runs differ in size (1g -> 2g)" in comparison_text(c)
+    # an option that varies within a run is part of the point's identity
+    c = compare(
+        run(
+            [
+                ({"rw": "randread", "iodepth": 32, "size": "1g"}, j),
+                ({"rw": "randread", "iodepth": 1, "size": "1g"}, j),
+            ]
+        ),
+        run(
+            [
+                ({"rw": "randread", "iodepth": 32, "size": "2g"}, j),
+                ({"rw": "randread", "iodepth": 1, "size": "4g"}, j),
+            ]
+        ),
+        base_name="a",
+        other_name="b",
+    )
+    assert c.matched == [] and c.differs == {}
+    assert len(c.only_base) == len(c.only_other) == 2
     assert "RUN:target=PATH" in comparison_text(c)
 
 

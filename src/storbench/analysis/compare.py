@@ -37,7 +37,7 @@ import hashlib
 import json
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from storbench.analysis.stats import Spread, change_pct, welch
@@ -112,6 +112,9 @@ class Comparison:
     # value -> (avg iops gain %, avg lat reduction %), averaged over block sizes
     by_iodepth: dict[Any, tuple[float | None, float | None]]
     by_bs: dict[Any, tuple[float | None, float | None]]
+    # options set to one value throughout each side, but to different values on the two
+    # sides (the configuration under test, e.g. ioengine libaio vs psync): not matched on
+    differs: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
     def count(self, verdict: str) -> int:
         return sum(1 for m in self.matched if m.verdict == verdict)
@@ -128,6 +131,7 @@ class Comparison:
                 "avg_lat_reduction_pct": self.avg_lat_reduction_pct,
                 "verdicts": {v: self.count(v) for v in VERDICTS},
             },
+            "differs": {k: {"baseline": v[0], "other": v[1]} for k, v in self.differs.items()},
             "by_iodepth": [_group_dict("iodepth", k, v) for k, v in self.by_iodepth.items()],
             "by_bs": [_group_dict("bs", k, v) for k, v in self.by_bs.items()],
             "points": [m.to_dict() for m in self.matched],
@@ -165,8 +169,28 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def _param_key(s: PointSummary) -> str:
-    return json.dumps([s.workload, sorted((k, _text(v)) for k, v in s.params.items())])
+def _param_key(s: PointSummary, ignore: frozenset[str] = frozenset()) -> str:
+    params = sorted((k, _text(v)) for k, v in s.params.items() if k not in ignore)
+    return json.dumps([s.workload, params])
+
+
+def _constant(items: list[PointSummary]) -> dict[str, str]:
+    """Options that every point of ``items`` sets, to the same value."""
+    if not items:
+        return {}
+    first = {k: _text(v) for k, v in items[0].params.items()}
+    for s in items[1:]:
+        first = {k: v for k, v in first.items() if _text(s.params.get(k, object())) == v}
+    return first
+
+
+def differing_options(
+    base: list[PointSummary], other: list[PointSummary]
+) -> dict[str, tuple[Any, Any]]:
+    """Options constant within each side but different between the sides: what the two runs
+    were set up to compare (ioengine, direct, ...). Matching ignores them."""
+    cb, co = _constant(base), _constant(other)
+    return {k: (base[0].params[k], other[0].params[k]) for k in cb if k in co and cb[k] != co[k]}
 
 
 def _with_target(items: list[PointSummary], keys: list[str]) -> list[str]:
@@ -270,7 +294,10 @@ def compare(
     base: list[PointSummary], other: list[PointSummary], *, base_name: str, other_name: str
 ) -> Comparison:
     """Match the points of ``other`` with those of ``base`` and compare each pair."""
-    bkeys, okeys = [_param_key(s) for s in base], [_param_key(s) for s in other]
+    differs = differing_options(base, other)
+    ignore = frozenset(differs)
+    bkeys = [_param_key(s, ignore) for s in base]
+    okeys = [_param_key(s, ignore) for s in other]
     with_target = len(set(bkeys)) != len(bkeys) or len(set(okeys)) != len(okeys)
     if with_target:
         bkeys, okeys = _with_target(base, bkeys), _with_target(other, okeys)
@@ -310,4 +337,5 @@ def compare(
         avg_lat_reduction_pct=_mean([_reduction(m) for m in judged]),
         by_iodepth=_group(judged, ("iodepth",), 1, _num_key),
         by_bs=_group(judged, ("bs", "blocksize"), "4k", _size_key),
+        differs=differs,
     )

@@ -213,6 +213,12 @@ def comparison_markdown(c: Comparison, *, points: bool = True) -> str:
         f"{len(c.matched)} matched points, {len(c.only_base)} only in {c.base_name}, "
         f"{len(c.only_other)} only in {c.other_name}.\n"
     )
+    if c.differs:
+        out.append(
+            "The runs differ in "
+            + ", ".join(f"`{k}` ({b} → {o})" for k, (b, o) in c.differs.items())
+            + "; points are matched on everything else.\n"
+        )
     if len(c.by_iodepth) > 1:  # one group would only repeat the overall average
         out.append("### Average by queue depth (over block sizes)\n")
         out.append(table(["iodepth", "IOPS gain", "latency reduction"], group_rows(c.by_iodepth)))

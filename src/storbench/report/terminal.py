@@ -336,8 +336,14 @@ def comparison_text(c: Comparison) -> str:
         f"baseline {c.base_name}  vs  {c.other_name}: {len(c.matched)} matched point"
         f"{'s' if len(c.matched) != 1 else ''}, {len(c.only_base)} only in the baseline, "
         f"{len(c.only_other)} only in {c.other_name}",
-        "",
     ]
+    if c.differs:
+        out.append(
+            "the runs differ in "
+            + ", ".join(f"{k} ({b} -> {o})" for k, (b, o) in c.differs.items())
+            + ": points are matched on everything else"
+        )
+    out.append("")
     if c.matched:
         rows = comparison_rows(c)
         headers = list(COMPARISON_HEADERS)
