@@ -727,6 +727,11 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
             report=r.inventory.get("report"),
             summaries=summaries,
             inventory=r.inventory,
+            hosts=[
+                (f"{m.point_idx + 1} {m.point.label() if m.point else ''}".strip(), m.measurement)
+                for m in store.measurements(r.id)
+                if m.measurement.hosts
+            ],
         )
     )
 

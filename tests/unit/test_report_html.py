@@ -182,3 +182,40 @@ def test_a_500_point_report_stays_under_5_mb(store: Store) -> None:
 
 
 RW = ("randread", "randwrite")
+
+
+def test_points_on_many_hosts_show_each_hosts_figures(store: Store) -> None:
+    """Client/server output (recorded with two fio servers): the point detail lists the
+    aggregate and each host with its own IOPS, escaped like everything else."""
+    RAW_OUTPUTS.append("clientserver-2hosts-jsonplus")
+    try:
+        run_id = make_run(store, [{"rw": "randread", "iodepth": q} for q in (1, 2, 4, 8, 16)])
+    finally:
+        RAW_OUTPUTS.pop()
+    (row,) = [m for m in store.measurements(run_id) if m.measurement.hosts]
+    page = html.render_report(store, [str(run_id)])
+    assert page.count('<table class="num hosts">') == 1
+    section = page.split('<table class="num hosts">', 1)[1].split("</table>", 1)[0]
+    assert "all hosts (2/2)" in section
+    for host, m in row.measurement.hosts.items():
+        assert f"<td>{host}</td>" in section
+        d = m.direction("read") or m.direction("write")
+        assert d is not None
+        assert f'<td class="n">{html.fmt_iops(d.iops)}</td>' in section
+
+
+def test_markdown_report_lists_each_host(store: Store) -> None:
+    from storbench.report import markdown as md
+
+    RAW_OUTPUTS.append("clientserver-2hosts-jsonplus")
+    try:
+        run_id = make_run(store, [{"rw": "randread", "iodepth": q} for q in (1, 2, 4, 8, 16)])
+    finally:
+        RAW_OUTPUTS.pop()
+    items = [(str(m.point_idx + 1), m.measurement) for m in store.measurements(run_id)]
+    text = md.hosts_markdown([(label, m) for label, m in items if m.hosts])
+    assert "### Per host" in text and "all hosts (2/2)" in text
+    (meas,) = [m for _, m in items if m.hosts]
+    for host in meas.hosts:
+        assert f"| {host} |" in text
+    assert md.hosts_markdown([(label, m) for label, m in items if not m.hosts]) == ""

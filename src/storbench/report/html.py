@@ -30,6 +30,7 @@ from storbench.analysis.summary import PointSummary
 from storbench.metrics import PERCENTILES, pct_key
 from storbench.report import charts
 from storbench.report.charts import RunResults
+from storbench.report.hosts import host_rows
 from storbench.store import Store
 from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
@@ -272,6 +273,7 @@ def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
                     "elided": 0,  # histogram buckets left out (see _fit_raw_outputs)
                     "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
                     "stderr": raw["stderr"],
+                    "hosts": host_rows(m.measurement),
                 }
             )
         label = " ".join(f"{k}={v}" for k, v in s.axes.items())

@@ -18,7 +18,9 @@ from typing import Any
 
 from storbench.analysis.compare import Comparison
 from storbench.analysis.summary import PointSummary
+from storbench.metrics import Measurement
 from storbench.report import suites
+from storbench.report.hosts import host_rows
 from storbench.report.terminal import (
     COMPARISON_HEADERS,
     comparison_rows,
@@ -56,6 +58,8 @@ class RunReport:
     report: str | None  # the suite's report kind: qualify, profiles, matrix, or None
     summaries: list[PointSummary]
     inventory: dict[str, Any] = field(default_factory=dict)
+    # (point label, measurement) of every measurement that ran on several hosts
+    hosts: list[tuple[str, Measurement]] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -192,12 +196,38 @@ def run_markdown(run: RunReport) -> str:
     if not s:
         return head + "(no measurements)\n"
     if run.report == "qualify":
-        return head + qualify_markdown(s, run.inventory)
-    if run.report == "profiles":
-        return head + suites.profiles_markdown(suites.profiles_rows(s))
-    if run.report == "matrix":
-        return head + matrix_markdown(s)
-    return head + summary_markdown(s)
+        body = qualify_markdown(s, run.inventory)
+    elif run.report == "profiles":
+        body = suites.profiles_markdown(suites.profiles_rows(s))
+    elif run.report == "matrix":
+        body = matrix_markdown(s)
+    else:
+        body = summary_markdown(s)
+    return head + body + hosts_markdown(run.hosts)
+
+
+def hosts_markdown(items: list[tuple[str, Measurement]]) -> str:
+    """Each multi-host point: the aggregate, then every host's own figures."""
+    rows = []
+    for label, meas in items:
+        for i, r in enumerate(host_rows(meas)):
+            rows.append(
+                [
+                    label if i == 0 else "",
+                    r["host"],
+                    r["status"],
+                    r["dir"],
+                    r["iops"],
+                    r["mibs"],
+                    r["mean"],
+                    r["p99"],
+                    r["ran"],
+                ]
+            )
+    if not rows:
+        return ""
+    headers = ["point", "host", "status", "dir", "IOPS", "MiB/s", "clat mean", "clat p99", "ran"]
+    return "\n### Per host\n\n" + table(headers, rows, right={4, 5, 6, 7})
 
 
 # ---------------------------------------------------------------------------- comparisons
