@@ -16,6 +16,14 @@ declare -A need=(
   [pvcreate]=lvm2
   [dmsetup]=dmsetup
   [chromium]=chromium
+  # Ceph (tests/integration/ceph brings up a real single-host cluster from these)
+  [ceph]=ceph-common
+  [rados]=ceph-common
+  [rbd]=ceph-common
+  [ceph-mon]=ceph-mon
+  [monmaptool]=ceph-base
+  [ceph-mgr]=ceph-mgr
+  [ceph-osd]=ceph-osd
 )
 missing=()
 for cmd in "${!need[@]}"; do

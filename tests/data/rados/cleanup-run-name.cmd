@@ -1,0 +1,1 @@
+rados -p bench cleanup --run-name rec-4k-plain

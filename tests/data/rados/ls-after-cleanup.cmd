@@ -1,0 +1,1 @@
+rados -p bench ls --all -f json

@@ -1,0 +1,1 @@
+rados -p bench bench 4 rand -t 16 --run-name rec-4m-plain

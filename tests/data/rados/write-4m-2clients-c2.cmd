@@ -1,0 +1,1 @@
+rados -p bench bench 4 write -t 16 -b 4M --no-cleanup --run-name rec-2clients-c2 --show-time
