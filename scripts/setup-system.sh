@@ -16,6 +16,9 @@ declare -A need=(
   [pvcreate]=lvm2
   [dmsetup]=dmsetup
   [chromium]=chromium
+  [ip]=iproute2
+  [mkfs.ext4]=e2fsprogs
+  [setpriv]=util-linux
   # Ceph (tests/integration/ceph brings up a real single-host cluster from these)
   [ceph]=ceph-common
   [rados]=ceph-common
