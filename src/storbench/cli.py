@@ -66,6 +66,17 @@ def db_option(f: F) -> F:
     )(f)
 
 
+def output_option(f: F) -> F:
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, writable=True),
+        default=None,
+        metavar="FILE",
+        help="Write to FILE instead of standard output.",
+    )(f)
+
+
 def plan_options(f: F) -> F:
     f = click.option(
         "--set",
@@ -602,13 +613,7 @@ stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds).
     show_default=True,
     help="Output format.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    default=None,
-    help="Write to this file instead of standard output.",
-)
+@output_option
 def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> None:
     """Export a run's measurements (base units: bytes/s, ns, s)."""
     store = Store(db_path)
@@ -653,14 +658,7 @@ output one click away.
     show_default=True,
     help="Report format.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    default=None,
-    metavar="FILE",
-    help="Write to FILE instead of standard output.",
-)
+@output_option
 def report_cmd(
     run_refs: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
 ) -> None:
@@ -773,14 +771,7 @@ per iodepth (averaged over block sizes) and per block size.
     show_default=True,
     help="table for the terminal, json for machines, markdown for GitHub.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    default=None,
-    metavar="FILE",
-    help="Write to FILE instead of standard output.",
-)
+@output_option
 def compare_cmd(
     baseline: str, others: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
 ) -> None:
