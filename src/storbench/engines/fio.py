@@ -26,6 +26,7 @@ from functools import cache
 from typing import Any
 
 from storbench import __version__
+from storbench.engines.process import pdeathsig_prefix, tool_version
 from storbench.metrics import (
     DIRECTIONS,
     PERCENTILES,
@@ -57,14 +58,7 @@ def fio_path() -> str | None:
 @cache
 def fio_version() -> str | None:
     """``fio-3.33`` or None when fio is not installed."""
-    path = fio_path()
-    if path is None:
-        return None
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
+    return tool_version(fio_path())
 
 
 @cache
@@ -184,12 +178,6 @@ def _command(job_path: str) -> list[str]:
     return [fio_path() or FIO, "--output-format=json+", job_path]
 
 
-def _popen_prefix() -> list[str]:
-    # setpriv --pdeathsig: fio dies with storbench even on SIGKILL (no orphan keeps writing).
-    setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
-
-
 def run_point(
     point: Point,
     workdir: str,
@@ -268,7 +256,7 @@ def _run_fio(
     interrupted = False
     with open(out_path, "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(
-            _popen_prefix() + cmd,
+            pdeathsig_prefix() + cmd,
             stdout=out,
             stderr=err,
             stdin=subprocess.DEVNULL,
@@ -1121,7 +1109,7 @@ class FioServer:
             raise OSError(f"something already listens on {self.address}:{port}")
         self.port = port
         self.proc = subprocess.Popen(
-            [*_popen_prefix(), fio_path() or FIO, f"--server={self.address},{port}"],
+            [*pdeathsig_prefix(), fio_path() or FIO, f"--server={self.address},{port}"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -1210,7 +1198,13 @@ def probe_servers(
             out = open(os.path.join(tmp, f"{i}.out"), "w+")  # noqa: SIM115 - closed below
             err = open(os.path.join(tmp, f"{i}.err"), "w+")  # noqa: SIM115
             p = subprocess.Popen(
-                [*_popen_prefix(), path, "--output-format=normal", f"--client={addr},{port}", job],
+                [
+                    *pdeathsig_prefix(),
+                    path,
+                    "--output-format=normal",
+                    f"--client={addr},{port}",
+                    job,
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,

@@ -59,6 +59,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
+from storbench.engines.process import pdeathsig_prefix, tool_version
 from storbench.metrics import DirectionResult, LatencyStats, Measurement
 
 RADOS = os.environ.get("STORBENCH_RADOS", "rados")
@@ -102,14 +103,7 @@ def rados_path() -> str | None:
 @cache
 def rados_version() -> str | None:
     """``ceph version 16.2.15 (...) pacific (stable)`` or None when rados is not installed."""
-    path = rados_path()
-    if path is None:
-        return None
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
+    return tool_version(rados_path())
 
 
 # ---------------------------------------------------------------------------- commands
@@ -1220,12 +1214,6 @@ class RadosRun:
     timed_out: bool = False
 
 
-def _popen_prefix() -> list[str]:
-    # setpriv --pdeathsig: rados dies with storbench even on SIGKILL
-    setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
-
-
 def run_commands(
     commands: Sequence[tuple[str, list[str]]],
     workdir: str,
@@ -1249,7 +1237,7 @@ def run_commands(
             with open(out_path, "w") as out, open(err_path, "w") as err:
                 started = time.time()
                 p = subprocess.Popen(
-                    _popen_prefix() + cmd,
+                    pdeathsig_prefix() + cmd,
                     stdout=out,
                     stderr=err,
                     stdin=subprocess.DEVNULL,
