@@ -1,30 +1,55 @@
-"""The results database (SQLite): runs, their planned points, and measurements.
+"""The results database (SQLite): runs, their planned points, measurements and events.
 
 Every measurement is committed the moment its point finishes (WAL journal), so a run killed
 at any instant keeps every finished point. Raw engine output is kept zlib-compressed beside
 the parsed figures; latency histograms live in their own table so that summaries load fast.
+*Events* are what happened on a run's timeline besides its points (cluster health changes,
+preflight findings, objects and images made and removed), one human-readable line each.
+
+A :class:`Store` may be used from several threads (a health monitor records events from its
+own thread while the runner records measurements): the one connection is opened with
+``check_same_thread=False`` and every use of it holds the store's lock, so a transaction of
+one thread never takes in another thread's statements.
+
+Schema versions: 1 (runs, points, measurements, histograms); 2 adds ``events``. An older
+database is migrated in place when opened; a newer one is refused.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import sqlite3
+import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from storbench.errors import NotFoundError, UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-_SCHEMA = """
+_EVENTS = """
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    at REAL NOT NULL,                  -- unix time, s
+    kind TEXT NOT NULL,                -- health | preflight | rados-objects | rados-cleanup | ...
+    message TEXT NOT NULL,             -- one line a human reads in a report
+    data TEXT NOT NULL DEFAULT '{}'    -- JSON details
+);
+CREATE INDEX IF NOT EXISTS events_run ON events (run_id, at);
+"""
+
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -77,6 +102,11 @@ CREATE TABLE IF NOT EXISTS histograms (
     PRIMARY KEY (measurement_id, host, direction, metric)
 );
 """
+    + _EVENTS
+)
+
+#: What brings a database of schema N-1 to N (statements; each runs in one transaction).
+_MIGRATIONS: dict[int, str] = {2: _EVENTS}
 
 DEFAULT_DB = "~/.local/share/storbench/results.db"
 
@@ -139,12 +169,45 @@ class MeasurementRow:
     point: Point | None = None
 
 
+@dataclass
+class EventRow:
+    """Something that happened during a run: ``at`` in unix time (s), a ``kind`` (health,
+    preflight, rados-objects, rados-cleanup, rbd-image, ...), one line for a human and the
+    details as a dict."""
+
+    id: int
+    run_id: int
+    at: float
+    kind: str
+    message: str
+    data: dict[str, Any]
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """Run a Store method holding the store's lock (see the module docstring)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class Store:
     def __init__(self, path: str | None = None) -> None:
         self.path = os.path.abspath(os.path.expanduser(path or default_db_path()))
+        #: held by every use of ``db`` (re-entrant: a method may call another)
+        self._lock = threading.RLock()
         try:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
             self.db.execute("PRAGMA journal_mode=WAL")
         except (OSError, sqlite3.Error) as e:
             raise UserError(
@@ -156,34 +219,57 @@ class Store:
         self.db.row_factory = sqlite3.Row
         self._migrate()
 
-    def _migrate(self) -> None:
+    def _schema_version(self) -> int | None:
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.OperationalError:
-            row = None
-        if row is not None and int(row[0]) > SCHEMA_VERSION:
+            return None
+        return int(row[0]) if row is not None else None
+
+    def _refuse_newer(self, version: int | None) -> None:
+        if version is not None and version > SCHEMA_VERSION:
             raise UserError(
                 f"{self.path} was written by a newer storbench "
-                f"(schema {row[0]}, this one knows {SCHEMA_VERSION})",
+                f"(schema {version}, this one knows {SCHEMA_VERSION})",
                 fix="upgrade storbench, or use another --db",
             )
-        if row is None:
-            # executescript commits on its own: the whole schema goes in one script
-            self.db.executescript(
-                "BEGIN;\n"
-                + _SCHEMA
-                + f"INSERT OR REPLACE INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');\n"
-                + "COMMIT;"
+
+    def _migrate(self) -> None:
+        """Create the schema in a new database; bring an older one up to SCHEMA_VERSION in
+        place (each step keeps every row); refuse a newer one. In one write transaction, the
+        version read again inside it: of two processes opening an old database at once, one
+        migrates and the other finds it done."""
+        version = self._schema_version()
+        self._refuse_newer(version)
+        if version == SCHEMA_VERSION:
+            return
+        with self.tx():
+            version = self._schema_version()
+            self._refuse_newer(version)
+            if version == SCHEMA_VERSION:
+                return
+            if version is None:
+                scripts = [_SCHEMA]
+            else:
+                scripts = [_MIGRATIONS[v] for v in range(version + 1, SCHEMA_VERSION + 1)]
+            for script in scripts:
+                for statement in _statements(script):
+                    self.db.execute(statement)
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
 
     def tx(self) -> _Tx:
-        return _Tx(self.db)
+        """A write transaction (``BEGIN IMMEDIATE``), holding the store's lock throughout."""
+        return _Tx(self.db, self._lock)
 
+    @_locked
     def close(self) -> None:
         self.db.close()
 
     # ------------------------------------------------------------------ runs
 
+    @_locked
     def create_run(
         self,
         *,
@@ -225,6 +311,7 @@ class Store:
             )
         return run_id
 
+    @_locked
     def set_status(self, run_id: int, status: str, *, ended: bool = True) -> None:
         with self.tx():
             self.db.execute(
@@ -232,17 +319,20 @@ class Store:
                 (status, time.time() if ended else None, None if ended else os.getpid(), run_id),
             )
 
+    @_locked
     def runs(self, limit: int | None = None) -> list[RunRow]:
         sql = _RUN_SELECT + " GROUP BY r.id ORDER BY r.id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
         return [self._run_row(r) for r in self.db.execute(sql)]
 
+    @_locked
     def run(self, ref: str | int) -> RunRow:
         run_id = self.resolve_run(ref)
         row = self.db.execute(_RUN_SELECT + " WHERE r.id=? GROUP BY r.id", (run_id,)).fetchone()
         return self._run_row(row)
 
+    @_locked
     def resolve_run(self, ref: str | int) -> int:
         """A run id from ``12``, ``latest`` or ``latest~N`` (the Nth run before the latest)."""
         text = str(ref).strip()
@@ -297,10 +387,12 @@ class Store:
 
     # ------------------------------------------------------------------ points
 
+    @_locked
     def points(self, run_id: int) -> list[Point]:
         rows = self.db.execute("SELECT spec FROM points WHERE run_id=? ORDER BY idx", (run_id,))
         return [Point.from_dict(json.loads(r[0])) for r in rows]
 
+    @_locked
     def pending_points(self, run_id: int) -> list[Point]:
         rows = self.db.execute(
             "SELECT p.spec FROM points p LEFT JOIN measurements m"
@@ -312,6 +404,7 @@ class Store:
 
     # ------------------------------------------------------------------ measurements
 
+    @_locked
     def record(
         self,
         run_id: int,
@@ -319,14 +412,18 @@ class Store:
         meas: Measurement,
         *,
         engine: str,
-        command: list[str] | None,
+        command: list[str] | list[list[str]] | None,
         job_file: str | None,
         raw_output: str | None,
         stderr: str | None,
         started_at: float | None,
         ended_at: float | None,
     ) -> int:
-        """Store one measurement and commit at once."""
+        """Store one measurement and commit at once.
+
+        ``command`` is the engine's argv, or one argv per process when a point ran several
+        (the ``rados bench`` clients of one point); it is stored as JSON either way and
+        :meth:`raw` gives it back as it was given."""
         data = meas.to_dict()
         hists: list[tuple[str, str, str, dict[int, int]]] = []
         _strip_bins(data, "", hists)
@@ -358,6 +455,7 @@ class Store:
             )
         return mid
 
+    @_locked
     def measurements(self, run_id: int, *, bins: bool = False) -> list[MeasurementRow]:
         """Measurements of a run in point order, each with its point."""
         rows = self.db.execute(
@@ -397,6 +495,7 @@ class Store:
             )
         return out
 
+    @_locked
     def raw(self, measurement_id: int) -> dict[str, Any]:
         """The traceable originals of a measurement: command, job file, raw output, stderr."""
         r = self.db.execute(
@@ -415,10 +514,59 @@ class Store:
         }
 
     def iter_raw(self, run_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
-        for (mid,) in self.db.execute(
-            "SELECT id FROM measurements WHERE run_id=? ORDER BY point_idx", (run_id,)
-        ).fetchall():
+        with self._lock:
+            ids = self.db.execute(
+                "SELECT id FROM measurements WHERE run_id=? ORDER BY point_idx", (run_id,)
+            ).fetchall()
+        for (mid,) in ids:
             yield mid, self.raw(mid)
+
+    # ------------------------------------------------------------------ events
+
+    @_locked
+    def add_event(
+        self,
+        run_id: int,
+        kind: str,
+        message: str,
+        data: dict[str, Any] | None = None,
+        *,
+        at: float | None = None,
+    ) -> int:
+        """Record an event of a run and commit at once; ``at`` (unix time, s) defaults to
+        now. Safe to call from any thread. Returns the event's id."""
+        with self.tx():
+            cur = self.db.execute(
+                "INSERT INTO events (run_id, at, kind, message, data) VALUES (?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    time.time() if at is None else at,
+                    kind,
+                    message,
+                    json.dumps(data or {}, default=str),
+                ),
+            )
+        return int(cur.lastrowid or 0)
+
+    @_locked
+    def events(self, run_id: int, kind: str | None = None) -> list[EventRow]:
+        """The events of a run (of one ``kind`` only, when given), by time then id."""
+        sql = "SELECT id, run_id, at, kind, message, data FROM events WHERE run_id=?"
+        args: tuple[Any, ...] = (run_id,)
+        if kind is not None:
+            sql += " AND kind=?"
+            args += (kind,)
+        return [
+            EventRow(
+                id=r["id"],
+                run_id=r["run_id"],
+                at=r["at"],
+                kind=r["kind"],
+                message=r["message"],
+                data=json.loads(r["data"]),
+            )
+            for r in self.db.execute(sql + " ORDER BY at, id", args)
+        ]
 
 
 _RUN_SELECT = (
@@ -429,15 +577,37 @@ _RUN_SELECT = (
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
         self.db = db
+        self.lock = lock
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
+        self.lock.acquire()
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.lock.release()
+            raise
         return self.db
 
     def __exit__(self, exc_type: object, *_: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        try:
+            self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self.lock.release()
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The SQL statements of a script, one by one (``sqlite3.complete_statement`` decides
+    where one ends: a ``;`` in a comment or a string does not)."""
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            yield buf.strip()
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"incomplete SQL statement: {buf.strip()!r}")
 
 
 def _strip_bins(
