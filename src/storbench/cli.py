@@ -8,6 +8,7 @@ import hashlib
 import itertools
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,16 +22,18 @@ from storbench.analysis.compare import Comparison
 from storbench.analysis.compare import compare as compare_points
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
-from storbench.engines import fio
+from storbench.engines import fio, rados
 from storbench.errors import NotFoundError, PreflightError, UserError
 from storbench.metrics import PERCENTILES
-from storbench.plan import Plan, Point, Target, load_plan, suite_names
-from storbench.preflight import check_fio, check_jobs, run_preflight
+from storbench.plan import RADOS_BENCH, Plan, Point, Target, load_plan, suite_names
+from storbench.preflight import Preflight, check_fio, check_jobs, run_preflight
 from storbench.report import export as export_mod
 from storbench.report import markdown as md
 from storbench.report import suites as suite_report
+from storbench.report import terminal as term
+from storbench.report.ceph import ceph_report
 from storbench.report.terminal import ProgressReporter, comparison_text, summary_table
-from storbench.runner import cleanup_files, execute
+from storbench.runner import cleanup_ceph, cleanup_files, cleanup_images, execute
 from storbench.store import Store, default_db_path
 from storbench.units import fmt_duration
 
@@ -94,7 +97,16 @@ def plan_options(f: F) -> F:
         metavar="PATH",
         help="Measure PATH instead of the plan's targets: a file (created by "
         "storbench), a block device, or a directory; prefix with file:, "
-        "device: or directory: to be explicit. Repeatable.",
+        "device: or directory: to be explicit. Ceph: rbd:POOL/IMAGE (an image; "
+        "created, filled and removed at the end when missing) or rados:POOL. Repeatable.",
+    )(f)
+    f = click.option(
+        "--ceph-conf",
+        "ceph_conf",
+        metavar="PATH",
+        type=click.Path(dir_okay=False),
+        help="The ceph.conf of rbd and rados targets that name none. "
+        "Default: $CEPH_CONF, else /etc/ceph/ceph.conf.",
     )(f)
     return f
 
@@ -105,6 +117,7 @@ def plan_options(f: F) -> F:
 Examples:
   storbench run quick --target ./scratch.dat        a 30 s first look at a disk
   storbench run qualify --target /dev/sdb --destroy-data /dev/sdb
+  storbench run rados -t rados:bench --ceph-conf /etc/ceph/ceph.conf
   storbench plan show my-plan.yaml                  what would run, job file by job file
   storbench runs                                    what is recorded
   storbench show latest                             the last run's table
@@ -118,8 +131,9 @@ Run `storbench COMMAND --help` for a command's options.""",
 def cli() -> None:
     """storbench: storage benchmarks from a plan file, recorded and comparable.
 
-    Runs fio for every point of a plan (a YAML file or a built-in suite), stores each result
-    with its raw fio output and job file in a SQLite database, and prints the tables.
+    Runs fio (or rados bench, for Ceph pools) for every point of a plan (a YAML file or a
+    built-in suite), stores each result with the engine's raw output and job file or command
+    in a SQLite database, and prints the tables.
     """
 
 
@@ -134,6 +148,8 @@ Built-in suites: {", ".join(suite_names())}
   qualify   4k sync writes (direct=1 sync=1 iodepth=1), numjobs 1..10: best job count
   profiles  seq 1 MiB readwrite iodepth 16 + 4k randrw 70/30 iodepth 64, per target
   matrix    bs 512..128k x iodepth 1..128, randread and randwrite
+  rados     rados bench write then seq, 4 MiB objects, 16 threads, 1/2/3 clients (seed 000)
+  rbd       fio rbd engine: read/write/randread/randwrite x 4k/4m x numjobs 1/4 x iodepth 1/32
 
 \b
 Examples:
@@ -141,6 +157,8 @@ Examples:
   storbench run quick -t ./scratch.dat --set runtime=2 --set iodepth=[1,8]
   storbench run profiles -t /mnt/nfs/sb.dat -t /mnt/ceph/sb.dat --set size=4g
   storbench run qualify -t /dev/sdb --destroy-data /dev/sdb
+  storbench run rados -t rados:bench --set clients=[1,2] --set runtime=30
+  storbench run rbd -t rbd:bench/storbench --ceph-conf ./ceph.conf --set size=4g
   storbench run my-plan.yaml --db results.db --fail-fast
 """,
 )
@@ -163,17 +181,26 @@ Examples:
 @click.option(
     "--keep-files",
     is_flag=True,
-    help="Keep the scratch files storbench created (default: remove them at the end).",
+    help="Keep the scratch files and rbd images storbench created (default: remove them "
+    "at the end).",
+)
+@click.option(
+    "--allow-unhealthy",
+    is_flag=True,
+    help="Run on a Ceph cluster that is HEALTH_ERR or has inactive PGs in a benchmarked "
+    "pool (refused otherwise); its health is stored with the run either way.",
 )
 def run(
     plan: str,
     sets: tuple[str, ...],
     targets: tuple[str, ...],
+    ceph_conf: str | None,
     db_path: str | None,
     fail_fast: bool,
     destroy_data: tuple[str, ...],
     dry_run: bool,
     keep_files: bool,
+    allow_unhealthy: bool,
 ) -> None:
     """Run a plan file or a built-in suite and record every point.
 
@@ -182,15 +209,17 @@ def run(
     committed to the database as soon as it finishes; Ctrl-C stops fio cleanly and keeps
     what finished (finish later with `storbench resume RUN`).
     """
-    p = load_plan(plan, sets=list(sets), targets=list(targets))
+    p = load_plan(plan, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf)
     points = p.expand()
     if dry_run:
         _show_plan(p, points)
         return
     store = Store(db_path)
     _header(p, points)
-    pre = run_preflight(points, destroy_data=list(destroy_data))
+    pre = run_preflight(points, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy)
     overrides = [f"--set {s}" for s in sets] + [f"--target {t}" for t in targets]
+    if ceph_conf:
+        overrides.append(f"--ceph-conf {ceph_conf}")
     run_id = store.create_run(
         kind="run",
         name=p.name,
@@ -204,7 +233,7 @@ def run(
         points=points,
     )
     out.print(f"run {run_id}: recording to {store.path}")
-    _execute(store, run_id, points, len(points), fail_fast, pre.created, keep_files)
+    _execute(store, run_id, points, len(points), fail_fast, pre, keep_files)
 
 
 def _execute(
@@ -213,15 +242,27 @@ def _execute(
     points: list[Point],
     total: int,
     fail_fast: bool,
-    created: list[str],
+    pre: Preflight,
     keep_files: bool,
 ) -> None:
+    for w in pre.warnings:
+        err.print(f"warning: {w}", style="yellow", markup=False)
+        store.add_event(run_id, "preflight", w)
+    for _, pool, image in pre.images:
+        store.add_event(
+            run_id,
+            "rbd-image",
+            f"created rbd image {pool}/{image} (written once end to end)",
+            {"pool": pool, "image": image, "created": True},
+        )
     try:
         with ProgressReporter(out, points) as rep:
             outcome = execute(store, run_id, points, rep, total=total, fail_fast=fail_fast)
     finally:
         if not keep_files:
-            cleanup_files(points, created)
+            cleanup_files(points, pre.created)
+            for name in cleanup_images(pre.images):
+                store.add_event(run_id, "rbd-image", f"removed rbd image {name}", {"removed": name})
     out.print()
     _print_run(store, run_id)
     if outcome.status == "interrupted":
@@ -263,13 +304,19 @@ Examples:
     metavar="DEVICE",
     help="As for `run`: needed again if the run writes to such a device.",
 )
-@click.option("--keep-files", is_flag=True, help="Keep the scratch files storbench created.")
+@click.option(
+    "--keep-files", is_flag=True, help="Keep the scratch files and rbd images storbench created."
+)
+@click.option(
+    "--allow-unhealthy", is_flag=True, help="As for `run`: measure an unhealthy Ceph cluster."
+)
 def resume(
     run_ref: str,
     db_path: str | None,
     fail_fast: bool,
     destroy_data: tuple[str, ...],
     keep_files: bool,
+    allow_unhealthy: bool,
 ) -> None:
     """Run the points of RUN that have no measurement yet (after Ctrl-C, a crash or a kill).
 
@@ -284,8 +331,38 @@ def resume(
         out.print(f"run {r.id} has a measurement for every point; nothing to resume")
         return
     out.print(f"resuming run {r.id} ({r.name}): {len(pending)} of {r.points} points to run")
-    pre = run_preflight(pending, destroy_data=list(destroy_data))
-    _execute(store, r.id, pending, r.points, fail_fast, pre.created, keep_files)
+    pre = run_preflight(pending, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy)
+    _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files)
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench cleanup latest      after an interrupted rados run you will not resume
+""",
+)
+@click.argument("run_ref", metavar="RUN")
+@db_option
+def cleanup(run_ref: str, db_path: str | None) -> None:
+    """Remove the objects RUN left in its Ceph pools.
+
+    An interrupted run keeps the objects of its finished rados bench writes, for the seq and
+    rand points `storbench resume` would run; this removes them (and any object of fio's
+    rados engine named after the run) without resuming. Files and images are removed at the
+    end of every run already.
+    """
+    store = Store(db_path)
+    r = store.run(run_ref)
+    points = store.points(r.id)
+    if not any(p.target.ceph or any(h.target.ceph for h in p.hosts) for p in points):
+        out.print(f"run {r.id} has no Ceph targets: nothing to remove")
+        return
+    left = cleanup_ceph(store, r.id, points)
+    if left:
+        err.print(f"{len(left)} object(s) could not be removed: {', '.join(left[:10])}")
+        sys.exit(1)
+    out.print(f"run {r.id}: its benchmark objects are removed")
 
 
 # ---------------------------------------------------------------------------- plan
@@ -327,9 +404,11 @@ Examples:
 )
 @click.argument("plan_ref", metavar="PLAN")
 @plan_options
-def plan_check(plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...]) -> None:
+def plan_check(
+    plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...], ceph_conf: str | None
+) -> None:
     """Validate PLAN (file or suite) without any I/O; fio parses every job when installed."""
-    p = load_plan(plan_ref, sets=list(sets), targets=list(targets))
+    p = load_plan(plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf)
     points = p.expand()
     if fio.fio_path() is not None:
         check_fio(points)
@@ -353,9 +432,11 @@ Examples:
 )
 @click.argument("plan_ref", metavar="PLAN")
 @plan_options
-def plan_show(plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...]) -> None:
+def plan_show(
+    plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...], ceph_conf: str | None
+) -> None:
     """Print the expanded points of PLAN and the exact fio job file of each (a dry run)."""
-    p = load_plan(plan_ref, sets=list(sets), targets=list(targets))
+    p = load_plan(plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf)
     _show_plan(p, p.expand())
 
 
@@ -370,7 +451,24 @@ def _show_plan(p: Plan, points: list[Point]) -> None:
             style="bold",
             markup=False,
         )
-        out.print(fio.job_file(pt, total=len(points)), end="", markup=False)
+        if pt.engine == RADOS_BENCH:
+            for cmd in rados.point_commands(pt):
+                out.print(shlex.join(cmd), markup=False, highlight=False, soft_wrap=True)
+        else:
+            out.print(
+                fio.job_file(pt, total=len(points)),
+                end="",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
+def _commands(command: list[str] | list[list[str]] | None) -> list[list[str]]:
+    """A stored command: one argv (fio) or one per process (rados bench clients)."""
+    if not command:
+        return []
+    return [c for c in command if isinstance(c, list)] or [[str(c) for c in command]]
 
 
 # ---------------------------------------------------------------------------- results
@@ -484,8 +582,9 @@ def _print_run(store: Store, run_id: int) -> None:
             out.print(t)
         for line in suite_report.matrix_saturation(summaries):
             out.print(line)
-    if r.inventory.get("hosts") is not None:
-        _print_hosts(store, run_id, summaries)
+    _print_hosts(store, run_id, summaries)
+    for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     out.print(
         f"results: run {r.id} in {store.path}  "
         f"(storbench show {r.id} | storbench export {r.id} --format csv)"
@@ -495,12 +594,15 @@ def _print_run(store: Store, run_id: int) -> None:
 def _print_hosts(store: Store, run_id: int, summaries: list[PointSummary]) -> None:
     """A run on several hosts: each point's aggregate beside every host's own figures, the
     points to read with care (partial, hosts overlapping < 90 %), client scaling."""
-    from storbench.report import terminal as term
 
     rows = [m for m in store.measurements(run_id) if m.measurement.hosts]
     if not rows:
         return
-    out.print(term.hosts_table(rows, title="per host (ran: seconds from the servers' start)"))
+    if all(m.measurement.extra.get("engine") == "rados bench" for m in rows):
+        title = "per client (each a rados bench process)"
+    else:
+        title = "per host (ran: seconds from the servers' start)"
+    out.print(term.hosts_table(rows, title=title))
     for line in term.host_notes(rows) + term.client_scaling_lines(summaries):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -541,8 +643,8 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
             + (f" ({rows[0].error})" if rows[0].error else ""),
             markup=False,
         )
-        if raw["command"]:
-            out.print("# command: " + " ".join(raw["command"]), markup=False)
+        for cmd in _commands(raw["command"]):
+            out.print("# command: " + shlex.join(cmd), markup=False)
         if raw["job_file"]:
             out.print("# job file:", markup=False)
             out.print(raw["job_file"], end="", markup=False)
@@ -585,6 +687,8 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
             + ", ".join(str(t.get("path")) for t in h.get("targets") or []),
             markup=False,
         )
+    for line in term.ceph_cluster_lines(ceph_report(r, store.events(r.id))):
+        out.print(line, markup=False, highlight=False)
     if r.overrides:
         out.print("  overrides: " + " ".join(r.overrides), markup=False)
     out.print()
@@ -725,6 +829,7 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
             report=r.inventory.get("report"),
             summaries=summaries,
             inventory=r.inventory,
+            ceph=ceph_report(r, store.events(r.id)),
             hosts=[
                 (f"{m.point_idx + 1} {m.point.label() if m.point else ''}".strip(), m.measurement)
                 for m in store.measurements(r.id)
@@ -952,8 +1057,10 @@ def suites() -> None:
     """List the built-in suites."""
     from storbench.plan import parse_plan, suite_text
 
+    example = {"rados": "rados:POOL", "rbd": "rbd:POOL/IMAGE"}
     for name in suite_names():
-        p = parse_plan(suite_text(name), f"suite:{name}", targets=["file:./x"])
+        target = example.get(name, "file:./x")
+        p = parse_plan(suite_text(name), f"suite:{name}", targets=[target])
         out.print(f"{name:10} {p.description.strip().splitlines()[0] if p.description else ''}")
 
 

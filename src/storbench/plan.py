@@ -33,21 +33,50 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from storbench.errors import NotFoundError, PlanError, suggestion
-from storbench.units import UnitError, parse_size, parse_time
+from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
 
-TARGET_KINDS = ("file", "device", "directory")
+#: Targets on this machine's file system (or a fio server's).
+FS_KINDS = ("file", "device", "directory")
+#: Ceph targets: an RBD image (``POOL/IMAGE``) and a RADOS pool.
+CEPH_KINDS = ("rbd", "rados")
+TARGET_KINDS = (*FS_KINDS, *CEPH_KINDS)
 TOP_KEYS = ("name", "description", "targets", "hosts", "workloads", "global", "repeat", "report")
-TARGET_KEYS = (*TARGET_KINDS, "name")
+#: Keys of a Ceph target besides its kind: image size to create (rbd), ceph.conf, client name.
+CEPH_TARGET_KEYS = ("size", "conf", "clientname")
+TARGET_KEYS = (*TARGET_KINDS, "name", *CEPH_TARGET_KEYS)
+#: The ceph.conf used when neither the target, --ceph-conf nor $CEPH_CONF names one.
+DEFAULT_CEPH_CONF = "/etc/ceph/ceph.conf"
+#: Engines a workload can name with ``engine:`` (fio unless it says otherwise).
+ENGINES = ("fio", "rados-bench")
+RADOS_BENCH = "rados-bench"
+#: The keys of a ``engine: rados-bench`` workload (rados bench's own vocabulary, mapped to
+#: its options: mode, -b, -t, seconds; ``clients`` concurrent processes).
+RADOS_BENCH_KEYS = ("engine", "mode", "bs", "threads", "runtime", "clients")
+RADOS_BENCH_MODES = ("write", "seq", "rand")
+#: rados bench's own defaults: 16 concurrent operations, and a write's 4 MiB objects.
+RADOS_BENCH_DEFAULTS: dict[str, Any] = {"threads": 16}
+RADOS_BENCH_WRITE_BS = "4m"
+#: The fio engine that drives each Ceph target kind (set on every fio point of such a target).
+CEPH_FIO_ENGINE = {"rbd": "rbd", "rados": "rados"}
 HOST_KEYS = ("address", "port", "name", "targets")
 #: fio's default server port (``fio --server`` without one).
 DEFAULT_FIO_PORT = 8765
 #: The address of the controller itself in ``hosts:``; storbench starts its fio server.
 LOCAL = "local"
 #: Workload keys storbench reads itself and never passes to fio.
-RESERVED_KEYS = ("clients",)
-REPORTS = ("qualify", "profiles", "matrix")
+RESERVED_KEYS = ("clients", "engine")
+REPORTS = ("qualify", "profiles", "matrix", "rados")
 #: Options that come from the target, not from a workload.
-TARGET_OPTIONS = ("filename", "directory", "filename_format", "opendir")
+TARGET_OPTIONS = (
+    "filename",
+    "directory",
+    "filename_format",
+    "opendir",
+    "pool",
+    "rbdname",
+    "clientname",
+    "conf",
+)
 SIZE_OPTIONS = ("size", "io_size", "io_limit", "bs", "blocksize", "filesize", "ba")
 TIME_OPTIONS = ("runtime", "ramp_time", "startdelay")
 INT_OPTIONS = (
@@ -61,10 +90,12 @@ INT_OPTIONS = (
     "iodepth_batch_complete_min",
     "iodepth_low",
     "clients",
+    "threads",
 )
 #: Options whose whole number must lie in a range (inclusive; None: no upper bound).
 INT_RANGES: dict[str, tuple[int, int | None]] = {
     "clients": (1, None),
+    "threads": (1, None),
     "iodepth": (1, None),
     "numjobs": (1, None),
     "nrfiles": (1, None),
@@ -90,6 +121,9 @@ _EXAMPLE = {
     "readwrite": "randread",
     "ioengine": "libaio",
     "clients": "[1, 2, 3]",
+    "threads": 16,
+    "mode": "write",
+    "engine": RADOS_BENCH,
 }
 RW_VALUES = (
     "read",
@@ -117,7 +151,9 @@ WRITE_RW = (
 )
 
 #: Options that make no sense without a value (others, such as ``group_reporting``, are flags).
-NEEDS_VALUE = frozenset((*SIZE_OPTIONS, *TIME_OPTIONS, *INT_OPTIONS, "rw", "readwrite", "ioengine"))
+NEEDS_VALUE = frozenset(
+    (*SIZE_OPTIONS, *TIME_OPTIONS, *INT_OPTIONS, "rw", "readwrite", "ioengine", "mode", "engine")
+)
 
 Scalar = str | int | float | bool | None
 
@@ -141,25 +177,53 @@ def suite_text(name: str) -> str:
 
 @dataclass(frozen=True)
 class Target:
-    """What is measured: a file, a block device or a directory (on the local host)."""
+    """What is measured: a file, a block device or a directory (on the local host), an RBD
+    image (``path`` is ``POOL/IMAGE``) or a RADOS pool (``path`` is the pool)."""
 
     kind: str
     path: str
     name: str | None = None
+    conf: str | None = None  # Ceph targets: the cluster's ceph.conf
+    client: str | None = None  # Ceph targets: the client name (fio clientname=, rados --id)
+    size: int | None = None  # rbd: the size of the image storbench creates when it is missing
 
     @property
     def label(self) -> str:
-        return self.name or self.path
+        if self.name:
+            return self.name
+        return f"{self.kind}:{self.path}" if self.ceph else self.path
+
+    @property
+    def ceph(self) -> bool:
+        return self.kind in CEPH_KINDS
+
+    @property
+    def pool(self) -> str:
+        """The pool of a Ceph target."""
+        return self.path.split("/", 1)[0]
+
+    @property
+    def image(self) -> str:
+        """The image of an rbd target."""
+        return self.path.split("/", 1)[1]
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "path": self.path}
-        if self.name:
-            d["name"] = self.name
+        for k in ("name", "conf", "client", "size"):
+            if getattr(self, k) is not None:
+                d[k] = getattr(self, k)
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Target:
-        return cls(kind=d["kind"], path=d["path"], name=d.get("name"))
+        return cls(
+            kind=d["kind"],
+            path=d["path"],
+            name=d.get("name"),
+            conf=d.get("conf"),
+            client=d.get("client"),
+            size=d.get("size"),
+        )
 
 
 @dataclass(frozen=True)
@@ -241,7 +305,14 @@ class Point:
 
     @property
     def writes(self) -> bool:
+        if self.engine == RADOS_BENCH:
+            return self.params.get("mode") == "write"
         return workload_writes(self.params)
+
+    @property
+    def engine(self) -> str:
+        """``fio`` or ``rados-bench``."""
+        return str(self.params.get("engine", "fio"))
 
     def label(self) -> str:
         shown = " ".join(f"{k}={v}" for k, v in self.axes.items())
@@ -314,6 +385,7 @@ class Plan:
         each host on its own target of the same index.
         """
         points: list[Point] = []
+        datasets = _Datasets(self.targets)
         slots: list[tuple[Target, list[tuple[Host, Target]]]]
         if self.hosts:
             slots = [(slot_target([t for _, t in slot]), slot) for slot in self.host_slots()]
@@ -327,13 +399,21 @@ class Plan:
                     for combo in itertools.product(*axis_values):
                         params = dict(wl.options)
                         params.update(zip(axis_names, combo, strict=True))
-                        clients = int(params.pop("clients", len(slot)))
-                        hosts = [
-                            PointHost(h.label, h.address, h.port, t) for h, t in slot[:clients]
-                        ]
                         extra: dict[str, Any] = {}
-                        if self.repeat > 1 and not {"randseed", "randrepeat"} & params.keys():
-                            extra["randseed"] = 0x5B00 + rep
+                        hosts: list[PointHost] = []
+                        if params.get("engine") == RADOS_BENCH:
+                            # `clients` concurrent rados bench processes on this machine
+                            params["clients"] = int(params.get("clients", 1))
+                            extra["dataset"] = datasets.name(target, params, rep)
+                        else:
+                            clients = int(params.pop("clients", len(slot)))
+                            hosts = [
+                                PointHost(h.label, h.address, h.port, t) for h, t in slot[:clients]
+                            ]
+                            if target.ceph:
+                                params["ioengine"] = CEPH_FIO_ENGINE[target.kind]
+                            if self.repeat > 1 and not {"randseed", "randrepeat"} & params.keys():
+                                extra["randseed"] = 0x5B00 + rep
                         points.append(
                             Point(
                                 index=len(points),
@@ -349,6 +429,41 @@ class Plan:
                             )
                         )
         return points
+
+
+class _Datasets:
+    """The objects a rados bench ``write`` leaves for the ``seq``/``rand`` points after it.
+
+    A write's dataset is named after its target, object size, client count and repetition;
+    a read point uses the dataset of the last write before it with the same target, client
+    count and repetition (and object size, when the read names one: without, it takes the
+    write's, which is the size it reads). The runner prefixes the run: the rados bench run
+    name of client c is ``storbench-r<RUN>-<dataset>[-c<c>]``.
+    """
+
+    def __init__(self, targets: list[Target]) -> None:
+        self.targets = targets
+        self.written: dict[tuple[Target, int, int], list[tuple[int, str]]] = {}
+
+    def name(self, target: Target, params: dict[str, Any], rep: int) -> str | None:
+        clients = int(params["clients"])
+        key = (target, clients, rep)
+        if params.get("mode") == "write":
+            params.setdefault("bs", RADOS_BENCH_WRITE_BS)
+            size = parse_size(params["bs"])
+            t = self.targets.index(target) if target in self.targets else 0
+            name = f"t{t}-{size}b-{clients}c-rep{rep}"
+            self.written.setdefault(key, []).append((size, name))
+            return name
+        writes = self.written.get(key, [])
+        if "bs" in params:
+            size = parse_size(params["bs"])
+            writes = [w for w in writes if w[0] == size]
+        if not writes:
+            return None
+        size, name = writes[-1]
+        params.setdefault("bs", fmt_size_short(size))
+        return name
 
 
 def slot_target(targets: list[Target]) -> Target:
@@ -450,24 +565,65 @@ def resolve_plan_source(spec: str) -> tuple[str, str]:
 
 
 def load_plan(
-    spec: str, *, sets: list[str] | None = None, targets: list[str] | None = None
+    spec: str,
+    *,
+    sets: list[str] | None = None,
+    targets: list[str] | None = None,
+    ceph_conf: str | None = None,
 ) -> Plan:
-    """Load a plan file or suite, apply ``--set`` overrides and ``--target`` replacements."""
+    """Load a plan file or suite, apply ``--set`` overrides and ``--target`` replacements;
+    ``ceph_conf`` (``--ceph-conf``) is the ceph.conf of Ceph targets that name none."""
     source, text = resolve_plan_source(spec)
-    return parse_plan(text, source, sets=sets or [], targets=targets or [])
+    return parse_plan(text, source, sets=sets or [], targets=targets or [], ceph_conf=ceph_conf)
 
 
 def parse_plan(
-    text: str, source: str, *, sets: list[str] | None = None, targets: list[str] | None = None
+    text: str,
+    source: str,
+    *,
+    sets: list[str] | None = None,
+    targets: list[str] | None = None,
+    ceph_conf: str | None = None,
 ) -> Plan:
-    return _Loader(text, source).load(sets or [], targets or [])
+    return _Loader(text, source, ceph_conf).load(sets or [], targets or [])
 
 
-def parse_target_arg(arg: str) -> Target:
-    """``--target`` value: ``file:PATH``, ``device:PATH``, ``directory:PATH`` or a bare path
-    (a block device or a path under /dev is a device, an existing directory a directory,
-    anything else a file)."""
-    for kind in (*TARGET_KINDS, "dir"):
+def default_ceph_conf() -> str:
+    """``$CEPH_CONF``, else /etc/ceph/ceph.conf (what the ceph tools read by default)."""
+    return os.environ.get("CEPH_CONF") or DEFAULT_CEPH_CONF
+
+
+def ceph_target(kind: str, path: str, conf: str | None = None, **kw: Any) -> Target:
+    """An rbd (``POOL/IMAGE``) or rados (``POOL``) target; raises ValueError with the fix
+    when the name cannot be one."""
+    path = path.strip()
+    parts = path.split("/")
+    want = 2 if kind == "rbd" else 1
+    if len(parts) != want or not all(parts) or any(c.isspace() for c in path):
+        raise ValueError(
+            "rbd:POOL/IMAGE (e.g. rbd:bench/storbench)"
+            if kind == "rbd"
+            else "rados:POOL (e.g. rados:bench)"
+        )
+    conf = os.path.abspath(conf) if conf else os.path.abspath(default_ceph_conf())
+    return Target(kind, path, conf=conf, **kw)
+
+
+def parse_target_arg(arg: str, ceph_conf: str | None = None) -> Target:
+    """``--target`` value: ``file:PATH``, ``device:PATH``, ``directory:PATH``,
+    ``rbd:POOL/IMAGE``, ``rados:POOL`` or a bare path (a block device or a path under /dev is
+    a device, an existing directory a directory, anything else a file). ``ceph_conf``
+    (``--ceph-conf``) is the ceph.conf of Ceph targets (default: :func:`default_ceph_conf`)."""
+    for kind in CEPH_KINDS:
+        if arg.startswith(kind + ":"):
+            try:
+                return ceph_target(kind, arg[len(kind) + 1 :], ceph_conf)
+            except ValueError as e:
+                article = "an" if kind == "rbd" else "a"
+                raise PlanError(
+                    f"--target {arg}: not {article} {kind} target", fix=str(e)
+                ) from None
+    for kind in (*FS_KINDS, "dir"):
         if arg.startswith(kind + ":"):
             path = arg[len(kind) + 1 :]
             if not path:
@@ -492,9 +648,10 @@ def parse_target_arg(arg: str) -> Target:
 
 
 class _Loader:
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, text: str, source: str, ceph_conf: str | None = None) -> None:
         self.text = text
         self.source = source
+        self.ceph_conf = ceph_conf
         self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
 
     # -- error helpers
@@ -632,7 +789,11 @@ class _Loader:
             self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}
         )
         workloads = self.workloads(doc, global_opts)
-        targets = [parse_target_arg(a) for a in target_args] if target_args else self.targets(doc)
+        targets = (
+            [parse_target_arg(a, self.ceph_conf) for a in target_args]
+            if target_args
+            else self.targets(doc)
+        )
         hosts = self.hosts(doc, targets) if "hosts" in doc else []
         if not targets and not (hosts and all(h.targets is not None for h in hosts)):
             raise self.err(
@@ -642,13 +803,14 @@ class _Loader:
                 fix="add `targets:` (e.g. `- file: /mnt/test/storbench.dat`) or pass --target PATH"
                 + (" (or give every host its own `targets:`)" if hosts else ""),
             )
+        self.check_engines(workloads, targets, hosts, doc)
         self.check_clients(workloads, hosts, doc)
         if hosts:
             pairs = [(t, h.local) for h in hosts for t in (h.targets or targets)]
             self.check_sizes(list(dict.fromkeys(pairs)), workloads, doc)
         else:
             self.check_sizes([(t, True) for t in targets], workloads, doc)
-        return Plan(
+        plan = Plan(
             name=name.strip(),
             source=self.source,
             text=self.text,
@@ -660,6 +822,53 @@ class _Loader:
             overrides=list(sets),
             hosts=hosts,
         )
+        if any(wl.options.get("engine") == RADOS_BENCH for wl in workloads):
+            self.check_reads(plan, doc)
+        return plan
+
+    def check_engines(
+        self, workloads: list[Workload], targets: list[Target], hosts: list[Host], doc: Any
+    ) -> None:
+        """rados bench measures rados targets from this machine only."""
+        where = doc.get("workloads")
+        all_targets = [t for h in hosts for t in (h.targets or targets)] or targets
+        for i, wl in enumerate(workloads):
+            if wl.options.get("engine") != RADOS_BENCH:
+                continue
+            if hosts:
+                raise self.err(
+                    f"workload {wl.name!r}: rados bench runs on this machine, not on `hosts:`",
+                    where,
+                    i,
+                    fix="remove `hosts:` and use `clients: N` (N rados bench processes at "
+                    "once), or drop `engine: rados-bench` to use fio's rados engine on the hosts",
+                )
+            other = [t for t in all_targets if t.kind != "rados"]
+            if other:
+                raise self.err(
+                    f"workload {wl.name!r}: rados bench measures a pool, not the "
+                    f"{other[0].kind} {other[0].path}",
+                    where,
+                    i,
+                    fix="give it a `- rados: POOL` target (or --target rados:POOL); put file "
+                    "and rbd targets in a plan of their own",
+                )
+
+    def check_reads(self, plan: Plan, doc: Any) -> None:
+        """Every rados bench seq/rand point reads objects a write before it left."""
+        for p in plan.expand():
+            if p.engine == RADOS_BENCH and p.extra.get("dataset") is None:
+                wl = next(w for w in plan.workloads if w.name == p.workload)
+                i = plan.workloads.index(wl)
+                size = f", bs {p.params['bs']}" if "bs" in p.params else ""
+                raise self.err(
+                    f"workload {wl.name!r}: rados bench {p.params['mode']} reads the objects "
+                    f"a write left, and no `mode: write` point runs before it on "
+                    f"{p.target.label} with clients {p.params['clients']}{size}",
+                    doc.get("workloads"),
+                    i,
+                    fix="put a workload with `mode: write` (same clients and bs) before it",
+                )
 
     def apply_sets(self, doc: CommentedMap, sets: list[str]) -> None:
         for arg in sets:
@@ -691,22 +900,48 @@ class _Loader:
                     f"--set {arg}: `{key}` comes from the target, not the workload",
                     fix=f"pass --target {raw.strip() or 'PATH'} instead",
                 )
-            if key not in fio_option_names() and key not in RESERVED_KEYS:
+            known = fio_option_names() | set(RESERVED_KEYS) | set(RADOS_BENCH_KEYS)
+            if key not in known:
                 raise PlanError(
                     f"--set {arg}: {key!r} is not a fio option or plan key",
                     fix=suggestion(
                         key,
-                        fio_option_names() | set(TOP_KEYS),
+                        known | set(TOP_KEYS),
                         f"plan keys: {', '.join(TOP_KEYS)}; fio options: `fio --cmdhelp=all`",
                     ),
                 )
-            if isinstance(doc.get("global"), dict):
-                doc["global"].pop(key, None)
-            for wl in doc.get("workloads") or []:
-                if isinstance(wl, dict):
-                    wl[key] = value
+            glob = doc.get("global") if isinstance(doc.get("global"), dict) else {}
+            workloads = [wl for wl in doc.get("workloads") or [] if isinstance(wl, dict)]
+            # a key goes to the workloads whose engine has it (a plan may mix engines)
+            fitting = [
+                wl
+                for wl in workloads
+                if (wl.get("engine", glob.get("engine", "fio")) == RADOS_BENCH)
+                == (key in RADOS_BENCH_KEYS and key not in fio_option_names())
+                or key in ("runtime", "bs", "clients")
+            ]
+            if workloads and not fitting:
+                if key in ("iodepth", "numjobs"):
+                    fix = "use --set threads=N (rados bench's concurrent operations, -t)"
+                elif key in fio_option_names():
+                    fix = "the plan's rados-bench workloads take: " + ", ".join(RADOS_BENCH_KEYS)
+                else:
+                    fix = "only `engine: rados-bench` workloads take it"
+                raise PlanError(
+                    f"--set {arg}: no workload of the plan has `{key}`",
+                    file=self.source,
+                    fix=fix,
+                )
+            if glob:
+                glob.pop(key, None)
+            for wl in fitting:
+                wl[key] = value
 
-    def options(self, node: Any, parent: Any, key: Any, where: str) -> dict[str, Any]:
+    def options(
+        self, node: Any, parent: Any, key: Any, where: str, engine: str | None = None
+    ) -> dict[str, Any]:
+        """The options of a workload (``engine`` fio or rados-bench: only its keys) or of
+        ``global:`` (``engine`` None: the keys of any engine)."""
         if not isinstance(node, dict):
             raise self.err(
                 f"`{where}` must be a mapping of fio options, not {_describe(node)}",
@@ -717,13 +952,47 @@ class _Loader:
         out: dict[str, Any] = {}
         for opt, value in node.items():
             opt_s = str(opt)
+            if engine == RADOS_BENCH or (engine is None and opt_s in RADOS_BENCH_KEYS):
+                if opt_s not in RADOS_BENCH_KEYS:
+                    fio_only = opt_s in fio_option_names()
+                    raise self.err(
+                        f"{where}: `{opt_s}` is "
+                        + ("a fio option, not one of rados bench" if fio_only else "unknown")
+                        + " (the workload says `engine: rados-bench`)",
+                        node,
+                        opt,
+                        fix=(
+                            "use `threads` for concurrent operations (rados bench -t)"
+                            if opt_s in ("iodepth", "numjobs")
+                            else "use `mode` (write, seq, rand)"
+                            if opt_s in ("rw", "readwrite")
+                            else suggestion(
+                                opt_s,
+                                RADOS_BENCH_KEYS,
+                                f"a rados-bench workload has: {', '.join(RADOS_BENCH_KEYS)}",
+                            )
+                        ),
+                        origin_key=opt_s,
+                    )
+                out[opt_s] = self.option_value(opt_s, value, node, opt, where)
+                continue
+            if opt_s in ("mode", "threads"):
+                raise self.err(
+                    f"{where}: `{opt_s}` is a rados bench key, not a fio option",
+                    node,
+                    opt,
+                    fix="add `engine: rados-bench` to the workload to run rados bench"
+                    + (" (fio's own: `thread` runs jobs as threads)" if opt_s == "threads" else ""),
+                    origin_key=opt_s,
+                )
             if opt_s in TARGET_OPTIONS:
                 raise self.err(
                     f"{where}: `{opt_s}` comes from the target, not the workload",
                     node,
                     opt,
                     fix="name files, devices and directories under `targets:` "
-                    "(or pass --target PATH)",
+                    "(or pass --target PATH); Ceph pools and images as `- rbd: POOL/IMAGE` "
+                    "or `- rados: POOL` (with `clientname:` and `conf:` there)",
                     origin_key=opt_s,
                 )
             if opt_s not in fio_option_names() and opt_s not in RESERVED_KEYS:
@@ -815,6 +1084,17 @@ class _Loader:
             if n < lo or (hi is not None and n > hi):
                 span = f"{lo} to {hi}" if hi is not None else f"{lo} or more"
                 raise fail(f"must be {span}, not {n}", f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`")
+        if opt == "engine" and value not in ENGINES:
+            raise fail(
+                f"cannot be {value!r}",
+                suggestion(str(value), ENGINES, f"one of: {', '.join(ENGINES)}") or "",
+            )
+        if opt == "mode" and value not in RADOS_BENCH_MODES:
+            raise fail(
+                f"cannot be {value!r}",
+                suggestion(str(value), RADOS_BENCH_MODES, "")
+                or f"one of: {', '.join(RADOS_BENCH_MODES)} (rados bench's modes)",
+            )
         if opt in ("rw", "readwrite") and str(value).split(":")[0] not in RW_VALUES:
             raise fail(
                 f"cannot be {value!r}",
@@ -873,10 +1153,58 @@ class _Loader:
             seen.add(name)
             opts = {k: v for k, v in item.items() if k != "name"}
             where = f"workload {name!r}"
-            own = self.options(_submap(item, opts), node, i, where)
-            merged = {**{k: v for k, v in global_opts.items() if k not in own}, **own}
+            engine = opts.get("engine", global_opts.get("engine", "fio"))
+            if engine not in ENGINES:
+                self.scalar("engine", engine, item if "engine" in item else node, "engine", where)
+            own = self.options(_submap(item, opts), node, i, where, engine=engine)
+            # global options apply where they mean something: fio options to fio workloads,
+            # rados bench keys to rados-bench workloads (a plan may mix both)
+            fits = (
+                (lambda k: k in RADOS_BENCH_KEYS)
+                if engine == RADOS_BENCH
+                else (lambda k: k not in ("mode", "threads"))
+            )
+            merged = {
+                **{k: v for k, v in global_opts.items() if k not in own and fits(k)},
+                **own,
+            }
+            if engine == RADOS_BENCH:
+                merged = {**RADOS_BENCH_DEFAULTS, **merged, "engine": RADOS_BENCH}
+                self.check_rados_bench(name, merged, item, node, i)
+            elif "engine" in merged:
+                merged.pop("engine")  # fio is the default: not a job option
             out.append(Workload(name=name, options=merged, line=_position(node, i)[0]))
         return out
+
+    def check_rados_bench(
+        self, name: str, opts: dict[str, Any], item: Any, node: Any, i: int
+    ) -> None:
+        """A rados-bench workload needs a mode and a runtime in whole seconds."""
+        where = f"workload {name!r}"
+        if "mode" not in opts:
+            raise self.err(
+                f"{where}: a rados-bench workload needs `mode`",
+                node,
+                i,
+                fix="add `mode: write` (then `seq` or `rand` workloads read what it wrote)",
+            )
+        if "runtime" not in opts:
+            raise self.err(
+                f"{where}: a rados-bench workload needs `runtime` (rados bench's seconds)",
+                node,
+                i,
+                fix="add e.g. `runtime: 60` (or --set runtime=60)",
+            )
+        for t in opts["runtime"] if isinstance(opts["runtime"], list) else [opts["runtime"]]:
+            secs = parse_time(t)
+            if secs < 1 or not float(secs).is_integer():
+                raise self.err(
+                    f"{where}: rados bench runs whole seconds (≥ 1), not `runtime: {t}`",
+                    item if "runtime" in item else node,
+                    "runtime" if "runtime" in item else i,
+                    fix="e.g. `runtime: 60`",
+                    origin_key="runtime",
+                )
 
     def targets(self, doc: CommentedMap) -> list[Target]:
         return self.target_list(doc.get("targets"), doc, "targets")
@@ -916,7 +1244,7 @@ class _Loader:
             kinds = [k for k in TARGET_KINDS if k in item]
             if len(kinds) != 1:
                 raise self.err(
-                    "a target needs exactly one of file, device, directory"
+                    f"a target needs exactly one of {', '.join(TARGET_KINDS)}"
                     + (f", not {' and '.join(kinds)}" if kinds else ""),
                     node,
                     i,
@@ -924,6 +1252,18 @@ class _Loader:
                 )
             kind = kinds[0]
             path = item[kind]
+            if kind in CEPH_KINDS:
+                out.append(self.ceph_target(kind, item, node, i))
+                continue
+            for k in CEPH_TARGET_KEYS:
+                if k in item:
+                    raise self.err(
+                        f"`{k}` belongs to Ceph targets (rbd, rados), not to a {kind}",
+                        item,
+                        k,
+                        fix="remove it"
+                        + (" (a workload's `size:` sets fio's size)" if k == "size" else ""),
+                    )
             if not isinstance(path, str) or not path.strip():
                 raise self.err(
                     f"`{kind}` needs a path, not {_describe(path)}",
@@ -941,6 +1281,59 @@ class _Loader:
                 path = os.path.abspath(path)
             out.append(Target(kind=kind, path=path, name=str(name) if name is not None else None))
         return out
+
+    def ceph_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
+        """``- rbd: POOL/IMAGE`` (optional ``size`` of the image to create) or
+        ``- rados: POOL``, each with optional ``conf`` (ceph.conf) and ``clientname``."""
+        path = item[kind]
+        if not isinstance(path, str):
+            path = str(path) if isinstance(path, int) else ""
+        size = item.get("size")
+        if "size" in item:
+            if kind != "rbd":
+                raise self.err(
+                    "`size` is the size of an rbd image; a rados target has none",
+                    item,
+                    "size",
+                    fix="remove it (a workload's `size:` sets how much fio writes)",
+                )
+            try:
+                size = parse_size(size)
+            except UnitError:
+                raise self.err(
+                    f"`size` is not a size: {size!r}",
+                    item,
+                    "size",
+                    fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
+                ) from None
+        for k in ("conf", "clientname"):
+            if k in item and (not isinstance(item[k], str) or not item[k].strip()):
+                raise self.err(
+                    f"`{k}` must be a non-empty string, not {_describe(item[k])}",
+                    item,
+                    k,
+                    fix="e.g. `conf: /etc/ceph/ceph.conf`"
+                    if k == "conf"
+                    else "e.g. `clientname: admin` (the Ceph user without `client.`)",
+                )
+        client = item.get("clientname")
+        if isinstance(client, str) and client.startswith("client."):
+            client = client[len("client.") :]
+        name = item.get("name")
+        try:
+            return ceph_target(
+                kind,
+                path,
+                item.get("conf") or self.ceph_conf,
+                name=str(name) if name is not None else None,
+                client=client.strip() if isinstance(client, str) else None,
+                size=size,
+            )
+        except ValueError as e:
+            article = "an" if kind == "rbd" else "a"
+            raise self.err(
+                f"not {article} {kind} target: {_describe(item[kind])}", item, kind, fix=str(e)
+            ) from None
 
     def hosts(self, doc: CommentedMap, targets: list[Target]) -> list[Host]:
         node = doc.get("hosts")
@@ -1076,8 +1469,8 @@ class _Loader:
         """``clients`` (the number of hosts a point runs on) needs ``hosts:`` and at most
         as many clients as hosts."""
         for i, wl in enumerate(workloads):
-            if "clients" not in wl.options:
-                continue
+            if "clients" not in wl.options or wl.options.get("engine") == RADOS_BENCH:
+                continue  # rados bench: `clients` processes on this machine
             values = wl.options["clients"]
             where = (doc.get("workloads"), i)
             if not hosts:
@@ -1106,9 +1499,11 @@ class _Loader:
         without; a file on a remote host is read at its own size when the workload has none
         (storbench cannot see whether it exists: fio says so if it does not)."""
         for t, local in targets:
-            if t.kind == "device" or (t.kind == "file" and not local):
-                continue
+            if t.kind in ("device", "rbd") or (t.kind == "file" and not local):
+                continue  # a device's or image's own size
             for wl in workloads:
+                if wl.options.get("engine") == RADOS_BENCH:
+                    continue
                 if (
                     "size" not in wl.options
                     and "filesize" not in wl.options
@@ -1118,7 +1513,13 @@ class _Loader:
                         f"workload {wl.name!r} has no `size` for {t.kind} target {t.path}",
                         doc.get("workloads"),
                         workloads.index(wl),
-                        fix="add e.g. `size: 1g` to the workload (or --set size=1g)",
+                        fix="add e.g. `size: 1g` to the workload (or --set size=1g)"
+                        + (
+                            " (fio's rados engine writes size/nrfiles per object, at most "
+                            "osd_max_object_size: 128 MiB by default)"
+                            if t.kind == "rados"
+                            else ""
+                        ),
                     )
 
 

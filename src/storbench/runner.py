@@ -23,12 +23,17 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Protocol
 
-from storbench.engines import fio
+from storbench.engines import fio, rados
+from storbench.engines.process import CephClient
 from storbench.errors import UserError
 from storbench.metrics import Measurement
-from storbench.plan import Point
-from storbench.preflight import directory_files, local_points, safety
+from storbench.monitor import HealthMonitor, HealthSample
+from storbench.plan import RADOS_BENCH, Point
+from storbench.preflight import ceph, directory_files, local_points, safety
 from storbench.store import Store
+
+#: Seconds between two samples of a Ceph cluster's health while a run executes.
+HEALTH_INTERVAL = 10.0
 
 
 class Observer(Protocol):
@@ -81,15 +86,22 @@ def execute(
     *,
     total: int,
     fail_fast: bool = False,
+    health_interval: float = HEALTH_INTERVAL,
 ) -> Outcome:
-    """Run ``points`` (all of a run, or the pending ones on resume) and record each."""
+    """Run ``points`` (all of a run, or the pending ones on resume) and record each.
+
+    For Ceph targets the cluster's health is sampled every ``health_interval`` seconds and
+    each change recorded as an event of the run; the objects rados bench and fio's rados
+    engine wrote are removed at the end (those of finished writes stay when the run is
+    interrupted, for the seq/rand points ``storbench resume`` runs: it removes them)."""
     stop = _Stop()
     outcome = Outcome(status="completed")
     workdir = tempfile.mkdtemp(prefix=f"storbench-run{run_id}-")
     hosts = fio.HostContext(names=_host_names(store, run_id))
     server: fio.FioServer | None = None
     if any(h.local for p in points for h in p.hosts):
-        server = fio.FioServer(cwd=workdir)
+        local = [h.target for p in points for h in p.hosts if h.local]
+        server = fio.FioServer(cwd=workdir, env=fio.ceph_env(local))
         try:
             server.start()
         except OSError as e:
@@ -101,6 +113,7 @@ def execute(
             ) from None
         hosts.local_port = server.port
     store.set_status(run_id, "running", ended=False)
+    monitors = _health_monitors(store, run_id, points, health_interval)
     try:
         with _signals(stop):
             for n, point in enumerate(points, 1):
@@ -108,10 +121,21 @@ def execute(
                     outcome.status = "interrupted"
                     break
                 observer.point_started(point, n, len(points))
+                fr: fio.FioRun | rados.PointRun
                 try:
-                    fr = fio.run_point(
-                        point, workdir, run_id=run_id, total=total, should_stop=stop, hosts=hosts
-                    )
+                    if point.engine == RADOS_BENCH:
+                        fr = rados.run_point(point, workdir, run_id=run_id, should_stop=stop)
+                        _note_writes(store, run_id, point, fr.writes)
+                    else:
+                        _layout_objects(point, run_id, workdir)
+                        fr = fio.run_point(
+                            point,
+                            workdir,
+                            run_id=run_id,
+                            total=total,
+                            should_stop=stop,
+                            hosts=hosts,
+                        )
                 except KeyboardInterrupt:
                     outcome.status = "interrupted"
                     observer.point_interrupted(point)
@@ -125,7 +149,7 @@ def execute(
                     run_id,
                     point,
                     meas,
-                    engine="fio",
+                    engine="rados bench" if point.engine == RADOS_BENCH else "fio",
                     command=fr.command,
                     job_file=fr.job_text,
                     raw_output=fr.raw_output,
@@ -142,11 +166,150 @@ def execute(
                         outcome.status = "failed"
                         break
     finally:
+        for m in monitors:
+            m.stop()
         if server is not None:
             server.stop()
-        store.set_status(run_id, outcome.status)
-        shutil.rmtree(workdir, ignore_errors=True)
+        try:
+            cleanup_ceph(store, run_id, points, keep_recorded=outcome.status == "interrupted")
+        finally:
+            store.set_status(run_id, outcome.status)
+            shutil.rmtree(workdir, ignore_errors=True)
     return outcome
+
+
+def _health_monitors(
+    store: Store, run_id: int, points: list[Point], interval: float
+) -> list[HealthMonitor]:
+    """One health monitor per Ceph cluster of the points, each change an event of the run."""
+    clusters: dict[CephClient, list[str]] = {}
+    for t in ceph.point_targets(points):
+        pools = clusters.setdefault(ceph.client_of(t), [])
+        if t.pool not in pools:
+            pools.append(t.pool)
+    monitors = []
+    for client, pools in clusters.items():
+
+        def on_change(
+            sample: HealthSample, previous: HealthSample | None, client: CephClient = client
+        ) -> None:
+            store.add_event(
+                run_id,
+                "health",
+                sample.message() if previous else f"at the start: {sample.message()}",
+                {**sample.to_dict(), "conf": client.conf, "client": client.client},
+                at=sample.at,
+            )
+
+        m = HealthMonitor(client, pools, on_change, interval=interval)
+        m.start()
+        monitors.append(m)
+    return monitors
+
+
+def _note_writes(
+    store: Store, run_id: int, point: Point, writes: list[tuple[str, str | None]]
+) -> None:
+    """Record the objects a rados bench write left (run name and object prefix per client),
+    so that they can be removed at the end, also after an interruption and a resume."""
+    for run_name, prefix in writes:
+        store.add_event(
+            run_id,
+            "rados-objects",
+            f"rados bench {run_name} wrote objects {prefix or '?'}_object* to pool "
+            f"{point.target.pool}",
+            {
+                "pool": point.target.pool,
+                "conf": point.target.conf,
+                "client": point.target.client,
+                "run_name": run_name,
+                "prefix": prefix,
+                "point": point.index,
+            },
+        )
+
+
+def _layout_objects(point: Point, run_id: int, workdir: str) -> None:
+    """Before fio's rados engine reads: the objects it reads hold data (fio's own layout
+    would leave them empty, and reading an empty object measures nothing)."""
+    objects = fio.rados_objects(point, run_id)
+    if objects and not point.hosts:
+        rados.put_objects(point.target.pool, objects, rados.point_client(point), workdir)
+
+
+def cleanup_ceph(
+    store: Store, run_id: int, points: list[Point], *, keep_recorded: bool = False
+) -> list[str]:
+    """Remove what the run left in its pools: the objects of its rados bench writes (those
+    of recorded points stay with ``keep_recorded``: a resumed run's seq and rand points
+    read them) and the objects fio's rados engine wrote. Each removal is an event; returns
+    the objects that could not be removed."""
+    left: list[str] = []
+    recorded = {m.point_idx for m in store.measurements(run_id)}
+    groups: dict[tuple[str, str | None, str | None], list[tuple[str, str | None]]] = {}
+    kept = 0
+    for ev in store.events(run_id, "rados-objects"):
+        d = ev.data
+        if d.get("removed"):
+            continue
+        if keep_recorded and d.get("point") in recorded:
+            kept += 1
+            continue
+        groups.setdefault((d["pool"], d.get("conf"), d.get("client")), []).append(
+            (d["run_name"], d.get("prefix"))
+        )
+    for (pool, conf, client), runs in groups.items():
+        runs = list(dict.fromkeys(runs))
+        try:
+            rest = rados.cleanup(pool, runs, CephClient(conf, client))
+        except (OSError, RuntimeError, ValueError) as e:
+            rest = [f"(cleanup failed: {e})"]
+        left += rest
+        store.add_event(
+            run_id,
+            "rados-cleanup",
+            f"removed the objects of {len(runs)} rados bench run(s) from pool {pool}"
+            + (f"; {len(rest)} left" if rest else ""),
+            {"pool": pool, "run_names": [r for r, _ in runs], "left": rest[:100]},
+        )
+    rados_targets = {p.target for p in points if p.engine == "fio" and p.target.kind == "rados"} | {
+        h.target for p in points for h in p.hosts if h.target.kind == "rados"
+    }
+    for t in rados_targets:
+        prefix = fio.rados_object_prefix(run_id)
+        try:
+            rest = rados.remove_objects(t.pool, prefix, ceph.client_of(t))
+        except (OSError, RuntimeError, ValueError) as e:
+            rest = [f"(cleanup failed: {e})"]
+        left += rest
+        store.add_event(
+            run_id,
+            "rados-cleanup",
+            f"removed fio's rados objects {prefix}* from pool {t.pool}"
+            + (f"; {len(rest)} left" if rest else ""),
+            {"pool": t.pool, "prefix": prefix, "left": rest[:100]},
+        )
+    if kept:
+        store.add_event(
+            run_id,
+            "rados-objects",
+            f"kept the objects of {kept} finished rados bench write(s) for `storbench resume "
+            f"{run_id}`, which removes them at its end",
+            {"kept": kept, "removed": True},
+        )
+    return left
+
+
+def cleanup_images(images: list[tuple[CephClient, str, str]]) -> list[str]:
+    """Remove the rbd images preflight created; returns what was removed."""
+    removed = []
+    for client, pool, image in images:
+        try:
+            ceph.remove_image(client, pool, image)
+            removed.append(f"{pool}/{image}")
+        except ceph.CephCommandError:
+            pass
+    return removed
 
 
 def _host_names(store: Store, run_id: int) -> dict[str, str]:

@@ -584,12 +584,13 @@ def test_load_plan_not_utf8(tmp_path: Path) -> None:
 
 
 def test_suite_names() -> None:
-    assert set(suite_names()) >= {"quick", "qualify", "profiles", "matrix"}
+    assert set(suite_names()) >= {"quick", "qualify", "profiles", "matrix", "rados", "rbd"}
 
 
 @pytest.mark.parametrize("name", suite_names())
 def test_every_suite_parses_with_a_target(name: str) -> None:
-    p = parse_plan(suite_text(name), f"suite:{name}", targets=["/tmp/sb-suite.dat"])
+    target = {"rados": "rados:bench", "rbd": "rbd:bench/storbench"}.get(name, "/tmp/sb-suite.dat")
+    p = parse_plan(suite_text(name), f"suite:{name}", targets=[target])
     assert p.name == name
     assert p.description
     assert p.expand()

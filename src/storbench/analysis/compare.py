@@ -11,7 +11,8 @@ Definitions (also in the README):
 - **Figures of a point** are over all its I/Os, whatever their direction: total IOPS and
   bandwidth (read + write + trim), and the completion latency (clat) of every I/O — its
   sample-weighted mean and the p99 of the summed histograms. A 70/30 randrw point is thus
-  judged by all it did, not by its reads alone.
+  judged by all it did, not by its reads alone. A point of an engine without clat (rados
+  bench) has its lat (submission to completion) instead, compared only with lat, and no p99.
 - **Changes** are ``(other - base) / base`` in percent of the means over repetitions; for
   latency negative is better (lower).
 - **Beat** (seed 004's "Proxmox beat VMware in 56 of 57 tests"): OTHER's mean total IOPS is
@@ -274,6 +275,8 @@ def compare_point(
 ) -> PointComparison:
     """Compare one pair of matched points (module doc for the definitions)."""
     both = b.runs > 0 and o.runs > 0
+    # clat, or lat for an engine without clat (rados bench): compared only like with like
+    lat_both = both and b.latency_metric == o.latency_metric
     verdict, p = _verdict(b, o)
     return PointComparison(
         key=key,
@@ -283,8 +286,8 @@ def compare_point(
         other=o,
         iops_change_pct=change_pct(b.total_iops, o.total_iops) if both else None,
         bw_change_pct=change_pct(b.total_bw, o.total_bw) if both else None,
-        mean_lat_change_pct=change_pct(b.clat_mean, o.clat_mean) if both else None,
-        p99_lat_change_pct=change_pct(b.clat_p99, o.clat_p99) if both else None,
+        mean_lat_change_pct=change_pct(b.latency_mean, o.latency_mean) if lat_both else None,
+        p99_lat_change_pct=change_pct(b.latency_p99, o.latency_p99) if lat_both else None,
         verdict=verdict,
         p_value=p,
     )

@@ -11,6 +11,14 @@ each repetition (read + write + trim), and the completion latency (clat) of ever
 whatever its direction (sample-weighted mean; percentiles from the bins of every direction
 summed).
 
+An engine that reports no completion latency (rados bench: its latency runs from submission
+to completion, ``lat``, without percentiles) is summarized by its ``lat`` instead: the
+``latency`` properties give clat where there is one and lat otherwise, and
+``latency_metric`` says which ("clat" or "lat"), so that tables label what they show.
+Such a point has no percentiles: tables show them as missing, never as 0. Its engine's own
+figures (rados bench's per-second IOPS/bandwidth spread, totals, latency stddev) are kept
+per repetition in ``PointSummary.engine_figures`` (:func:`engine_figures`).
+
 Percentiles that need merging (several repetitions, or several directions for the point's
 figures) need the histograms. :func:`summarize` merges the bins the measurements carry;
 measurements loaded without bins (fast) get those percentiles afterwards from
@@ -45,6 +53,8 @@ class DirSummary:
     clat_means: list[float] = field(default_factory=list)  # mean clat of each repetition, ns
     clat: LatencyStats | None = None  # merged over repetitions
     lat: LatencyStats | None = None
+    # mean lat of each repetition that has no clat (rados bench), ns
+    lat_means: list[float] = field(default_factory=list)
 
     @property
     def iops_mean(self) -> float:
@@ -71,6 +81,23 @@ class DirSummary:
         """Spread of the mean completion latency over repetitions (one mean per repetition)."""
         return spread(self.clat_means)
 
+    @property
+    def latency(self) -> LatencyStats | None:
+        """The latency to show: clat, or lat when the engine reports no clat (rados bench)."""
+        return self.clat if self.clat is not None else self.lat
+
+    @property
+    def latency_metric(self) -> str | None:
+        """What :attr:`latency` is: "clat", "lat", or None when there is none."""
+        if self.clat is not None:
+            return "clat"
+        return "lat" if self.lat is not None else None
+
+    @property
+    def latency_mean_spread(self) -> Spread | None:
+        """Spread over repetitions of the mean of :attr:`latency`."""
+        return spread(self.clat_means) if self.clat is not None else spread(self.lat_means)
+
 
 @dataclass
 class PointSummary:
@@ -89,6 +116,12 @@ class PointSummary:
     rep_bw: list[float] = field(default_factory=list)
     rep_clat_mean: list[float] = field(default_factory=list)
     clat: LatencyStats | None = None  # clat of every I/O, all directions and repetitions
+    # a point without clat (rados bench): the lat of every I/O and its mean per repetition
+    lat: LatencyStats | None = None
+    rep_lat_mean: list[float] = field(default_factory=list)
+    # per usable repetition, the engine's own figures beyond the measurement's (rados bench,
+    # see engine_figures); empty for fio
+    engine_figures: list[dict[str, Any]] = field(default_factory=list)
 
     def direction(self, name: str) -> DirSummary | None:
         return self.dirs.get(name)
@@ -124,6 +157,34 @@ class PointSummary:
         return self.clat.percentiles.get("99") if self.clat is not None else None
 
     @property
+    def latency(self) -> LatencyStats | None:
+        """The latency of all I/Os to show: clat, or lat for an engine without clat."""
+        return self.clat if self.clat is not None else self.lat
+
+    @property
+    def latency_metric(self) -> str | None:
+        """What :attr:`latency` is: "clat", "lat", or None when there is none."""
+        if self.clat is not None:
+            return "clat"
+        return "lat" if self.lat is not None else None
+
+    @property
+    def latency_mean(self) -> float | None:
+        lat = self.latency
+        return lat.mean if lat is not None else None
+
+    @property
+    def latency_p99(self) -> float | None:
+        """p99 of :attr:`latency`; None when the engine reports no percentiles."""
+        lat = self.latency
+        return lat.percentiles.get("99") if lat is not None else None
+
+    @property
+    def rep_latency_mean(self) -> list[float]:
+        """The mean of :attr:`latency` of each repetition."""
+        return self.rep_clat_mean if self.clat is not None else self.rep_lat_mean
+
+    @property
     def rate_capped(self) -> bool:
         """Whether the workload caps its own rate (fio ``rate``/``rate_iops`` options)."""
         return any(self.params.get(k) not in (None, "", 0, "0") for k in RATE_OPTIONS)
@@ -134,6 +195,7 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
     by_key: dict[str, PointSummary] = {}
     lats: dict[tuple[str, str], tuple[list[LatencyStats], list[LatencyStats]]] = {}
     point_clats: dict[str, list[LatencyStats]] = {}
+    point_lats: dict[str, list[LatencyStats]] = {}
     for point, meas in items:
         s = by_key.get(point.key)
         if s is None:
@@ -151,8 +213,12 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
                 s.errors.append(meas.error)
             continue
         s.runs += 1
+        figures = engine_figures(meas)
+        if figures is not None:
+            s.engine_figures.append(figures)
         rep_iops = rep_bw = 0.0
         rep_clats: list[LatencyStats] = []
+        rep_lats: list[LatencyStats] = []  # of the directions without clat
         for ddir in DIRECTIONS:
             d = meas.direction(ddir)
             if d is None:
@@ -168,6 +234,9 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
                 if d.clat.mean is not None and d.clat.samples > 0:
                     ds.clat_means.append(d.clat.mean)
                     rep_clats.append(d.clat)
+            elif d.lat and d.lat.samples > 0 and d.lat.mean is not None:
+                ds.lat_means.append(d.lat.mean)
+                rep_lats.append(d.lat)
             if d.lat:
                 la.append(d.lat)
         s.rep_iops.append(rep_iops)
@@ -176,13 +245,94 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
         if n:
             s.rep_clat_mean.append(sum(c.samples * (c.mean or 0.0) for c in rep_clats) / n)
         point_clats.setdefault(point.key, []).extend(rep_clats)
+        n = sum(c.samples for c in rep_lats)
+        if n and not rep_clats:
+            s.rep_lat_mean.append(sum(c.samples * (c.mean or 0.0) for c in rep_lats) / n)
+            point_lats.setdefault(point.key, []).extend(rep_lats)
     for (key, ddir), (cl, la) in lats.items():
         ds = by_key[key].dirs[ddir]
         ds.clat = LatencyStats.merge(cl)
-        ds.lat = LatencyStats.merge(la)
+        ds.lat = _merge_lat(la)
     for key, parts in point_clats.items():
         by_key[key].clat = LatencyStats.merge(parts)
+    for key, parts in point_lats.items():
+        if by_key[key].clat is None:
+            by_key[key].lat = _merge_lat(parts)
     return sorted(by_key.values(), key=lambda s: s.index)
+
+
+def _merge_lat(parts: list[LatencyStats]) -> LatencyStats | None:
+    """:meth:`LatencyStats.merge`, but without a stddev when a part has none (rados bench
+    prints none for reads; merge would take it as 0 and pool a wrong one)."""
+    merged = LatencyStats.merge(parts)
+    used = [p for p in parts if p is not None and p.samples > 0]
+    if merged is not None and len(used) > 1 and any(p.stddev is None for p in used):
+        merged.stddev = None
+    return merged
+
+
+#: rados bench's measurements carry this in ``extra["engine"]``
+RADOS_BENCH_ENGINE = "rados bench"
+
+
+def engine_figures(meas: Measurement) -> dict[str, Any] | None:
+    """rados bench's own summary figures of one measurement (None for other engines), in base
+    units (s, bytes, bytes/s, operations/s, ns), for seed 000's table.
+
+    One client: its summary (total time run, operations, sizes; bandwidth and IOPS with
+    their per-second stddev/min/max; latency mean, stddev (writes only), min, max). Several
+    clients (``extra["clients"]`` > 1, see storbench.engines.rados.aggregate_clients):
+    ``total_time_s`` is the longest client's, ``ops`` the sum of the clients' totals, the
+    latency that of every operation of every client (``extra["whole_run"]``); bandwidth,
+    IOPS and their spread are over the common window (``window_s``).
+    """
+    x = meas.extra
+    if x.get("engine") != RADOS_BENCH_ENGINE:
+        return None
+    d = next((meas.direction(k) for k in DIRECTIONS if meas.direction(k)), None)
+    if d is None:
+        return None
+    iops = x.get("iops") or {}
+    bw = x.get("bandwidth") or {}
+    clients = int(x.get("clients") or 1)
+    out: dict[str, Any] = {
+        "mode": x.get("mode"),
+        "clients": clients,
+        "op_size": x.get("op_size"),
+        "object_size": x.get("object_size"),
+        "bw_bytes": d.bw_bytes,
+        "bw_stddev": bw.get("stddev"),
+        "bw_max": bw.get("max"),
+        "bw_min": bw.get("min"),
+        "iops": d.iops,
+        "iops_stddev": iops.get("stddev"),
+        "iops_max": iops.get("max"),
+        "iops_min": iops.get("min"),
+    }
+    if clients > 1:
+        whole = x.get("whole_run") or {}
+        lat = whole.get("latency") or {}
+        out.update(
+            total_time_s=whole.get("total_time_s"),
+            ops=whole.get("ops"),
+            window_s=(x.get("window") or {}).get("seconds"),
+            lat_mean=lat.get("mean"),
+            lat_stddev=lat.get("stddev"),
+            lat_max=lat.get("max"),
+            lat_min=lat.get("min"),
+        )
+    else:
+        la = d.lat
+        out.update(
+            total_time_s=d.runtime_s,
+            ops=d.total_ios,
+            window_s=None,
+            lat_mean=la.mean if la else None,
+            lat_stddev=la.stddev if la else None,
+            lat_max=la.max if la else None,
+            lat_min=la.min if la else None,
+        )
+    return out
 
 
 def needs_bins(s: PointSummary) -> bool:

@@ -40,6 +40,7 @@ from storbench.metrics import (
     window_totals,
 )
 from storbench.plan import Point, PointHost, Target, job_section_name
+from storbench.units import UnitError, parse_size
 
 FIO = os.environ.get("STORBENCH_FIO", "fio")
 
@@ -101,17 +102,72 @@ def _fmt_value(value: Any) -> str:
     return str(value)
 
 
-def target_options(point: Point) -> dict[str, Any]:
-    return _target_opts(point.target)
+def target_options(point: Point, run_id: int | None = None) -> dict[str, Any]:
+    return _target_opts(point.target, run_id)
 
 
-def _target_opts(t: Target) -> dict[str, Any]:
+def rados_object_prefix(run_id: int | None) -> str:
+    """The name prefix of the objects fio's rados engine writes for a run (one object per
+    fio file; fio leaves them behind, the runner removes them at the end)."""
+    return f"storbench-r{run_id}." if run_id is not None else "storbench."
+
+
+def _target_opts(t: Target, run_id: int | None = None) -> dict[str, Any]:
     if t.kind in ("file", "device"):
         return {"filename": t.path}
     if t.kind == "directory":
         # a name prefix of storbench's own: preflight refuses when such files exist already
         return {"directory": t.path, "filename_format": "storbench.$jobname.$jobnum.$filenum"}
+    client = {"clientname": t.client} if t.client else {}
+    if t.kind == "rbd":
+        # librbd reads the ceph.conf of $CEPH_CONF (the rbd engine has no conf option):
+        # see ceph_env()
+        return {"pool": t.pool, "rbdname": t.image, **client}
+    if t.kind == "rados":
+        # the rados engine needs conf= (fio 3.33 crashes without it); each fio file is an
+        # object named by filename_format
+        return {
+            "pool": t.pool,
+            "conf": t.conf,
+            **client,
+            "filename_format": rados_object_prefix(run_id) + "$jobname.$jobnum.$filenum",
+        }
     raise ValueError(f"fio cannot drive a {t.kind} target")
+
+
+READ_RW = ("read", "randread", "rw", "readwrite", "randrw")
+
+
+def rados_objects(point: Point, run_id: int | None) -> list[tuple[str, int]]:
+    """The objects (name, bytes) fio's rados engine reads for a point that reads, as fio
+    names them (one per job and file, see :func:`_target_opts`); empty for other points.
+    They must hold data before fio reads them: fio creates them empty and "reads" zero bytes
+    at full speed from an empty object."""
+    rw = str(point.params.get("rw", point.params.get("readwrite", "read"))).split(":")[0]
+    if point.target.kind != "rados" or point.engine != "fio" or rw not in READ_RW:
+        return []
+    files = int(point.params.get("nrfiles", 1))
+    try:
+        if "filesize" in point.params:
+            size = parse_size(str(point.params["filesize"]).split("-")[-1])
+        else:
+            size = parse_size(point.params.get("size", 0) or 0) // files
+    except UnitError:
+        return []
+    name = rados_object_prefix(run_id) + job_section_name(point.workload)
+    jobs = int(point.params.get("numjobs", 1))
+    return [(f"{name}.{j}.{f}", size) for j in range(jobs) for f in range(files)]
+
+
+def ceph_env(targets: list[Target]) -> dict[str, str] | None:
+    """The environment fio runs in for these targets: ``CEPH_CONF`` set to the rbd
+    target's ceph.conf (librbd reads no other), or None (fio's own environment)."""
+    confs = {t.conf for t in targets if t.kind == "rbd" and t.conf}
+    if not confs:
+        return None
+    if len(confs) > 1:
+        raise ValueError(f"one fio process cannot use two ceph.conf files: {sorted(confs)}")
+    return {**os.environ, "CEPH_CONF": confs.pop()}
 
 
 def job_file(point: Point, *, run_id: int | None = None, total: int | None = None) -> str:
@@ -125,7 +181,7 @@ def job_file(point: Point, *, run_id: int | None = None, total: int | None = Non
         return "\n".join(
             host_job_file(point, i, run_id=run_id, total=total) for i in range(len(point.hosts))
         )
-    return _job_text(point, point.target, _job_head(point, run_id, total))
+    return _job_text(point, point.target, _job_head(point, run_id, total), run_id=run_id)
 
 
 def host_job_file(
@@ -136,7 +192,7 @@ def host_job_file(
     h = point.hosts[i]
     head = _job_head(point, run_id, total) + f", host {h.label} ({i + 1}/{len(point.hosts)})"
     # one entry per host per status report: group_reporting whatever the plan says
-    return _job_text(point, h.target, head, force={"group_reporting": None})
+    return _job_text(point, h.target, head, force={"group_reporting": None}, run_id=run_id)
 
 
 def _job_head(point: Point, run_id: int | None, total: int | None) -> str:
@@ -147,9 +203,16 @@ def _job_head(point: Point, run_id: int | None, total: int | None) -> str:
     return head + f", point {where}, key {point.key}, repetition {point.repetition + 1}"
 
 
-def _job_text(point: Point, target: Target, head: str, force: dict[str, Any] | None = None) -> str:
+def _job_text(
+    point: Point,
+    target: Target,
+    head: str,
+    force: dict[str, Any] | None = None,
+    *,
+    run_id: int | None = None,
+) -> str:
     lines = [head, f"[{job_section_name(point.workload)}]"]
-    opts: dict[str, Any] = {**_target_opts(target), **point.params, **point.extra}
+    opts: dict[str, Any] = {**_target_opts(target, run_id), **point.params, **point.extra}
     opts.setdefault("group_reporting", None)
     opts.update(force or {})
     for k, v in opts.items():
@@ -209,7 +272,7 @@ def run_point(
         f.write(job_text)
     cmd = _command(job_path)
     rc, interrupted, started, ended, raw, stderr = _run_fio(
-        cmd, workdir, job_path[:-4], should_stop
+        cmd, workdir, job_path[:-4], should_stop, env=ceph_env([point.target])
     )
     meas: Measurement | None
     warnings: list[str] = []
@@ -246,7 +309,11 @@ def run_point(
 
 
 def _run_fio(
-    cmd: list[str], workdir: str, stem: str, should_stop: Callable[[], bool]
+    cmd: list[str],
+    workdir: str,
+    stem: str,
+    should_stop: Callable[[], bool],
+    env: dict[str, str] | None = None,
 ) -> tuple[int | None, bool, float, float, str, str]:
     """Run fio, stdout and stderr to ``stem``.out/.err; (exit status, interrupted, start,
     end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL 15 s later."""
@@ -262,6 +329,7 @@ def _run_fio(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             cwd=workdir,
+            env=env,
         )
         sigint_at: float | None = None
         # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
@@ -1097,10 +1165,17 @@ class FioServer:
     the duration of a run). It leads its own process group (the server, the process it
     forks per connection and the job process share it), so :meth:`stop` ends all three."""
 
-    def __init__(self, address: str = "127.0.0.1", port: int | None = None, cwd: str = "/"):
+    def __init__(
+        self,
+        address: str = "127.0.0.1",
+        port: int | None = None,
+        cwd: str = "/",
+        env: dict[str, str] | None = None,
+    ):
         self.address = address
         self.port = port
         self.cwd = cwd
+        self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 10.0) -> None:
@@ -1115,6 +1190,7 @@ class FioServer:
             stderr=subprocess.PIPE,
             start_new_session=True,
             cwd=self.cwd,
+            env=self.env,
         )
         end = time.monotonic() + timeout
         while time.monotonic() < end:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 
 
 def tool_version(path: str | None) -> str | None:
@@ -22,3 +24,28 @@ def pdeathsig_prefix() -> list[str]:
     orphan goes on writing. Empty when setpriv (util-linux) is missing."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+
+
+@dataclass(frozen=True)
+class CephClient:
+    """How the ceph tools reach a cluster: its ceph.conf and the client name (``--id``;
+    None: the tools' default, ``client.admin``)."""
+
+    conf: str | None = None
+    client: str | None = None
+
+    def __fspath__(self) -> str:  # where only a path is expected: the conf
+        return self.conf or ""
+
+
+CephConf = str | os.PathLike[str] | CephClient | None
+
+
+def ceph_args(conf: CephConf) -> list[str]:
+    """``-c CONF`` (and ``--id NAME``) for ceph, rados and rbd: ``conf`` a ceph.conf path or a
+    :class:`CephClient`; None: the tools' own default ($CEPH_CONF, /etc/ceph/ceph.conf)."""
+    if isinstance(conf, CephClient):
+        return (["-c", conf.conf] if conf.conf else []) + (
+            ["--id", conf.client] if conf.client else []
+        )
+    return ["-c", os.fspath(conf)] if conf else []

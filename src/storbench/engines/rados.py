@@ -59,8 +59,16 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from storbench.engines.process import pdeathsig_prefix, tool_version
+from storbench.engines.process import (
+    CephClient,
+    CephConf,
+    ceph_args,
+    pdeathsig_prefix,
+    tool_version,
+)
 from storbench.metrics import DirectionResult, LatencyStats, Measurement
+from storbench.plan import Point
+from storbench.units import parse_size, parse_time
 
 RADOS = os.environ.get("STORBENCH_RADOS", "rados")
 
@@ -109,8 +117,8 @@ def rados_version() -> str | None:
 # ---------------------------------------------------------------------------- commands
 
 
-def _conf_args(conf: str | os.PathLike[str] | None) -> list[str]:
-    return ["-c", os.fspath(conf)] if conf else []
+def _conf_args(conf: CephConf) -> list[str]:
+    return ceph_args(conf)
 
 
 def check_run_name(run_name: str) -> str:
@@ -1093,6 +1101,219 @@ def common_window(
     return w0, w1, out
 
 
+#: the aggregate series' columns mean what they mean in :func:`series_table`, summed over
+#: the clients and counted from the start of the common window
+AGGREGATE_SERIES_UNITS = {
+    "sec": "whole seconds since the start of the common window (all clients running)",
+    "time": "s since the epoch, wall clock of the second's end",
+    "cur_ops": "operations in flight, all clients (interpolated)",
+    "started": "operations started since the window's start, all clients (interpolated)",
+    "finished": "operations finished since the window's start, all clients (interpolated)",
+    "avg_bw": "bytes/s since the window's start, all clients",
+    "cur_bw": "bytes/s in this second (the one ending at time), all clients",
+    "last_lat": "null: no single last operation across clients",
+    "avg_lat": "ns, mean latency of the operations finished since the window's start",
+}
+
+
+@dataclass
+class WindowSecond:
+    """The clients' cumulative counters, summed, at one whole second of the common window
+    (``sec`` seconds after its start): counted from the window's start, each client's
+    counters interpolated linearly between its table rows (as at the window's edges)."""
+
+    sec: int
+    time: float  # wall clock, s
+    started: float  # operations started since the window's start
+    finished: float  # operations finished since the window's start
+    in_flight: float  # operations in flight at ``time``
+    bytes: float  # bytes of the finished operations
+    lat_sum_s: float | None  # sum of their latencies (None: a client has no avg lat)
+
+
+def _started_line(res: RadosBenchResult, start_time: float | None) -> list[tuple[float, float]]:
+    """A client's cumulative ``started`` count on the wall clock, at the instants of
+    :func:`timeline` (every started operation has finished at the end)."""
+    stamped = res.start_time is not None
+    pts: list[tuple[float, float]] = []
+    for r in res.series:
+        t = r.time if stamped else (start_time or 0.0) + r.sec
+        if t is not None:
+            pts.append((t, float(r.started)))
+    if res.total_time_s is not None and res.ops is not None and pts:
+        end = pts[0][0] + res.total_time_s
+        if end > pts[-1][0]:
+            pts.append((end, float(res.ops)))
+    return pts
+
+
+def _lerp(pts: Sequence[tuple[float, float]], t: float) -> float:
+    for (t_a, v_a), (t_b, v_b) in itertools.pairwise(pts):
+        if t_a <= t <= t_b:
+            return v_a + (v_b - v_a) * ((t - t_a) / (t_b - t_a) if t_b > t_a else 1.0)
+    raise ValueError(f"time {t} outside the client's run")
+
+
+def window_seconds(
+    results: Sequence[RadosBenchResult],
+    start_times: Sequence[float | None] | None = None,
+) -> list[WindowSecond]:
+    """The clients' summed counters at the start of the common window (:func:`common_window`)
+    and at every whole second after it that lies in the window: ``floor(length)`` seconds,
+    the fraction of a second at its end is left out (rados bench's own per-second values
+    leave out the part of the last second after its last row too)."""
+    names = [f"client{i + 1}" for i in range(len(results))]
+    w0, w1, _ = common_window(results, names, start_times)
+    starts = list(start_times) if start_times is not None else [None] * len(results)
+    lines = [
+        (timeline(r, t), _started_line(r, t), r.op_size or 0)
+        for r, t in zip(results, starts, strict=True)
+    ]
+    origin = [(_at(fin, w0), _lerp(st, w0)) for fin, st, _ in lines]
+    out = []
+    for k in range(math.floor(w1 - w0 + 1e-9) + 1):
+        t = min(w0 + k, w1)
+        started = finished = in_flight = nbytes = 0.0
+        lat_sum: float | None = 0.0
+        for (fin, st, size), ((f0, s0), st0) in zip(lines, origin, strict=True):
+            f, s = _at(fin, t)
+            started_now = _lerp(st, t)
+            finished += f - f0
+            started += started_now - st0
+            in_flight += max(started_now - f, 0.0)
+            nbytes += (f - f0) * size
+            lat_sum = None if lat_sum is None or s is None or s0 is None else lat_sum + s - s0
+        out.append(
+            WindowSecond(
+                sec=k,
+                time=t,
+                started=started,
+                finished=finished,
+                in_flight=in_flight,
+                bytes=nbytes,
+                lat_sum_s=lat_sum,
+            )
+        )
+    return out
+
+
+def window_samples(seconds: Sequence[WindowSecond]) -> tuple[list[float], list[float]]:
+    """Per-second IOPS (operations/s) and bandwidth (bytes/s) of the clients together: the
+    operations (bytes) all clients finished in each whole second of the common window.
+    Not truncated to integers (the counts are interpolated, hence fractional)."""
+    iops = [b.finished - a.finished for a, b in itertools.pairwise(seconds)]
+    bw = [b.bytes - a.bytes for a, b in itertools.pairwise(seconds)]
+    return iops, bw
+
+
+def spread_of(samples: Sequence[float]) -> dict[str, float | None]:
+    """rados bench's statistics of per-second values: stddev (n - 1; 0 for one value, as
+    obj_bencher.cc's vec_stddev), min, max; all None without a value."""
+    if not samples:
+        return {"stddev": None, "min": None, "max": None}
+    return {"stddev": _stddev(samples), "min": min(samples), "max": max(samples)}
+
+
+def window_series_table(seconds: Sequence[WindowSecond]) -> dict[str, Any]:
+    """The clients' per-second table over the common window, in the shape of
+    :func:`series_table` (columns, units, rows), counted from the window's start."""
+    rows = []
+    prev: WindowSecond | None = None
+    for s in seconds:
+        cur_bw = (s.bytes - prev.bytes) / (s.time - prev.time) if prev is not None else 0.0
+        rows.append(
+            [
+                s.sec,
+                s.time,
+                s.in_flight,
+                s.started,
+                s.finished,
+                s.bytes / s.sec if s.sec else 0.0,
+                cur_bw,
+                None,
+                (
+                    s.lat_sum_s / s.finished * NS_PER_S
+                    if s.lat_sum_s is not None and s.finished
+                    else None
+                ),
+            ]
+        )
+        prev = s
+    return {
+        "columns": list(SERIES_COLUMNS),
+        "units": dict(AGGREGATE_SERIES_UNITS),
+        "rows": rows,
+    }
+
+
+def pooled_stddev(parts: Sequence[tuple[int, float, float]]) -> float | None:
+    """The sample stddev (n - 1) of the union of groups given as ``(n, mean, stddev)``, each
+    stddev a sample one (as rados bench's latency stddev: obj_bencher.cc's vec_stddev over
+    every operation's latency). Exact: the union's sum of squared deviations is each group's
+    ``(n - 1) stddev²`` plus ``n (mean - union mean)²``. None for fewer than 2 values."""
+    parts = [p for p in parts if p[0] > 0]
+    n = sum(p[0] for p in parts)
+    if n < 2:
+        return None
+    mean = sum(k * m for k, m, _ in parts) / n
+    ss = sum((k - 1) * sd * sd + k * (m - mean) ** 2 for k, m, sd in parts)
+    return math.sqrt(ss / (n - 1))
+
+
+def _same(values: Iterable[int | None]) -> int | None:
+    """The value every client has, or None when they differ or one lacks it."""
+    vals = set(values)
+    return vals.pop() if len(vals) == 1 else None
+
+
+def whole_run(results: Sequence[RadosBenchResult]) -> dict[str, Any]:
+    """The clients' whole runs together, as rados bench's summaries give them: total
+    operations and bytes (sums), the longest total time run, and the latency of every
+    operation of every client (ns): mean weighted by operations, stddev pooled from each
+    client's n, mean and stddev (writes only: reads print no stddev), min and max over
+    clients. A figure is None when a client lacks what it needs."""
+    ops = [r.ops or 0 for r in results]
+    n = sum(ops)
+    times = [r.total_time_s for r in results]
+    avgs = [r.average_latency_s for r in results]
+    sds = [r.stddev_latency_s for r in results]
+    mins = [r.min_latency_s for r in results]
+    maxs = [r.max_latency_s for r in results]
+    mean = None
+    if n and all(a is not None for a in avgs):
+        mean = sum(k * (a or 0.0) for k, a in zip(ops, avgs, strict=True)) / n * NS_PER_S
+    stddev = None
+    if all(a is not None for a in avgs) and all(s is not None for s in sds):
+        sd = pooled_stddev(
+            [(k, a or 0.0, s or 0.0) for k, a, s in zip(ops, avgs, sds, strict=True)]
+        )
+        stddev = _scale(sd, NS_PER_S)
+    return {
+        "ops": n,
+        "bytes": sum(k * (r.op_size or 0) for k, r in zip(ops, results, strict=True)),
+        "total_time_s": (
+            max(t for t in times if t is not None) if all(t is not None for t in times) else None
+        ),
+        "bw_bytes_sum": sum((r.bandwidth_mib_s or 0.0) * MiB for r in results),
+        "latency": {
+            "unit": "ns",
+            "samples": n,
+            "mean": mean,
+            "stddev": stddev,
+            "min": (
+                min(m for m in mins if m is not None) * NS_PER_S
+                if all(m is not None for m in mins)
+                else None
+            ),
+            "max": (
+                max(m for m in maxs if m is not None) * NS_PER_S
+                if all(m is not None for m in maxs)
+                else None
+            ),
+        },
+    }
+
+
 def aggregate_clients(
     results: Sequence[RadosBenchResult],
     names: Sequence[str] | None = None,
@@ -1113,6 +1334,15 @@ def aggregate_clients(
     whole-run measurement by name, and ``extra["window"]`` each client's window figures.
     Clients need wall-clock rows (``--show-time``) or a ``start_times`` entry (JSON output:
     approximate).
+
+    The spread is rados bench's kind, of per-second values (:func:`window_seconds`): per
+    whole second of the window, the operations all clients finished in it (interpolated at
+    the second's edges); ``extra["iops"]``/``extra["bandwidth"]`` hold their stddev, min
+    and max (operations/s, bytes/s: the keys and units of :func:`to_measurement`, the
+    averages being the window's), ``extra["series"]`` the per-second table
+    (:func:`window_series_table`). ``extra["whole_run"]`` (:func:`whole_run`) is the clients'
+    whole runs summed as rados bench's summaries give them: total operations, bytes, the
+    longest time run, the latency of every operation (pooled stddev for writes).
     """
     if not results:
         raise ValueError("no client results to aggregate")
@@ -1122,6 +1352,8 @@ def aggregate_clients(
         raise ValueError(f"clients ran different modes: {sorted(modes)}")
     direction = results[0].direction
     w0, w1, windows = common_window(results, names, start_times)
+    seconds = window_seconds(results, start_times)
+    iops_samples, bw_samples = window_samples(seconds)
     ops = sum(w.ops for w in windows)
     lat_sums = [w.lat_sum_s for w in windows]
     warnings = [f"{n}: {w}" for n, r in zip(names, results, strict=True) for w in r.warnings]
@@ -1140,7 +1372,7 @@ def aggregate_clients(
     if failed:
         meas.status = "partial" if len(failed) < len(hosts) else "failed"
         meas.error = "; ".join(f"{n}: {hosts[n].error}" for n in failed)
-    meas.directions[direction] = DirectionResult(
+    d = meas.directions[direction] = DirectionResult(
         iops=sum(w.iops for w in windows),
         bw_bytes=sum(w.bw_bytes for w in windows),
         io_bytes=round(sum(w.bytes for w in windows)),
@@ -1158,11 +1390,27 @@ def aggregate_clients(
         "engine": "rados bench",
         "mode": results[0].mode,
         "clients": len(results),
+        "object_size": _same(r.object_size for r in results),
+        "op_size": _same(r.op_size for r in results),
+        "threads": _same(r.concurrent_ios for r in results),
         "method": (
             "sum over clients of each client's bandwidth/IOPS in the common window (latest "
             "start to earliest end; cumulative counters interpolated linearly at its edges); "
-            "latency mean weighted by operations in the window"
+            "latency mean weighted by operations in the window; IOPS/bandwidth stddev, min, "
+            "max of the per-second sums over clients in each whole second of the window"
         ),
+        "iops": {
+            "unit": "operations/s",
+            "average": d.iops,
+            "average_printed": None,
+            **spread_of(iops_samples),
+        },
+        "bandwidth": {
+            "unit": "bytes/s",
+            "average": d.bw_bytes,
+            **spread_of(bw_samples),
+        },
+        "series": window_series_table(seconds),
         "window": {
             "start": w0,
             "end": w1,
@@ -1181,11 +1429,7 @@ def aggregate_clients(
                 for w in windows
             ],
         },
-        "whole_run": {
-            "ops": sum(r.ops or 0 for r in results),
-            "bytes": sum((r.ops or 0) * (r.op_size or 0) for r in results),
-            "bw_bytes_sum": sum((r.bandwidth_mib_s or 0.0) * MiB for r in results),
-        },
+        "whole_run": whole_run(results),
         "percentiles": PERCENTILES_NOTE,
         "warnings": warnings,
     }
@@ -1442,3 +1686,156 @@ def run_bench(
         meas.error = "; ".join(f"{r.run_name}: {r.measurement.error}" for r in runs if r not in ok)
         meas.hosts.update({r.run_name: r.measurement for r in runs if r not in ok})
     return meas, runs
+
+
+# ---------------------------------------------------------------------------- plan points
+
+
+@dataclass
+class PointRun:
+    """What the runner records for one rados bench point (its clients' processes)."""
+
+    measurement: Measurement
+    command: list[list[str]]  # each client's argv
+    raw_output: str  # each client's output under a ``==> RUN_NAME (pid N) <==`` line
+    stderr: str
+    started_at: float
+    ended_at: float
+    interrupted: bool
+    #: the write runs of this point: (run name, object prefix), for cleanup at the end
+    writes: list[tuple[str, str | None]] = field(default_factory=list)
+    job_text: None = None  # rados bench has no job file: the command is all there is
+
+
+def point_run_name(point: Point, run_id: int) -> str:
+    """The rados bench run name of a point (client c of several adds ``-c<c>``): the run and
+    the dataset the plan gave it (a write's objects, read by the seq/rand points after it)."""
+    return check_run_name(f"{RUN_NAME_PREFIX}r{run_id}-{point.extra['dataset']}")
+
+
+def point_client(point: Point) -> CephClient:
+    return CephClient(point.target.conf, point.target.client)
+
+
+def point_commands(point: Point, run_id: int | None = None) -> list[list[str]]:
+    """The rados bench command of each client of a point (``RUN`` for the run id when the
+    run does not exist yet, as `storbench plan show` prints them)."""
+    p = point.params
+    mode = str(p["mode"])
+    clients = int(p.get("clients", 1))
+    base = f"{RUN_NAME_PREFIX}r{run_id if run_id is not None else 'RUN'}-{point.extra['dataset']}"
+    return [
+        bench_command(
+            point.target.pool,
+            mode,
+            int(parse_time(p["runtime"])),
+            parse_size(p["bs"]) if mode == "write" else None,
+            int(p["threads"]),
+            client_run_name(base, c, clients),
+            point_client(point),
+        )
+        for c in range(1, clients + 1)
+    ]
+
+
+def run_point(
+    point: Point,
+    workdir: str,
+    *,
+    run_id: int,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> PointRun:
+    """Run the ``clients`` rados bench processes of one plan point at once."""
+    p = point.params
+    mode = str(p["mode"])
+    meas, runs = run_bench(
+        point.target.pool,
+        mode,
+        int(parse_time(p["runtime"])),
+        parse_size(p["bs"]) if mode == "write" else None,
+        int(p["threads"]),
+        point_run_name(point, run_id),
+        point_client(point),
+        clients=int(p.get("clients", 1)),
+        workdir=workdir,
+        should_stop=should_stop,
+    )
+    several = len(runs) > 1
+
+    def block(r: RadosRun, text: str) -> str:
+        return f"==> {r.run_name} (pid {r.pid}) <==\n{text}" if several else text
+
+    return PointRun(
+        measurement=meas,
+        command=[r.command for r in runs],
+        raw_output="\n".join(block(r, r.raw_output) for r in runs),
+        stderr="\n".join(block(r, r.stderr) for r in runs if r.stderr or several),
+        started_at=min(r.started_at for r in runs),
+        ended_at=max(r.ended_at for r in runs),
+        interrupted=any(r.interrupted for r in runs),
+        writes=[(r.run_name, r.object_prefix) for r in runs] if mode == "write" else [],
+    )
+
+
+def remove_objects(
+    pool: str, prefix: str, conf: CephConf = None, *, timeout: float = 600.0
+) -> list[str]:
+    """Remove every object of ``pool`` (default namespace) whose name starts with
+    ``prefix`` (fio's rados engine leaves its objects behind); returns those still there."""
+    found = leftover_objects(pool, conf, prefixes=[prefix], timeout=timeout)
+    for i in range(0, len(found), 256):
+        subprocess.run(
+            [RADOS, *_conf_args(conf), "-p", pool, "rm", *found[i : i + 256]],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    return leftover_objects(pool, conf, prefixes=[prefix], timeout=timeout) if found else []
+
+
+def put_objects(
+    pool: str,
+    objects: Sequence[tuple[str, int]],
+    conf: CephConf,
+    workdir: str,
+    *,
+    timeout: float = 600.0,
+) -> list[str]:
+    """Write each object ``(name, bytes)`` that is missing or smaller, with random data
+    (``rados put``), so that a read measures reading data; returns the names written."""
+    written = []
+    sources: dict[int, str] = {}
+    for name, size in objects:
+        out = subprocess.run(
+            [RADOS, *_conf_args(conf), "-p", pool, "stat", name],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        m = re.search(r" size (\d+)", out.stdout)
+        if out.returncode == 0 and m and int(m.group(1)) >= size:
+            continue
+        if size not in sources:
+            path = os.path.join(workdir, f"object-{size}.data")
+            with open(path, "wb") as f:
+                block = os.urandom(1 << 20)
+                for off in range(0, size, len(block)):
+                    f.write(block[: min(len(block), size - off)])
+            sources[size] = path
+        put = subprocess.run(
+            [RADOS, *_conf_args(conf), "-p", pool, "put", name, sources[size]],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        if put.returncode != 0:
+            raise RuntimeError(
+                f"rados put {name} to pool {pool} failed: {_error_message(put.stderr)}"
+            )
+        written.append(name)
+    for path in sources.values():
+        os.unlink(path)
+    return written

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.engines import fio
+from storbench.engines.process import CephClient
 from storbench.errors import PreflightError
 from storbench.plan import Point, Target, job_section_name
+from storbench.preflight import ceph, safety
 from storbench.preflight import hosts as remote
 from storbench.preflight import inventory as inv
-from storbench.preflight import safety
 from storbench.units import UnitError, parse_size
 
 
@@ -34,6 +35,8 @@ class Preflight:
     created: list[str] = field(default_factory=list)  # scratch files storbench made
     warnings: list[str] = field(default_factory=list)
     host_names: dict[str, str] = field(default_factory=dict)  # host label -> its host name
+    #: rbd images storbench created: (client, pool, image)
+    images: list[tuple[CephClient, str, str]] = field(default_factory=list)
 
 
 def local_points(points: list[Point]) -> list[Point]:
@@ -64,6 +67,8 @@ def check_fio(points: list[Point]) -> None:
         )
     engines = fio.available_engines()
     for p in local_points(points):
+        if p.engine != "fio":
+            continue
         eng = str(p.params.get("ioengine", "psync"))
         if eng.startswith("external:"):
             continue
@@ -83,6 +88,8 @@ def check_jobs(points: list[Point]) -> None:
     sections = []
     engines = fio.available_engines()
     for p in points:
+        if p.engine != "fio":
+            continue
         if p.hosts and engines and str(p.params.get("ioengine", "psync")) not in engines:
             continue  # an engine only the remote hosts have: their probe checks it
         text = fio.host_job_file(p, 0) if p.hosts else fio.job_file(p)
@@ -132,6 +139,8 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
     targets = list(dict.fromkeys(p.target for p in points))
     writes = {t: any(p.writes for p in points if p.target == t) for t in targets}
     for name in destroy_data:
+        if name.startswith("rbd:"):
+            continue  # checked with the cluster (preflight/ceph.py)
         if not any(
             t.kind == "device" and safety.is_destroy_allowed(t.path, [name]) for t in targets
         ):
@@ -268,6 +277,9 @@ def create_files(points: list[Point]) -> list[str]:
 def take_inventory(points: list[Point]) -> dict[str, Any]:
     targets = []
     for t in dict.fromkeys(p.target for p in points):
+        if t.ceph:
+            targets.append(t.to_dict())  # the cluster's inventory is under "ceph"
+            continue
         entry: dict[str, Any] = {**t.to_dict(), **inv.target_inventory(t.kind, t.path)}
         entry["identity"] = inv.disk_identity(t.path)
         targets.append(entry)
@@ -279,18 +291,31 @@ def run_preflight(
     *,
     destroy_data: list[str] | None = None,
     host_timeout: float = remote.PROBE_TIMEOUT,
+    allow_unhealthy: bool = False,
 ) -> Preflight:
-    """All checks, then inventory, then scratch files. Raises PreflightError on refusal."""
-    check_fio(points)
-    check_jobs(points)
+    """All checks, then inventory, then scratch files (and rbd images). Raises
+    PreflightError on refusal."""
+    if any(p.engine == "fio" for p in points):
+        check_fio(points)
+        check_jobs(points)
     local_dd, remote_dd = remote.split_destroy(list(destroy_data or []))
+    rbd_dd = [d for d in local_dd if d.startswith("rbd:")]
     mine = local_points(points)
     warnings = check_targets(mine, local_dd)
     hosts = remote.check_hosts(points, remote_dd, timeout=host_timeout)
+    # last of the checks: it creates the rbd images that are missing
+    cluster = ceph.check_ceph(points, allow_unhealthy=allow_unhealthy, destroy_data=rbd_dd)
+    warnings += cluster.warnings
     inventory = take_inventory(mine)
     if any(p.hosts for p in points):
         inventory["hosts"] = hosts.inventory
+    if cluster.inventory:
+        inventory["ceph"] = cluster.inventory
     created = create_files(mine)
     return Preflight(
-        inventory=inventory, created=created, warnings=warnings, host_names=hosts.names
+        inventory=inventory,
+        created=created,
+        warnings=warnings,
+        host_names=hosts.names,
+        images=cluster.images,
     )

@@ -18,9 +18,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
+
+from storbench.engines.process import CephClient, CephConf, ceph_args
+from storbench.errors import PreflightError
+from storbench.plan import Point, Target
+from storbench.units import UnitError, fmt_bytes, parse_size
 
 __all__ = [
     "CephCommandError",
@@ -52,8 +59,7 @@ class CephCommandError(RuntimeError):
 
 def ceph_command(conf: str | os.PathLike[str] | None, *args: str) -> list[str]:
     """``ceph [-c CONF] --connect-timeout N ARGS -f json`` as an argument list."""
-    conf_args = ["-c", os.fspath(conf)] if conf else []
-    return [CEPH, *conf_args, "--connect-timeout", str(CONNECT_TIMEOUT), *args, "-f", "json"]
+    return [CEPH, *ceph_args(conf), "--connect-timeout", str(CONNECT_TIMEOUT), *args, "-f", "json"]
 
 
 def ceph_json(
@@ -313,3 +319,309 @@ def _pool(p: dict[str, Any], rules: dict[Any, Any]) -> dict[str, Any]:
     out["crush_rule_name"] = rules.get(p.get("crush_rule"))
     out["application"] = sorted((p.get("application_metadata") or {}).keys())
     return out
+
+
+# ---------------------------------------------------------------------------- rbd images
+
+RBD = os.environ.get("STORBENCH_RBD", "rbd")
+
+
+def _rbd(
+    conf: CephConf, *args: str, timeout: float = COMMAND_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            [RBD, *ceph_args(conf), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise CephCommandError(f"`rbd {' '.join(args)}` timed out after {timeout:g} s") from e
+    except OSError as e:
+        raise CephCommandError(f"cannot run {RBD}: {e}") from e
+
+
+def _rbd_error(args: tuple[str, ...], out: subprocess.CompletedProcess[str]) -> CephCommandError:
+    lines = [ln for ln in out.stderr.strip().splitlines() if ln.startswith("rbd:")]
+    msg = lines[-1] if lines else (out.stderr.strip().splitlines() or [""])[-1]
+    return CephCommandError(f"`rbd {' '.join(args)}` failed: {msg or out.returncode}")
+
+
+def image_info(conf: CephConf, pool: str, image: str) -> dict[str, Any] | None:
+    """``rbd info POOL/IMAGE`` (size in bytes, object size, features, ...), or None when the
+    image does not exist."""
+    args = ("info", f"{pool}/{image}", "--format", "json")
+    out = _rbd(conf, *args)
+    if out.returncode != 0:
+        if "No such file or directory" in out.stderr:
+            return None
+        raise _rbd_error(args, out)
+    info: dict[str, Any] = json.loads(out.stdout)
+    return info
+
+
+def image_watchers(conf: CephConf, pool: str, image: str) -> list[str]:
+    """Who has the image open (``rbd status``: a VM, a kernel mapping): addresses."""
+    args = ("status", f"{pool}/{image}", "--format", "json")
+    out = _rbd(conf, *args)
+    if out.returncode != 0:
+        raise _rbd_error(args, out)
+    return [str(w.get("address")) for w in json.loads(out.stdout).get("watchers", [])]
+
+
+def create_image(conf: CephConf, pool: str, image: str, size: int) -> None:
+    """Create an image of ``size`` bytes and write it once from end to end (``rbd bench``,
+    4 MiB sequential writes): reads from a thin image's unwritten objects never reach a disk
+    and would measure nothing but the network."""
+    mib = max(1, -(-size // (1 << 20)))  # rbd sizes are whole MiB: round up
+    size = mib << 20
+    args = ("create", f"{pool}/{image}", "--size", f"{mib}M")
+    out = _rbd(conf, *args)
+    if out.returncode != 0:
+        raise _rbd_error(args, out)
+    fill = (
+        "bench", "--io-type", "write", "--io-pattern", "seq", "--io-size", "4M",
+        "--io-threads", "16", "--io-total", str(size), f"{pool}/{image}",
+    )  # fmt: skip
+    out = _rbd(conf, *fill, timeout=max(COMMAND_TIMEOUT, size / (10 << 20)))
+    if out.returncode != 0:
+        err = _rbd_error(fill, out)
+        remove_image(conf, pool, image)
+        raise err
+
+
+def remove_image(conf: CephConf, pool: str, image: str) -> None:
+    args = ("rm", "--no-progress", f"{pool}/{image}")
+    out = _rbd(conf, *args, timeout=300.0)
+    if out.returncode != 0 and "No such file or directory" not in out.stderr:
+        raise _rbd_error(args, out)
+
+
+# ---------------------------------------------------------------------------- the plan's checks
+
+
+@dataclass
+class CephPreflight:
+    """What the Ceph part of preflight found and did."""
+
+    #: per cluster, what :func:`cluster_inventory` gives, with ``conf``, ``client``, ``pools``
+    #: (the benchmarked ones) and ``health_warning``
+    inventory: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: rbd images storbench created (and removes at the end): (client, pool, image)
+    images: list[tuple[CephClient, str, str]] = field(default_factory=list)
+
+
+def point_targets(points: list[Point]) -> list[Target]:
+    """The Ceph targets of the points (each host's own, for points on several hosts)."""
+    out: list[Target] = []
+    for p in points:
+        for t in [h.target for h in p.hosts] if p.hosts else [p.target]:
+            if t.ceph:
+                out.append(t)
+    return list(dict.fromkeys(out))
+
+
+def client_of(t: Target) -> CephClient:
+    return CephClient(t.conf, t.client)
+
+
+def _point_bytes(p: Point) -> int:
+    """What one job of a fio point addresses (size, or filesize x nrfiles), 0 if unsaid."""
+    try:
+        if "filesize" in p.params:
+            return parse_size(p.params["filesize"]) * int(p.params.get("nrfiles", 1))
+        return parse_size(p.params.get("size", 0) or 0)
+    except UnitError:
+        return 0
+
+
+def object_size(p: Point) -> int:
+    """The size of each object a fio ``rados`` point writes (one object per fio file) or a
+    rados bench write's object size."""
+    if p.engine == "rados-bench":
+        return parse_size(p.params.get("bs", 0) or 0)
+    try:
+        if "filesize" in p.params:
+            return parse_size(str(p.params["filesize"]).split("-")[-1])
+    except UnitError:
+        return 0
+    return _point_bytes(p) // max(1, int(p.params.get("nrfiles", 1)))
+
+
+def check_ceph(
+    points: list[Point], *, allow_unhealthy: bool = False, destroy_data: list[str] | None = None
+) -> CephPreflight:
+    """The Ceph side of preflight, for the points with rbd or rados targets: the ceph tools
+    and the ceph.conf are there; the cluster is reachable and healthy enough (the gate:
+    :func:`health_refusal`); the pools exist; no object would exceed the pool's
+    ``osd_max_object_size``; rbd images are safe to write, and created when missing.
+    Raises PreflightError; returns the inventory of each cluster and what was created."""
+    targets = point_targets(points)
+    out = CephPreflight()
+    if not targets:
+        return out
+    for tool in (CEPH, RBD, "rados"):
+        if shutil.which(tool) is None:
+            raise PreflightError(
+                f"`{tool}` is not installed: storbench needs the Ceph command line tools for "
+                "rbd and rados targets",
+                fix="install them: apt-get install ceph-common (or run `make setup`)",
+            )
+    clusters: dict[CephClient, list[str]] = {}
+    for t in targets:
+        if t.conf and not os.path.isfile(t.conf):
+            raise PreflightError(
+                f"{t.label}: no ceph.conf at {t.conf}",
+                fix="give the cluster's configuration with --ceph-conf PATH (or `conf:` on "
+                "the target, or $CEPH_CONF)",
+            )
+        pools = clusters.setdefault(client_of(t), [])
+        if t.pool not in pools:
+            pools.append(t.pool)
+    for client, pools in clusters.items():
+        out.inventory.append(_check_cluster(client, pools, allow_unhealthy, out.warnings))
+    by_client = {(inv["conf"], inv["client"]): inv for inv in out.inventory}
+    for p in points:
+        for t in [h.target for h in p.hosts] if p.hosts else [p.target]:
+            if t.kind != "rados" or not (p.writes or p.engine == "rados-bench"):
+                continue
+            cap = by_client[(t.conf, t.client)].get("osd_max_object_size")
+            size = object_size(p)
+            if cap and size > cap:
+                what = (
+                    f"rados bench objects of {fmt_bytes(size)} (bs)"
+                    if p.engine == "rados-bench"
+                    else f"objects of {fmt_bytes(size)} (size / nrfiles)"
+                )
+                raise PreflightError(
+                    f"workload {p.workload!r} would write {what} to pool {t.pool}, above "
+                    f"the cluster's osd_max_object_size of {fmt_bytes(cap)}: the OSDs refuse "
+                    "them (and fio's rados engine would not even say so)",
+                    fix="lower `size`, or raise `nrfiles` so that size / nrfiles fits"
+                    if p.engine != "rados-bench"
+                    else "lower `bs`",
+                )
+    allowed = set(destroy_data or [])
+    for name in allowed - {f"rbd:{t.path}" for t in targets if t.kind == "rbd"}:
+        raise PreflightError(
+            f"--destroy-data {name} does not name an rbd target of this plan",
+            fix="name the exact image the plan writes to: rbd:POOL/IMAGE",
+        )
+    for t in targets:
+        if t.kind == "rbd":
+            _check_image(t, [p for p in points if t in _targets_of(p)], allowed, out)
+    return out
+
+
+def _targets_of(p: Point) -> list[Target]:
+    return [h.target for h in p.hosts] if p.hosts else [p.target]
+
+
+def _check_cluster(
+    client: CephClient, pools: list[str], allow_unhealthy: bool, warnings: list[str]
+) -> dict[str, Any]:
+    where = f"the cluster of {client.conf}" if client.conf else "the cluster"
+    try:
+        status, checks = health(client)
+    except CephCommandError as e:
+        raise PreflightError(
+            f"cannot reach {where}: {e}",
+            fix="check that the monitors run and that ceph.conf and the keyring are right "
+            "(`ceph -c CONF -s`)",
+        ) from None
+    inv = cluster_inventory(client, pools[0])
+    existing = {p["pool_name"] for p in inv.get("pools") or []}
+    for pool in pools:
+        if inv.get("pools") is not None and pool not in existing:
+            raise PreflightError(
+                f"pool {pool} does not exist in {where}",
+                fix=f"name an existing pool ({', '.join(sorted(existing)) or 'none yet'}) or "
+                f"create it: ceph osd pool create {pool}",
+            )
+    refusals = []
+    pg_states: dict[str, dict[str, int]] = {}
+    for pool in pools:
+        try:
+            pg_states[pool] = pool_pg_states(client, pool)
+        except CephCommandError as e:
+            warnings.append(f"cannot read the PG states of pool {pool}: {e}")
+            continue
+        reason = health_refusal(
+            status, allow_unhealthy, checks=checks, pool=pool, pg_states=pg_states[pool]
+        )
+        if reason:
+            refusals.append(reason)
+    if refusals:
+        raise PreflightError(
+            f"{where} is not fit to benchmark: {refusals[0]}",
+            fix="fix the cluster (`ceph health detail` says what is wrong), or pass "
+            "--allow-unhealthy to measure it as it is (the health is stored with the run)",
+        )
+    warning = health_warning(status, checks)
+    if warning:
+        warnings.append(warning)
+    if allow_unhealthy and status == HEALTH_ERR:
+        warnings.append(f"the cluster is {HEALTH_ERR} (--allow-unhealthy): {_checks_text(checks)}")
+    inv["health"] = {"status": status, "checks": checks}
+    inv["pg_states"] = pg_states
+    inv["health_warning"] = warning
+    inv["conf"] = client.conf
+    inv["client"] = client.client
+    inv["pools_benchmarked"] = pools
+    return inv
+
+
+def _check_image(t: Target, points: list[Point], allowed: set[str], out: CephPreflight) -> None:
+    client = client_of(t)
+    need = max((_point_bytes(p) for p in points), default=0)
+    writes = any(p.writes for p in points)
+    try:
+        info = image_info(client, t.pool, t.image)
+    except CephCommandError as e:
+        raise PreflightError(f"{t.label}: {e}", fix="check the pool and image names") from None
+    if info is None:
+        size = t.size or need
+        if t.size and need > t.size:
+            raise PreflightError(
+                f"rbd image {t.path} would be created with {fmt_bytes(t.size)} (its `size`), "
+                f"the workloads address {fmt_bytes(need)}",
+                fix="raise the target's `size`, or lower the workloads' `size`",
+            )
+        if not size:
+            raise PreflightError(
+                f"rbd image {t.path} does not exist and the plan gives no size to create it",
+                fix="add `size: 10g` to the target (or to the workloads: --set size=10g), or "
+                "create the image yourself",
+            )
+        try:
+            create_image(client, t.pool, t.image, size)
+        except CephCommandError as e:
+            raise PreflightError(
+                f"cannot create rbd image {t.path}: {e}",
+                fix="check that the pool exists and has room, and the client's rights",
+            ) from None
+        out.images.append((client, t.pool, t.image))
+        return
+    if need > int(info.get("size", 0)):
+        raise PreflightError(
+            f"rbd image {t.path} has {fmt_bytes(info.get('size', 0))}, the workloads address "
+            f"{fmt_bytes(need)}",
+            fix="lower `size`, or grow the image (rbd resize)",
+        )
+    if writes:
+        watchers = image_watchers(client, t.pool, t.image)
+        if watchers:
+            raise PreflightError(
+                f"rbd image {t.path} is open elsewhere ({', '.join(watchers)}): a VM or a "
+                "mapping uses it, and writing would corrupt its data",
+                fix="benchmark another image (storbench creates a missing one), or release it",
+            )
+        if f"rbd:{t.path}" not in allowed:
+            raise PreflightError(
+                f"rbd image {t.path} exists and the plan writes to it: its data would be destroyed",
+                fix=f"name a new image (storbench creates and removes it), or, if its data "
+                f"may be destroyed, add --destroy-data rbd:{t.path}",
+            )

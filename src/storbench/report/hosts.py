@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from storbench.metrics import Measurement
-from storbench.units import fmt_iops, fmt_ns, fmt_rate
+from storbench.report.terminal import fmt_direction_latency
+from storbench.units import fmt_iops, fmt_rate
 
 
 def host_rows(meas: Measurement) -> list[dict[str, str]]:
@@ -15,7 +16,8 @@ def host_rows(meas: Measurement) -> list[dict[str, str]]:
         return []
     x = meas.extra
     ok = sum(1 for m in meas.hosts.values() if m.status == "ok")
-    entries = [(f"all hosts ({ok}/{len(meas.hosts)})", meas, _window(x))]
+    who = "all clients" if x.get("engine") == "rados bench" else "all hosts"
+    entries = [(f"{who} ({ok}/{len(meas.hosts)})", meas, _window(x))]
     for host, m in meas.hosts.items():
         ran = ""
         if "end_s" in m.extra:
@@ -32,8 +34,8 @@ def host_rows(meas: Measurement) -> list[dict[str, str]]:
                     "dir": ddir,
                     "iops": fmt_iops(d.iops) if d else "-",
                     "mibs": fmt_rate(d.bw_bytes) if d else "-",
-                    "mean": fmt_ns(d.clat.mean) if d and d.clat else "-",
-                    "p99": fmt_ns(d.clat.percentiles.get("99")) if d and d.clat else "-",
+                    "mean": fmt_direction_latency(d, "mean", "clat"),
+                    "p99": fmt_direction_latency(d, "99", "clat"),
                     "ran": ran if i == 0 else "",
                     "bad": m.status != "ok",
                 }
@@ -42,6 +44,8 @@ def host_rows(meas: Measurement) -> list[dict[str, str]]:
 
 
 def _window(x: dict[str, Any]) -> str:
+    if x.get("engine") == "rados bench" and "window" in x:
+        return f"all clients ran together {x['window']['seconds']:.3f} s"
     if "window_s" in x:
         text = f"all ran together {x['window_s']:.3f} s of {x['span_s']:.3f} s"
         return text + (" (low overlap)" if x.get("low_overlap") else "")

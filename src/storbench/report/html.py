@@ -15,8 +15,10 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import gzip
+import json
 import re
 import secrets
+import shlex
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from storbench import __version__
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import PERCENTILES, pct_key
 from storbench.report import charts
+from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
 from storbench.report.hosts import host_rows
 from storbench.store import Store
@@ -266,7 +269,7 @@ def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
                     if m.started_at and m.ended_at
                     else "-",
                     "engine": f"{m.engine} {m.engine_version or ''}".strip(),
-                    "command": " ".join(raw["command"]) if raw["command"] else None,
+                    "command": _command_text(raw["command"]),
                     "job_file": raw["job_file"],
                     "raw_gz": _gz64(text) if text else None,
                     "raw_size": fmt_bytes(len(text.encode())) if text else None,
@@ -379,6 +382,7 @@ def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
     host = inv.pop("host", None)
     targets = inv.pop("targets", None)
     report = inv.pop("report", None)
+    inv.pop("ceph", None)  # shown in its own section (report/ceph.py)
     return {
         "id": r.id,
         "label": res.label,
@@ -405,6 +409,31 @@ def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
         "fixed": _fixed_params(res),
         "summary": summary_table(res),
         "details": _point_details(store, res),
+        "ceph": _ceph_context(ceph_report(r, store.events(r.id))),
+    }
+
+
+def _ceph_context(report: CephReport | None) -> dict[str, Any] | None:
+    """The run's Ceph clusters and timeline (None without either); each event's details as
+    indented JSON, shown as text."""
+    if report is None:
+        return None
+    return {
+        "clusters": report.clusters,
+        "osd_headers": OSD_HEADERS,
+        "osd_right": {6, 7},
+        "pool_headers": POOL_HEADERS,
+        "pool_right": {2, 3, 4, 7, 8, 9},
+        "timeline": [
+            {
+                "offset": row.offset,
+                "clock": row.clock,
+                "kind": row.kind,
+                "message": row.message,
+                "data": json.dumps(row.data, indent=1, default=str) if row.data else "",
+            }
+            for row in report.timeline
+        ],
     }
 
 
@@ -506,5 +535,15 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
         "chart_sections": _charts(runs, cmps),
         "comparison": _comparison(runs, cmps),
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],
+        "has_ceph": any(r["ceph"] and r["ceph"]["clusters"] for r in run_ctx),
+        "has_timeline": any(r["ceph"] and r["ceph"]["timeline"] for r in run_ctx),
     }
     return env.get_template("report.html").render(**ctx)
+
+
+def _command_text(command: list[str] | list[list[str]] | None) -> str | None:
+    """A stored command as shell text: one line per process (rados bench clients)."""
+    if not command:
+        return None
+    argvs = [c for c in command if isinstance(c, list)] or [[str(c) for c in command]]
+    return "\n".join(shlex.join(a) for a in argvs)

@@ -4,6 +4,8 @@
 - a ``profiles`` run: seed 001's overview (per backend: seq MiB/s, random 4k IOPS, clat);
 - a ``matrix`` run: IOPS by block size × iodepth per target and rw (seeds 003/004) and the
   optimal iodepth of each block size;
+- a ``rados`` run: seed 000's appendix, per rados bench mode (write, seq, rand) a table with
+  one column per client count and rados bench's own summary lines as rows;
 - any other run: the summary table (one row per point and direction);
 - two or more runs: seed 004's comparison of each later run against the first.
 
@@ -20,12 +22,17 @@ from storbench.analysis.compare import Comparison
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import Measurement
 from storbench.report import suites
+from storbench.report.ceph import CephReport, ceph_markdown
 from storbench.report.hosts import host_rows
 from storbench.report.terminal import (
     COMPARISON_HEADERS,
+    LAT_NOTE,
     comparison_rows,
+    fmt_latency,
     fmt_spread,
     group_rows,
+    lat_compared,
+    latency_label,
     summary_sentence,
     unmatched_lines,
     verdict_counts,
@@ -55,11 +62,13 @@ class RunReport:
     id: int
     name: str
     status: str
-    report: str | None  # the suite's report kind: qualify, profiles, matrix, or None
+    report: str | None  # the suite's report kind: qualify, profiles, matrix, rados, or None
     summaries: list[PointSummary]
     inventory: dict[str, Any] = field(default_factory=dict)
     # (point label, measurement) of every measurement that ran on several hosts
     hosts: list[tuple[str, Measurement]] = field(default_factory=list)
+    # the run's Ceph clusters and timeline (report/ceph.py: ceph_report), None without
+    ceph: CephReport | None = None
 
     @property
     def title(self) -> str:
@@ -75,6 +84,8 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
     multi_wl = len({s.workload for s in summaries}) > 1
     axes = list(dict.fromkeys(k for s in summaries for k in s.axes))
     reps = max((s.runs + s.failed for s in summaries), default=1)
+    metrics = [ds.latency_metric for s in summaries for ds in s.dirs.values()]
+    label = latency_label(metrics)
     headers = (
         (["target"] if multi_target else [])
         + (["workload"] if multi_wl or not axes else [])
@@ -82,7 +93,7 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
         + (["n"] if reps > 1 else [])
         + ["dir", "IOPS"]
         + (["±95%"] if reps > 1 else [])
-        + ["MiB/s", "clat mean", "clat p99"]
+        + ["MiB/s", f"{label} mean", f"{label} p99"]
     )
     rows = []
     for s in summaries:
@@ -100,7 +111,7 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
             ds = s.dirs.get(d)
             if ds is None:
                 continue
-            lat = ds.clat
+            lat, metric = ds.latency, ds.latency_metric
             rows.append(
                 [
                     *lead,
@@ -108,12 +119,13 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
                     fmt_iops(ds.iops_mean),
                     *([fmt_spread(ds.iops_spread)] if reps > 1 else []),
                     fmt_rate(ds.bw_mean),
-                    fmt_ns(lat.mean if lat else None),
-                    fmt_ns(lat.percentiles.get("99") if lat else None),
+                    fmt_ns(None) if lat is None else fmt_latency(lat, metric, "mean", label),
+                    fmt_ns(None) if lat is None else fmt_latency(lat, metric, "99", label),
                 ]
             )
     left = {i for i, h in enumerate(headers) if h in ("target", "workload", "dir")}
-    return table(headers, rows, right=set(range(len(headers))) - left)
+    text = table(headers, rows, right=set(range(len(headers))) - left)
+    return text + (f"\n{LAT_NOTE}\n" if "lat" in metrics else "")
 
 
 def qualify_markdown(summaries: list[PointSummary], inventory: dict[str, Any]) -> str:
@@ -194,16 +206,26 @@ def run_markdown(run: RunReport) -> str:
     s = run.summaries
     head = f"## {run.title}\n\n"
     if not s:
-        return head + "(no measurements)\n"
+        return head + "(no measurements)\n" + ceph_markdown(run.ceph)
     if run.report == "qualify":
         body = qualify_markdown(s, run.inventory)
     elif run.report == "profiles":
         body = suites.profiles_markdown(suites.profiles_rows(s))
     elif run.report == "matrix":
         body = matrix_markdown(s)
+    elif run.report == "rados":
+        body = rados_markdown(s)
     else:
         body = summary_markdown(s)
-    return head + body + hosts_markdown(run.hosts)
+    return head + body + hosts_markdown(run.hosts) + ceph_markdown(run.ceph)
+
+
+def rados_markdown(summaries: list[PointSummary]) -> str:
+    """Seed 000's tables of the rados bench points (suites.rados_markdown), then the summary
+    table of any other point of the run."""
+    others = [s for s in summaries if not suites.is_rados_bench(s)]
+    body = suites.rados_markdown(summaries)
+    return body + ("\n" + summary_markdown(others) if others else "")
 
 
 def hosts_markdown(items: list[tuple[str, Measurement]]) -> str:
@@ -266,6 +288,8 @@ def comparison_markdown(c: Comparison, *, points: bool = True) -> str:
             "Changes are the other run against the baseline (means over repetitions); IOPS "
             "and MiB/s of all directions, clat of all I/Os (negative is lower latency).\n"
         )
+        if lat_compared(c):
+            out.append(LAT_NOTE.replace("lat:", "(lat):", 1) + "\n")
     lines = unmatched_lines(c)
     if lines:
         out.append("### Unmatched points\n")

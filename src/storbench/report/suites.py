@@ -1,4 +1,5 @@
-"""The seeds' own tables: qualify (seed 002), profiles (seed 001), matrix (seeds 003/004)."""
+"""The seeds' own tables: qualify (seed 002), profiles (seed 001), matrix (seeds 003/004),
+rados (seed 000's appendix: rados bench with one column per client count)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ from rich.table import Table
 
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee, Sweep, sweeps
-from storbench.units import fmt_iops, fmt_ns, fmt_rate
+from storbench.plan import RADOS_BENCH
+from storbench.units import (
+    UnitError,
+    fmt_iops,
+    fmt_ns,
+    fmt_rate,
+    fmt_size_short,
+    parse_size,
+    parse_time,
+)
 
 
 def _identity(inventory: dict[str, Any], target_path: str) -> dict[str, Any]:
@@ -267,3 +277,206 @@ def matrix_saturation(summaries: list[PointSummary]) -> list[str]:
             )
         )
     return lines
+
+
+# ---------------------------------------------------------------------------- rados (seed 000)
+
+#: the order of seed 000's tables (the write first: the reads read what it left)
+RADOS_MODES = ("write", "seq", "rand")
+#: what seed 000 calls its columns
+CLIENT_WORDS = {1: "Single Client", 2: "Two Clients", 3: "Three Clients"}
+#: shown for a figure that does not exist (rados bench measures no latency stddev for reads)
+NONE = "—"
+
+#: seed 000's rows: (label of a write, label of a read, figure, unit divisor, decimals)
+RADOS_ROWS: tuple[tuple[str, str, str, float, int], ...] = (
+    ("Total time run", "Total time run", "total_time_s", 1.0, 2),
+    ("Total writes made", "Total reads made", "ops", 1.0, 2),
+    ("Write size", "Read size", "op_size", 1.0, 2),
+    ("Object size", "Object size", "object_size", 1.0, 2),
+    ("Bandwidth (MB/sec)", "Bandwidth (MB/sec)", "bw_bytes", float(1 << 20), 2),
+    ("Stddev Bandwidth", "Stddev Bandwidth", "bw_stddev", float(1 << 20), 2),
+    ("Max bandwidth (MB/sec)", "Max bandwidth (MB/sec)", "bw_max", float(1 << 20), 2),
+    ("Min bandwidth (MB/sec)", "Min bandwidth (MB/sec)", "bw_min", float(1 << 20), 2),
+    ("Average IOPS", "Average IOPS", "iops", 1.0, 2),
+    ("Stddev IOPS", "Stddev IOPS", "iops_stddev", 1.0, 2),
+    ("Max IOPS", "Max IOPS", "iops_max", 1.0, 2),
+    ("Min IOPS", "Min IOPS", "iops_min", 1.0, 2),
+    ("Average Latency(s)", "Average Latency(s)", "lat_mean", 1e9, 4),
+    ("Stddev Latency(s)", "Stddev Latency(s)", "lat_stddev", 1e9, 4),
+    ("Max latency(s)", "Max latency(s)", "lat_max", 1e9, 4),
+    ("Min latency(s)", "Min latency(s)", "lat_min", 1e9, 4),
+)
+
+
+def clients_heading(n: int) -> str:
+    """Seed 000's column name: Single Client, Two Clients, Three Clients, then N Clients."""
+    return CLIENT_WORDS.get(n, f"{n} Clients")
+
+
+def is_rados_bench(s: PointSummary) -> bool:
+    return str(s.params.get("engine", "")) == RADOS_BENCH
+
+
+def _clients(s: PointSummary) -> int:
+    try:
+        return int(s.params.get("clients", 1))
+    except (TypeError, ValueError):
+        return 1
+
+
+def _rados_size(bs: Any) -> str:
+    """rados bench's ``-b`` as seed 000 writes it: ``4m`` -> ``4M``."""
+    try:
+        return fmt_size_short(parse_size(bs)).upper()
+    except (UnitError, ValueError):
+        return str(bs)
+
+
+def _seconds_arg(runtime: Any) -> str:
+    try:
+        return f"{parse_time(runtime):g}"
+    except (UnitError, ValueError):
+        return str(runtime)
+
+
+def rados_heading(params: dict[str, Any]) -> str:
+    """Seed 000's table heading, from a point's parameters:
+    ``rados bench 600 write -b 4M -t 16 --no-cleanup``, ``rados bench 600 seq -t 16 (uses 4M
+    from write)``."""
+    mode = str(params.get("mode", "write"))
+    secs = _seconds_arg(params.get("runtime", "?"))
+    threads = params.get("threads", 16)
+    size = _rados_size(params.get("bs", "4m"))
+    if mode == "write":
+        return f"rados bench {secs} write -b {size} -t {threads} --no-cleanup"
+    return f"rados bench {secs} {mode} -t {threads} (uses {size} from write)"
+
+
+def _mean_figure(reps: list[dict[str, Any]], key: str) -> float | None:
+    """The mean over repetitions; None when a repetition lacks the figure."""
+    vals = [r.get(key) for r in reps]
+    if not vals or any(v is None for v in vals):
+        return None
+    return sum(float(v) for v in vals) / len(vals)
+
+
+def rados_groups(summaries: list[PointSummary]) -> list[dict[str, Any]]:
+    """Seed 000's tables: the rados bench points grouped by target, mode and every parameter
+    but ``clients`` (write first, then seq, then rand), each with its points by client count.
+
+    Each group: ``mode``, ``heading``, ``target``, ``columns`` [(clients, summary)] ordered by
+    clients, ``figures`` {clients: {figure: mean over repetitions}} (see
+    storbench.analysis.summary.engine_figures; base units), ``reps`` {clients: repetitions}.
+    """
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for s in summaries:
+        if not is_rados_bench(s):
+            continue
+        mode = str(s.params.get("mode", "write"))
+        rest = sorted((k, str(v)) for k, v in s.params.items() if k != "clients")
+        key = (s.target.label, mode, repr(rest))
+        g = groups.setdefault(
+            key,
+            {
+                "mode": mode,
+                "heading": rados_heading(s.params),
+                "target": s.target.label,
+                "columns": [],
+                "figures": {},
+                "reps": {},
+            },
+        )
+        n = _clients(s)
+        g["columns"].append((n, s))
+        g["figures"][n] = {
+            key: _mean_figure(s.engine_figures, key) for _, _, key, _, _ in RADOS_ROWS
+        } | {"window_s": _mean_figure(s.engine_figures, "window_s")}
+        g["reps"][n] = len(s.engine_figures)
+    order = {m: i for i, m in enumerate(RADOS_MODES)}
+    out = sorted(groups.values(), key=lambda g: order.get(g["mode"], len(order)))
+    for g in out:
+        g["columns"].sort(key=lambda c: c[0])
+    return out
+
+
+def _fmt_figure(v: float | None, divisor: float, decimals: int) -> str:
+    return NONE if v is None else f"{v / divisor:,.{decimals}f}"
+
+
+def rados_notes(g: dict[str, Any]) -> list[str]:
+    """How the columns of one table were computed, what "—" stands for, repetitions."""
+    notes = []
+    read = g["mode"] != "write"
+    several = [n for n, _ in g["columns"] if n > 1]
+    if any(n == 1 for n, _ in g["columns"]):
+        notes.append(
+            f"{clients_heading(1)}: rados bench's own summary, except Average IOPS: "
+            "operations / time run (rados bench truncates it to an integer)."
+        )
+    if several:
+        windows = ", ".join(
+            f"{clients_heading(n)} {g['figures'][n]['window_s']:.2f} s"
+            for n in several
+            if g["figures"][n].get("window_s") is not None
+        )
+        notes.append(
+            "Several clients (one rados bench process each, started together): Total time "
+            "run is the longest client's; Total "
+            + ("reads" if read else "writes")
+            + " made the sum of the clients'; Bandwidth and Average IOPS the sum of each "
+            "client's rate over the common window (latest start to earliest end"
+            + (f"; {windows}" if windows else "")
+            + "); their Stddev, Max and Min those of the per-second sums: the operations all "
+            "clients finished in each whole second of that window (counts interpolated "
+            "between each client's one-second rows, hence not integers); the latency rows "
+            "are over every operation of every client (mean weighted by operations, "
+            + ("" if read else "stddev pooled, ")
+            + "max and min of the clients')."
+        )
+    if read:
+        notes.append(
+            "rados bench prints no bandwidth spread for reads: Stddev, Max and Min bandwidth "
+            "are computed from its per-second table as it does for writes. It measures no "
+            f"latency stddev for reads: {NONE}."
+        )
+    notes.append("MB = 2^20 bytes, as in rados bench; latencies in seconds.")
+    reps: dict[int, int] = g["reps"]
+    if any(r > 1 for r in reps.values()):
+        if len(set(reps.values())) == 1:
+            notes.append(f"Each figure is the mean over {next(iter(reps.values()))} repetitions.")
+        else:
+            notes.append(
+                "Each figure is the mean over the repetitions: "
+                + ", ".join(f"{r} ({clients_heading(n)})" for n, r in sorted(reps.items()))
+                + "."
+            )
+    for n, s in g["columns"]:
+        if s.failed:
+            what = f"{s.failed} of {s.runs + s.failed} repetitions" if s.runs else "every run"
+            err = f": {s.errors[0]}" if s.errors else ""
+            notes.append(f"{clients_heading(n)}: {what} failed{err}.")
+    return notes
+
+
+def rados_markdown(summaries: list[PointSummary]) -> str:
+    """Seed 000's appendix: per mode a table with one column per client count."""
+    out = []
+    several_targets = len({s.target for s in summaries if is_rados_bench(s)}) > 1
+    for g in rados_groups(summaries):
+        heading = g["heading"] + (f" — {g['target']}" if several_targets else "")
+        cols = g["columns"]
+        lines = [
+            f"### {heading}",
+            "",
+            "| | " + " | ".join(clients_heading(n) for n, _ in cols) + " |",
+            "|---|" + "---:|" * len(cols),
+        ]
+        read = g["mode"] != "write"
+        for write_label, read_label, key, divisor, decimals in RADOS_ROWS:
+            cells = [_fmt_figure(g["figures"][n][key], divisor, decimals) for n, _ in cols]
+            lines.append(f"| {read_label if read else write_label} | " + " | ".join(cells) + " |")
+        lines.append("")
+        lines += [f"- {note}" for note in rados_notes(g)]
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out) if out else "(no rados bench point in this run)\n"

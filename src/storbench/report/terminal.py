@@ -7,6 +7,7 @@ point, so the output stays readable.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
@@ -24,8 +25,9 @@ from storbench.analysis.compare import (
 )
 from storbench.analysis.stats import Spread
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import OVERLAP_MIN, Measurement
+from storbench.metrics import OVERLAP_MIN, LatencyStats, Measurement
 from storbench.plan import Point
+from storbench.report.ceph import CephReport, cluster_line
 from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
 
@@ -78,6 +80,12 @@ def _direction_parts(meas: Measurement) -> str:
         if d is None:
             continue
         p99 = d.clat.percentiles.get("99") if d.clat else None
+        if d.clat is None and d.lat is not None:  # rados bench: lat, no percentiles
+            parts.append(
+                f"{ddir} {fmt_iops(d.iops)} IOPS {fmt_rate(d.bw_bytes)} MiB/s "
+                f"lat mean {fmt_ns(d.lat.mean)}"
+            )
+            continue
         parts.append(
             f"{ddir} {fmt_iops(d.iops)} IOPS {fmt_rate(d.bw_bytes)} MiB/s p99 {fmt_ns(p99)}"
         )
@@ -152,13 +160,38 @@ class ProgressReporter:
         )
 
 
-def _lat(ds: Any, which: str) -> str:
-    lat = ds.clat if ds is not None else None
+#: a percentile the engine does not report (rados bench): shown as this, never as 0
+NO_PERCENTILE = "\u2014"
+#: the footnote of a table that shows lat (an engine without clat) instead of clat
+LAT_NOTE = (
+    "lat: latency from submission to completion, of an engine that reports no completion "
+    f"latency (rados bench); it reports no percentiles either: {NO_PERCENTILE}"
+)
+
+
+def latency_label(metrics: Iterable[str | None]) -> str:
+    """The name of latency columns: "clat", or "lat" when every latency they show is lat
+    (see PointSummary.latency_metric)."""
+    shown = {m for m in metrics if m}
+    return "lat" if shown == {"lat"} else "clat"
+
+
+def fmt_latency(lat: LatencyStats | None, metric: str | None, which: str, label: str) -> str:
+    """A latency cell: the mean or a percentile (``"99"``) of ``lat`` (of kind ``metric``,
+    "clat" or "lat") in a column named ``label``. A percentile lat has none of is
+    :data:`NO_PERCENTILE`; a lat value in a clat column is marked "(lat)"."""
     if lat is None:
         return "-"
-    if which == "mean":
-        return fmt_ns(lat.mean)
-    return fmt_ns(lat.percentiles.get(which))
+    value = lat.mean if which == "mean" else lat.percentiles.get(which)
+    if value is None and metric == "lat":
+        return NO_PERCENTILE
+    return fmt_ns(value) + (" (lat)" if metric == "lat" and label != "lat" else "")
+
+
+def _lat(ds: Any, which: str, label: str = "clat") -> str:
+    if ds is None:
+        return "-"
+    return fmt_latency(ds.latency, ds.latency_metric, which, label)
 
 
 def summary_table(summaries: list[PointSummary], title: str | None = None) -> Table:
@@ -168,7 +201,12 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
     multi_wl = len({s.workload for s in summaries}) > 1
     reps = max((s.runs + s.failed for s in summaries), default=1)
     show_err = any(s.failed for s in summaries)
+    metrics = [ds.latency_metric for s in summaries for ds in s.dirs.values()]
+    label = latency_label(metrics)
     t = Table(title=title, title_justify="left")
+    if "lat" in metrics:
+        t.caption = LAT_NOTE
+        t.caption_justify = "left"
     if multi_target:
         t.add_column("target")
     if multi_wl or not axes:
@@ -178,7 +216,7 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
     if reps > 1:
         t.add_column("n", justify="right")
     t.add_column("dir")
-    for c in ("IOPS", "MiB/s", "clat mean", "clat p99"):
+    for c in ("IOPS", "MiB/s", f"{label} mean", f"{label} p99"):
         t.add_column(c, justify="right")
         if c == "IOPS" and reps > 1:
             t.add_column("IOPS ±95%", justify="right")
@@ -203,8 +241,8 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
                 fmt_iops(ds.iops_mean) if ds else "-",
                 *([fmt_spread(ds.iops_spread if ds else None)] if reps > 1 else []),
                 fmt_rate(ds.bw_mean) if ds else "-",
-                _lat(ds, "mean"),
-                _lat(ds, "99"),
+                _lat(ds, "mean", label),
+                _lat(ds, "99", label),
             ]
             if show_err:
                 row.append((s.errors[0] if s.errors else "") if i == 0 else "")
@@ -287,14 +325,30 @@ def comparison_rows(c: Comparison) -> list[list[str]]:
                 fmt_iops(m.other.total_iops) if m.other.runs else "-",
                 fmt_pct(m.iops_change_pct),
                 fmt_pct(m.bw_change_pct),
-                fmt_pct(m.mean_lat_change_pct),
-                fmt_pct(m.p99_lat_change_pct),
+                *_lat_changes(m),
                 m.verdict + (" (by latency)" if m.by_latency and m.p_value is not None else ""),
                 fmt_p(m.p_value),
                 _failed_note(m, c),
             ]
         )
     return rows
+
+
+def _lat_changes(m: PointComparison) -> list[str]:
+    """The mean and p99 latency change cells: of clat, or of lat marked "(lat)" for an
+    engine without clat (rados bench), whose p99 does not exist."""
+    mean, p99 = fmt_pct(m.mean_lat_change_pct), fmt_pct(m.p99_lat_change_pct)
+    if m.base.latency_metric == "lat" and m.other.latency_metric == "lat":
+        if m.mean_lat_change_pct is not None:
+            mean += " (lat)"
+        if m.p99_lat_change_pct is None:
+            p99 = NO_PERCENTILE
+    return [mean, p99]
+
+
+def lat_compared(c: Comparison) -> bool:
+    """Whether a matched point of ``c`` is compared by lat (an engine without clat)."""
+    return any(m.base.latency_metric == "lat" for m in c.matched)
 
 
 COMPARISON_HEADERS = [
@@ -354,6 +408,8 @@ def comparison_text(c: Comparison) -> str:
             "changes: other against baseline, means over repetitions; IOPS and MiB/s of all "
             "directions, clat of all I/Os (lower is better)"
         )
+        if lat_compared(c):
+            out.append(LAT_NOTE.replace("lat:", "(lat):", 1))
         out.append(f"verdicts (Welch's t-test on IOPS per repetition, 95 %): {verdict_counts(c)}")
         out.append("")
     out.append(summary_sentence(c))
@@ -383,6 +439,11 @@ def host_summary(meas: Measurement) -> str:
     """``[3 hosts, all running 99.9 % of the time]`` after a multi-host point's figures."""
     x = meas.extra
     n, ok = len(meas.hosts), sum(1 for m in meas.hosts.values() if m.status == "ok")
+    if x.get("engine") == "rados bench":  # concurrent rados bench processes
+        text = f"{n} clients" if ok == n else f"{ok} of {n} clients"
+        if "window" in x:
+            text += f", all running together {x['window']['seconds']:.2f} s"
+        return f"[{text}]"
     text = f"{n} host{'s' if n != 1 else ''}" if ok == n else f"{ok} of {n} hosts"
     if "overlap" in x:
         text += f", all running {100 * x['overlap']:.1f} % of the time"
@@ -401,9 +462,20 @@ def hosts_table(rows: list[Any], title: str | None = None) -> Table:
     """Per point with hosts: the aggregate, then each host's own figures and when it ran
     (seconds from the moment the fio servers began the point)."""
     t = Table(title=title, title_justify="left")
-    for c in ("point", "host", "status", "dir", "IOPS", "MiB/s", "clat mean", "clat p99"):
+    metrics = [
+        latency_metric(d)
+        for r in rows
+        for m in (r.measurement, *r.measurement.hosts.values())
+        for d in m.directions.values()
+        if d.active
+    ]
+    label = latency_label(metrics)
+    if "lat" in metrics:
+        t.caption = LAT_NOTE
+        t.caption_justify = "left"
+    for c in ("point", "host", "status", "dir", "IOPS", "MiB/s", f"{label} mean", f"{label} p99"):
         t.add_column(
-            c, justify="right" if c in ("point", "IOPS", "MiB/s") or "clat" in c else "left"
+            c, justify="right" if c in ("point", "IOPS", "MiB/s") or label in c else "left"
         )
     t.add_column("ran (s)", justify="right")
     for r in rows:
@@ -442,13 +514,28 @@ def hosts_table(rows: list[Any], title: str | None = None) -> Table:
                     ddir,
                     fmt_iops(d.iops) if d else "-",
                     fmt_rate(d.bw_bytes) if d else "-",
-                    fmt_ns(d.clat.mean) if d and d.clat else "-",
-                    fmt_ns(d.clat.percentiles.get("99")) if d and d.clat else "-",
+                    fmt_direction_latency(d, "mean", label),
+                    fmt_direction_latency(d, "99", label),
                     ran if j == 0 else "",
                     style=style,
                     end_section=i == len(entries) - 1 and j == len(dirs) - 1,
                 )
     return t
+
+
+def latency_metric(d: Any) -> str | None:
+    """What latency a measurement's direction shows: "clat", "lat" (rados bench) or None."""
+    if d is None:
+        return None
+    return "clat" if d.clat is not None else ("lat" if d.lat is not None else None)
+
+
+def fmt_direction_latency(d: Any, which: str, label: str) -> str:
+    """A latency cell of a measurement's direction: its clat, or its lat without clat."""
+    if d is None:
+        return "-"
+    metric = latency_metric(d)
+    return fmt_latency(d.clat if metric == "clat" else d.lat, metric, which, label)
 
 
 def host_notes(rows: list[Any]) -> list[str]:
@@ -492,6 +579,9 @@ def client_scaling_lines(summaries: list[PointSummary]) -> list[str]:
         fixed = " ".join(f"{k}={v}" for k, v in sw.fixed.items() if k != "target")
         steps = []
         for v, fig, s in sw.values:
+            if s.latency_metric == "lat":  # rados bench: no percentiles
+                steps.append(f"{v}: {fmt_iops(fig)} IOPS, lat mean {fmt_ns(s.latency_mean)}")
+                continue
             p99 = next((d.clat.percentiles.get("99") for d in s.dirs.values() if d.clat), None)
             steps.append(f"{v}: {fmt_iops(fig)} IOPS, p99 {fmt_ns(p99)}")
         best_v, best_f, _ = sw.best
@@ -507,4 +597,29 @@ def client_scaling_lines(summaries: list[PointSummary]) -> list[str]:
                 f"  adding clients stops paying at {sat_v}: it reaches "
                 f"{100 * sat_f / best_f:.0f} % of the best ({fmt_iops(best_f)} IOPS at {best_v})"
             )
+    return out
+
+
+# ---------------------------------------------------------------------------- Ceph
+
+
+def ceph_cluster_lines(report: CephReport | None) -> list[str]:
+    """``storbench show``'s header: one line per Ceph cluster of the run (fsid, health at
+    the start, OSDs and their objectstores, each benchmarked pool's size/min_size/pg_num)."""
+    if report is None:
+        return []
+    return [f"  {cluster_line(c)}" for c in report.clusters]
+
+
+def timeline_lines(report: CephReport | None) -> list[str]:
+    """After the table: the run's events, one line each, seconds from the run's start."""
+    if report is None or not report.timeline:
+        return []
+    rows = report.timeline
+    w_time = max(len(r.offset) for r in rows)
+    w_kind = max(len(r.kind) for r in rows)
+    out = [
+        f"timeline ({len(rows)} event{'s' if len(rows) != 1 else ''}; time from the run's start):"
+    ]
+    out += [f"  {r.offset.rjust(w_time)}  {r.kind.ljust(w_kind)}  {r.message}" for r in rows]
     return out

@@ -14,7 +14,9 @@ from __future__ import annotations
 import atexit
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,6 +67,51 @@ def ceph_cluster(
     cluster.start()
     TIMINGS.update({f"bring-up {k}": v for k, v in cluster.timings.items()})
     return cluster
+
+
+#: the OSD ``inactive_pool`` stops (the session cluster has osd.0 and osd.1)
+STOPPED_OSD = 1
+
+
+def _wait_for(what: str, cond: Any, timeout: float) -> Any:
+    """Poll ``cond`` every 0.5 s until it returns something true; AssertionError after
+    ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def inactive_pool(ceph_cluster: CephCluster) -> Iterator[str]:
+    """The name of a pool none of whose PGs serves I/O: a pool of size 2 / min_size 2
+    (8 PGs) with osd.1 stopped -- Ceph says only HEALTH_WARN, yet any I/O to the pool would
+    wait forever (the approach of test_cluster.py's health-gate test). Yields once every PG
+    of the pool is inactive; afterwards the OSD runs again, the pool is gone and every PG is
+    active+clean with the cluster HEALTH_OK, whatever the test did."""
+    pool = "inactive"
+    ceph_cluster.create_pool(pool, 2, 2, 8)
+    try:
+        ceph_cluster.stop_osd(STOPPED_OSD)
+
+        def all_inactive() -> bool:
+            doc = ceph_cluster.ceph("pg", "ls-by-pool", pool)
+            pgs = doc.get("pg_stats", []) if isinstance(doc, dict) else doc
+            states = [str(pg["state"]).split("+") for pg in pgs]
+            return len(states) == 8 and all("active" not in s for s in states)
+
+        _wait_for(f"every PG of pool {pool} inactive", all_inactive, 60)
+        yield pool
+    finally:
+        if f"osd.{STOPPED_OSD}" not in ceph_cluster.pids():  # also when stop_osd failed
+            ceph_cluster.start_osd(STOPPED_OSD)
+        ceph_cluster.delete_pool(pool)
+        ceph_cluster.wait_clean()
+    _wait_for("HEALTH_OK", lambda: ceph_cluster.health()[0] == "HEALTH_OK", 60)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
