@@ -134,7 +134,12 @@ def point_bw(s: PointSummary) -> float | None:
 
 
 def point_lat_mean(s: PointSummary) -> float | None:
+    """Mean latency of the point's I/O: clat, or lat (submission to completion) for an
+    engine that reports no clat (rados bench)."""
     lat = point_latency(s)
+    if lat is None:
+        parts = [d.lat for d in s.dirs.values() if d.clat is None and d.lat is not None]
+        lat = LatencyStats.merge(parts) if parts else None
     return lat.mean if lat is not None else None
 
 
@@ -352,7 +357,8 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
         unit, ylabel, yfmt = _MIB, "MiB/s", "plain"
     else:
         unit, u = _lat_unit(raw)
-        ylabel, yfmt = f"mean clat ({u})", "plain"
+        lat_only = all(point_latency(r.s) is None for r in recs)  # rados bench: no clat
+        ylabel, yfmt = f"mean {'lat' if lat_only else 'clat'} ({u})", "plain"
     yscale = (
         "log"
         if metric == "lat" and raw and min(raw) > 0 and max(raw) / min(raw) > 30

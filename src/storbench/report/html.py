@@ -34,8 +34,9 @@ from storbench.report import charts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
 from storbench.report.hosts import host_rows
+from storbench.report.terminal import fmt_latency
 from storbench.store import Store
-from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_ns, fmt_rate
+from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
 
 #: Chart kinds a report shows, in this order, when the runs have data for them (latency
 #: against numjobs is left to `storbench chart`: seed 000 shows IOPS and bandwidth there).
@@ -188,12 +189,12 @@ class SummaryTable:
     show_err: bool = False
 
 
-def _lat_cell(lat: Any, which: str) -> str:
-    if lat is None:
+def _lat_cell(ds: Any, which: str) -> str:
+    """A latency cell of a direction: its clat, or its lat marked "(lat)" when the engine
+    gives no clat (rados bench: no percentiles either, shown as —)."""
+    if ds is None:
         return "-"
-    if which == "mean":
-        return fmt_ns(lat.mean)
-    return fmt_ns(lat.percentiles.get(which))
+    return fmt_latency(ds.latency, ds.latency_metric, which, "clat")
 
 
 def summary_table(res: RunResults) -> SummaryTable:
@@ -233,10 +234,10 @@ def summary_table(res: RunResults) -> SummaryTable:
                     "iops": fmt_iops(ds.iops_mean) if ds else "-",
                     "sd": f"± {fmt_iops(sd)}" if sd is not None else "",
                     "mibs": fmt_rate(ds.bw_mean) if ds else "-",
-                    "mean": _lat_cell(ds.clat if ds else None, "mean"),
-                    "p50": _lat_cell(ds.clat if ds else None, "50"),
-                    "p99": _lat_cell(ds.clat if ds else None, "99"),
-                    "p999": _lat_cell(ds.clat if ds else None, "99.9"),
+                    "mean": _lat_cell(ds, "mean"),
+                    "p50": _lat_cell(ds, "50"),
+                    "p99": _lat_cell(ds, "99"),
+                    "p999": _lat_cell(ds, "99.9"),
                     "failed": s.runs == 0,
                     "error": (s.errors[0] if s.errors else "") if i == 0 else "",
                 }
@@ -306,10 +307,11 @@ def _headline(s: PointSummary) -> str:
         ds = s.dirs.get(d)
         if ds is None:
             continue
-        p99 = ds.clat.percentiles.get("99") if ds.clat else None
-        parts.append(
-            f"{d} {fmt_iops(ds.iops_mean)} IOPS, {fmt_rate(ds.bw_mean)} MiB/s, p99 {fmt_ns(p99)}"
-        )
+        if ds.latency_metric == "lat":
+            lat = f"lat mean {fmt_latency(ds.latency, 'lat', 'mean', 'lat')}"
+        else:
+            lat = f"p99 {fmt_latency(ds.latency, ds.latency_metric, '99', 'clat')}"
+        parts.append(f"{d} {fmt_iops(ds.iops_mean)} IOPS, {fmt_rate(ds.bw_mean)} MiB/s, {lat}")
     return "; ".join(parts)
 
 
