@@ -116,13 +116,21 @@ class LatencyStats:
     @classmethod
     def merge(cls, parts: list[LatencyStats]) -> LatencyStats | None:
         """Combine the latency of several jobs/hosts: sample-weighted mean, pooled stddev,
-        min of mins, max of maxes, percentiles from merged bins (none if bins are missing)."""
+        min of mins, max of maxes, percentiles from merged bins (none if bins are missing).
+        A figure some part lacks (rados bench gives no stddev for reads) is None in the
+        union, never computed as if it were 0."""
         parts = [p for p in parts if p is not None and p.samples > 0]
         if not parts:
             return None
         if len(parts) == 1:
             return parts[0]
         n = sum(p.samples for p in parts)
+        if any(p.mean is None for p in parts):
+            return cls(
+                samples=n,
+                min=_min_all(p.min for p in parts),
+                max=_max_all(p.max for p in parts),
+            )
         mean = sum(p.samples * (p.mean or 0.0) for p in parts) / n
         # fio's stddev is the sample one: sqrt(S / (N - 1)), S the sum of squared deviations
         # (stat.c calc_lat). The S of the union is the sum of the parts' S plus each part's
@@ -132,17 +140,30 @@ class LatencyStats:
             (p.stddev or 0.0) ** 2 * (p.samples - 1) + p.samples * ((p.mean or 0.0) - mean) ** 2
             for p in parts
         )
-        stddev = math.sqrt(s_sum / (n - 1)) if n > 1 else 0.0
+        stddev: float | None = math.sqrt(s_sum / (n - 1)) if n > 1 else 0.0
+        if any(p.stddev is None for p in parts):
+            stddev = None
         bins = merge_bins(p.bins for p in parts)
         return cls(
             samples=n,
             mean=mean,
             stddev=stddev,
-            min=min(p.min for p in parts if p.min is not None),
-            max=max(p.max for p in parts if p.max is not None),
+            min=_min_all(p.min for p in parts),
+            max=_max_all(p.max for p in parts),
             percentiles=percentiles_from_bins(bins) if bins else {},
             bins=bins,
         )
+
+
+def _min_all(values: Iterable[float | None]) -> float | None:
+    """The smallest of values that all exist (None when one is missing)."""
+    vs = list(values)
+    return None if not vs or any(v is None for v in vs) else min(v for v in vs if v is not None)
+
+
+def _max_all(values: Iterable[float | None]) -> float | None:
+    vs = list(values)
+    return None if not vs or any(v is None for v in vs) else max(v for v in vs if v is not None)
 
 
 @dataclass

@@ -211,3 +211,45 @@ def test_measurement_dict_round_trip(path: Path) -> None:
     meas, _ = fio.parse_output(path.read_text())
     data = json.loads(json.dumps(meas.to_dict()))  # as stored: JSON, int keys become strings
     assert Measurement.from_dict(data) == meas
+
+
+def test_merge_leaves_out_what_a_part_does_not_report() -> None:
+    """rados bench reports no latency stddev for reads: the union of two such runs has none
+    either (taking the missing stddev as 0 would pool a wrong one), yet its mean, min and max
+    are exact. Real recorded output (tests/data/rados)."""
+    from pathlib import Path
+
+    from storbench.engines import rados
+
+    data = Path(__file__).resolve().parent.parent / "data" / "rados"
+    seq = [
+        rados.to_measurement(
+            rados.parse_rados_bench((data / f"seq-4m-2clients-c{i}.out").read_text(), None, "seq")
+        )
+        .directions["read"]
+        .lat
+        for i in (1, 2)
+    ]
+    assert all(p is not None and p.stddev is None and p.mean for p in seq)
+    parts = [p for p in seq if p is not None]
+    merged = LatencyStats.merge(parts)
+    assert merged is not None
+    assert merged.stddev is None
+    n = sum(p.samples for p in parts)
+    assert merged.samples == n
+    assert merged.mean == pytest.approx(sum(p.samples * (p.mean or 0) for p in parts) / n)
+    assert merged.min == min(p.min or 0 for p in parts)
+    assert merged.max == max(p.max or 0 for p in parts)
+    # writes report a stddev: the union pools it
+    write = [
+        rados.to_measurement(
+            rados.parse_rados_bench(
+                (data / f"write-4m-2clients-c{i}.out").read_text(), None, "write"
+            )
+        )
+        .directions["write"]
+        .lat
+        for i in (1, 2)
+    ]
+    pooled = LatencyStats.merge([p for p in write if p is not None])
+    assert pooled is not None and pooled.stddev is not None and pooled.stddev > 0

@@ -252,23 +252,13 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
     for (key, ddir), (cl, la) in lats.items():
         ds = by_key[key].dirs[ddir]
         ds.clat = LatencyStats.merge(cl)
-        ds.lat = _merge_lat(la)
+        ds.lat = LatencyStats.merge(la)
     for key, parts in point_clats.items():
         by_key[key].clat = LatencyStats.merge(parts)
     for key, parts in point_lats.items():
         if by_key[key].clat is None:
-            by_key[key].lat = _merge_lat(parts)
+            by_key[key].lat = LatencyStats.merge(parts)
     return sorted(by_key.values(), key=lambda s: s.index)
-
-
-def _merge_lat(parts: list[LatencyStats]) -> LatencyStats | None:
-    """:meth:`LatencyStats.merge`, but without a stddev when a part has none (rados bench
-    prints none for reads; merge would take it as 0 and pool a wrong one)."""
-    merged = LatencyStats.merge(parts)
-    used = [p for p in parts if p is not None and p.samples > 0]
-    if merged is not None and len(used) > 1 and any(p.stddev is None for p in used):
-        merged.stddev = None
-    return merged
 
 
 #: rados bench's measurements carry this in ``extra["engine"]``
