@@ -723,7 +723,11 @@ def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> N
     store = Store(db_path)
     r = store.run(run_ref)
     rows = store.measurements(r.id, bins=False)
-    text = export_mod.to_json(r, rows) if fmt == "json" else export_mod.to_csv(r, rows)
+    text = (
+        export_mod.to_json(r, rows, store.events(r.id))
+        if fmt == "json"
+        else export_mod.to_csv(r, rows)
+    )
     if output:
         _write_output(output, text)
         err.print(f"wrote {len(rows)} measurements of run {r.id} to {output}")

@@ -268,3 +268,21 @@ def test_store_round_trip_with_and_without_bins(tmp_path: Path) -> None:
         assert '"bins": null' in data and '"bins": {' not in data
     finally:
         store.close()
+
+
+def test_export_json_carries_the_runs_timeline(tmp_path: Path) -> None:
+    db = tmp_path / "events.db"
+    _invoke(db, "import", "--name", "recorded", str(FILES[0]))
+    store = Store(str(db))
+    run_id = store.runs()[0].id
+    store.add_event(run_id, "health", "HEALTH_WARN: OSD_DOWN", {"status": "HEALTH_WARN"}, at=5.0)
+    store.close()
+    doc = json.loads(_invoke(db, "export", "latest", "--format", "json").stdout)
+    assert doc["events"] == [
+        {
+            "at": 5.0,
+            "kind": "health",
+            "message": "HEALTH_WARN: OSD_DOWN",
+            "data": {"status": "HEALTH_WARN"},
+        }
+    ]

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from storbench.metrics import DIRECTIONS, PERCENTILES, LatencyStats, Measurement, pct_key
-from storbench.store import MeasurementRow, RunRow
+from storbench.store import EventRow, MeasurementRow, RunRow
 
 #: Percentile keys of LatencyStats.percentiles ("50", "99.9"); exported as "p50", "p99.9".
 _LAT_KEYS = tuple(pct_key(p) for p in PERCENTILES)
@@ -113,7 +113,8 @@ def records(run: RunRow, rows: list[MeasurementRow]) -> list[dict[str, Any]]:
     return recs
 
 
-def to_json(run: RunRow, rows: list[MeasurementRow]) -> str:
+def to_json(run: RunRow, rows: list[MeasurementRow], events: list[EventRow] | None = None) -> str:
+    """The run, its measurements and its timeline events (at: unix time, s) as JSON."""
     doc = {
         "run": {
             "id": run.id,
@@ -130,6 +131,9 @@ def to_json(run: RunRow, rows: list[MeasurementRow]) -> str:
         },
         "units": {"bw_bytes": "bytes/s", "latency": "ns", "runtime_s": "s", "cpu": "percent"},
         "measurements": records(run, rows),
+        "events": [
+            {"at": e.at, "kind": e.kind, "message": e.message, "data": e.data} for e in events or []
+        ],
     }
     return json.dumps(doc, indent=2, default=str) + "\n"
 
