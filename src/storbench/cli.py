@@ -227,7 +227,7 @@ def run(
         plan_text=p.text,
         overrides=overrides,
         inventory={**pre.inventory, "report": p.report},
-        fio_version=fio.fio_version(),
+        fio_version=fio.fio_version() if any(pt.engine == "fio" for pt in points) else None,
         storbench_version=__version__,
         argv=sys.argv,
         points=points,
@@ -257,7 +257,15 @@ def _execute(
         )
     try:
         with ProgressReporter(out, points) as rep:
-            outcome = execute(store, run_id, points, rep, total=total, fail_fast=fail_fast)
+            outcome = execute(
+                store,
+                run_id,
+                points,
+                rep,
+                total=total,
+                fail_fast=fail_fast,
+                clusters=pre.inventory.get("ceph"),
+            )
     finally:
         if not keep_files:
             cleanup_files(points, pre.created)
@@ -659,9 +667,16 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
         f"run {r.id}: {r.name}  [{r.effective_status}]  {r.kind} from {r.source}", markup=False
     )
     dur = fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-"
+    # the engines' versions as recorded with the measurements (rados bench: "ceph version
+    # 16.2.15"), else the run's fio
+    engines = dict.fromkeys(
+        " ".join(v.split()[:3]) if v.startswith("ceph version") else v
+        for m in store.measurements(r.id)
+        if (v := m.measurement.engine_version)
+    )
+    versions = ", ".join(engines) or r.fio_version or "fio ?"
     out.print(
-        f"  started {_when(r.started_at)}, took {dur}; {r.fio_version or 'fio ?'}, "
-        f"storbench {r.storbench_version}",
+        f"  started {_when(r.started_at)}, took {dur}; {versions}, storbench {r.storbench_version}",
         markup=False,
     )
     if host:

@@ -1,11 +1,11 @@
 """Health of a Ceph cluster while a run executes: sampled in a background thread, every
 change reported (the runner records each as an event on the run's timeline).
 
-A sample is ``ceph health detail`` plus the PG states of each benchmarked pool (queried
-together, in parallel): Ceph 16.2 says only HEALTH_WARN when an OSD under a size 2 /
-min_size 2 pool stops, and reports the pool's inactive PGs (``PG_AVAILABILITY``) only 60 s
-later, though no I/O to the pool completes from the first second (preflight/ceph.py). The
-pools' PG states show that at once.
+A sample is ``ceph status`` (health and the cluster's PG states), plus the PG states of
+each benchmarked pool when some PG of the cluster is not active: Ceph 16.2 says only
+HEALTH_WARN when an OSD under a size 2 / min_size 2 pool stops, and reports the pool's
+inactive PGs (``PG_AVAILABILITY``) only 60 s later, though no I/O to the pool completes from
+the first second (preflight/ceph.py). The PG states show that at once.
 
 A *change* is a sample whose (status, check codes, inactive PG states per pool) differ from
 the previous sample's; the messages and counts inside the checks may change without one
@@ -30,7 +30,7 @@ from typing import Any
 
 from storbench.preflight.ceph import (
     CephCommandError,
-    health,
+    ceph_json,
     inactive_pgs,
     pool_pg_states,
 )
@@ -55,8 +55,8 @@ class HealthSample:
     - ``checks``: the health check codes, sorted (``OSD_DOWN``, ``PG_DEGRADED``, ...)
     - ``inactive``: pool -> {PG state: count} of its PGs that serve no I/O (see
       :func:`storbench.preflight.ceph.inactive_pgs`); a pool with all PGs active is left out
-    - ``detail``: the checks as ``ceph health detail`` gives them (code -> severity,
-      summary, detail), or ``{"error": text}`` when the cluster could not be asked; a pool
+    - ``detail``: the checks as ``ceph status`` gives them (code -> severity, summary),
+      or ``{"error": text}`` when the cluster could not be asked; a pool
       whose PG states could not be read adds ``{"pg_errors": {pool: text}}``
     """
 
@@ -142,32 +142,39 @@ def sample_health(
     *,
     executor: ThreadPoolExecutor | None = None,
 ) -> HealthSample:
-    """Ask the cluster once: ``ceph health detail`` and each pool's PG states, in parallel.
-    Never raises for a failing query: the health query failing gives ``UNREACHABLE``, a
-    pool's PG query failing leaves that pool's states unknown (``detail["pg_errors"]``)."""
+    """Ask the cluster once: ``ceph status`` (the health and the cluster's PG states); only
+    when some PG of the cluster is not active, each pool's PG states too (in parallel). One
+    ``ceph`` process per sample while all is well: each costs ~0.3 s of CPU on the client
+    (measured, bench/rados), which a benchmark on a small client feels. Never raises for a
+    failing query: the status query failing gives ``UNREACHABLE``, a pool's PG query
+    failing leaves that pool's states unknown (``detail["pg_errors"]``)."""
     at = time.time()
-    own = executor is None
-    ex = executor or ThreadPoolExecutor(max_workers=1 + len(pools))
     try:
-        h = ex.submit(health, conf)
+        doc = ceph_json(conf, "status")
+        h = doc.get("health") or {}
+        status, checks = str(h.get("status")), dict(h.get("checks") or {})
+        pgmap = doc.get("pgmap") or {}
+        by_state = {str(s["state_name"]): int(s["count"]) for s in pgmap.get("pgs_by_state") or []}
+        num_pgs = int(pgmap.get("num_pgs") or 0)
+    except CephCommandError as e:
+        return HealthSample.unreachable(str(e), at=at)
+    except Exception as e:  # a reply of an unexpected shape: still no exception
+        return HealthSample.unreachable(f"unexpected reply to `ceph status`: {e!r}", at=at)
+    if not pools or (not inactive_pgs(by_state) and sum(by_state.values()) == num_pgs):
+        return HealthSample.of(status, checks, {}, at=at)
+    own = executor is None
+    ex = executor or ThreadPoolExecutor(max_workers=len(pools))
+    try:
         pgs = {pool: ex.submit(pool_pg_states, conf, pool) for pool in pools}
         states: dict[str, dict[str, int]] = {}
         errors: dict[str, str] = {}
-        for pool, fut in pgs.items():  # all of them, also when health fails: none left running
+        for pool, fut in pgs.items():
             try:
                 states[pool] = fut.result()
             except CephCommandError as e:
                 errors[pool] = str(e)
             except Exception as e:  # a reply of an unexpected shape: still no exception
                 errors[pool] = f"unexpected reply to `ceph pg ls-by-pool {pool}`: {e!r}"
-        try:
-            status, checks = h.result()
-        except CephCommandError as e:
-            return HealthSample.unreachable(str(e), at=at)
-        except Exception as e:
-            return HealthSample.unreachable(
-                f"unexpected reply to `ceph health detail`: {e!r}", at=at
-            )
     finally:
         if own:
             ex.shutdown(wait=True)
@@ -183,7 +190,8 @@ class HealthMonitor:
     the sample of the change before (``previous.at`` is when that state was first seen), or
     ``initial`` (what preflight saw); without ``initial`` the first sample is a change with
     ``previous`` None; :attr:`last` is the latest change. The first sample is taken at
-    :meth:`start`, then one every ``interval`` seconds (counted from the start of the
+    :meth:`start` (one ``interval`` later with ``initial``: not as the first point starts),
+    then one every ``interval`` seconds (counted from the start of the
     previous one; back to back when a sample takes longer: ~0.3 s of CPU per ceph command).
     An exception from ``on_change`` is kept in :attr:`callback_errors` and sampling goes on.
     After :meth:`stop` returns, ``on_change`` is not called again.
@@ -247,7 +255,11 @@ class HealthMonitor:
         self.stop()
 
     def _loop(self) -> None:
-        with ThreadPoolExecutor(max_workers=1 + len(self.pools)) as ex:
+        if self.last is not None:
+            # a baseline from preflight: the first sample one interval later, not as the
+            # first point starts (a sample costs the benchmark client CPU: bench/rados)
+            self._stop.wait(self.interval)
+        with ThreadPoolExecutor(max_workers=max(1, len(self.pools))) as ex:
             while not self._stop.is_set():
                 started = time.monotonic()
                 sample = sample_health(self.conf, self.pools, executor=ex)

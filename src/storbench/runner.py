@@ -17,18 +17,19 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import FrameType
-from typing import Protocol
+from typing import Any, Protocol
 
 from storbench.engines import fio, rados
 from storbench.engines.process import CephClient
 from storbench.errors import UserError
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
-from storbench.plan import RADOS_BENCH, Point
+from storbench.plan import RADOS_BENCH, Point, Target
 from storbench.preflight import ceph, directory_files, local_points, safety
 from storbench.store import Store
 
@@ -87,13 +88,16 @@ def execute(
     total: int,
     fail_fast: bool = False,
     health_interval: float = HEALTH_INTERVAL,
+    clusters: list[dict[str, Any]] | None = None,
 ) -> Outcome:
     """Run ``points`` (all of a run, or the pending ones on resume) and record each.
 
     For Ceph targets the cluster's health is sampled every ``health_interval`` seconds and
     each change recorded as an event of the run; the objects rados bench and fio's rados
     engine wrote are removed at the end (those of finished writes stay when the run is
-    interrupted, for the seq/rand points ``storbench resume`` runs: it removes them)."""
+    interrupted, for the seq/rand points ``storbench resume`` runs: it removes them).
+    ``clusters`` is what preflight found of each cluster (its health is the baseline);
+    ``health_interval`` 0 samples nothing during the run."""
     stop = _Stop()
     outcome = Outcome(status="completed")
     workdir = tempfile.mkdtemp(prefix=f"storbench-run{run_id}-")
@@ -113,7 +117,7 @@ def execute(
             ) from None
         hosts.local_port = server.port
     store.set_status(run_id, "running", ended=False)
-    monitors = _health_monitors(store, run_id, points, health_interval)
+    monitors = _health_monitors(store, run_id, points, health_interval, clusters or [])
     try:
         with _signals(stop):
             for n, point in enumerate(points, 1):
@@ -179,9 +183,14 @@ def execute(
 
 
 def _health_monitors(
-    store: Store, run_id: int, points: list[Point], interval: float
+    store: Store,
+    run_id: int,
+    points: list[Point],
+    interval: float,
+    found: list[dict[str, Any]],
 ) -> list[HealthMonitor]:
-    """One health monitor per Ceph cluster of the points, each change an event of the run."""
+    """One health monitor per Ceph cluster of the points, each change an event of the run;
+    the health preflight ``found`` is the first event and the monitors' baseline."""
     clusters: dict[CephClient, list[str]] = {}
     for t in ceph.point_targets(points):
         pools = clusters.setdefault(ceph.client_of(t), [])
@@ -189,6 +198,26 @@ def _health_monitors(
             pools.append(t.pool)
     monitors = []
     for client, pools in clusters.items():
+        inv = next(
+            (c for c in found if (c.get("conf"), c.get("client")) == (client.conf, client.client)),
+            None,
+        )
+        initial = None
+        if inv and inv.get("health"):
+            initial = HealthSample.of(
+                str(inv["health"].get("status")),
+                dict(inv["health"].get("checks") or {}),
+                inv.get("pg_states") or {},
+            )
+            store.add_event(
+                run_id,
+                "health",
+                f"at the start: {initial.message()}",
+                {**initial.to_dict(), "conf": client.conf, "client": client.client},
+                at=initial.at,
+            )
+        if interval <= 0:
+            continue
 
         def on_change(
             sample: HealthSample, previous: HealthSample | None, client: CephClient = client
@@ -201,7 +230,7 @@ def _health_monitors(
                 at=sample.at,
             )
 
-        m = HealthMonitor(client, pools, on_change, interval=interval)
+        m = HealthMonitor(client, pools, on_change, interval=interval, initial=initial)
         m.start()
         monitors.append(m)
     return monitors
@@ -261,8 +290,8 @@ def cleanup_ceph(
     for (pool, conf, client), runs in groups.items():
         runs = list(dict.fromkeys(runs))
         try:
-            rest = rados.cleanup(pool, runs, CephClient(conf, client))
-        except (OSError, RuntimeError, ValueError) as e:
+            rest = rados.cleanup(pool, runs, CephClient(conf, client), verify="stat")
+        except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
             rest = [f"(cleanup failed: {e})"]
         left += rest
         store.add_event(
@@ -272,22 +301,27 @@ def cleanup_ceph(
             + (f"; {len(rest)} left" if rest else ""),
             {"pool": pool, "run_names": [r for r, _ in runs], "left": rest[:100]},
         )
-    rados_targets = {p.target for p in points if p.engine == "fio" and p.target.kind == "rados"} | {
-        h.target for p in points for h in p.hosts if h.target.kind == "rados"
-    }
-    for t in rados_targets:
+    # fio's rados objects: their names follow from the points (no listing of the pool)
+    objects: dict[Target, list[str]] = {}
+    for p in points:
+        for t in [h.target for h in p.hosts] if p.hosts else [p.target]:
+            if t.kind == "rados" and p.engine == "fio":
+                names = [n for n, _ in fio.rados_objects(replace(p, target=t), run_id)]
+                objects.setdefault(t, []).extend(names)
+    for t, names in objects.items():
+        names = list(dict.fromkeys(names))
         prefix = fio.rados_object_prefix(run_id)
         try:
-            rest = rados.remove_objects(t.pool, prefix, ceph.client_of(t))
-        except (OSError, RuntimeError, ValueError) as e:
+            rest = rados.remove_objects(t.pool, names, ceph.client_of(t))
+        except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
             rest = [f"(cleanup failed: {e})"]
         left += rest
         store.add_event(
             run_id,
             "rados-cleanup",
-            f"removed fio's rados objects {prefix}* from pool {t.pool}"
-            + (f"; {len(rest)} left" if rest else ""),
-            {"pool": t.pool, "prefix": prefix, "left": rest[:100]},
+            f"removed fio's rados objects {prefix}* ({len(names)}) from pool {t.pool}"
+            + (f"; {len(rest)} not removed" if rest else ""),
+            {"pool": t.pool, "prefix": prefix, "objects": len(names), "left": rest[:100]},
         )
     if kept:
         store.add_event(

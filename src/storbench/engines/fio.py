@@ -138,13 +138,19 @@ def _target_opts(t: Target, run_id: int | None = None) -> dict[str, Any]:
 READ_RW = ("read", "randread", "rw", "readwrite", "randrw")
 
 
+def reads(point: Point) -> bool:
+    """Whether a fio point reads (rw read, randread or a mix)."""
+    return str(point.params.get("rw", point.params.get("readwrite", "read"))).split(":")[0] in (
+        READ_RW
+    )
+
+
 def rados_objects(point: Point, run_id: int | None) -> list[tuple[str, int]]:
-    """The objects (name, bytes) fio's rados engine reads for a point that reads, as fio
-    names them (one per job and file, see :func:`_target_opts`); empty for other points.
-    They must hold data before fio reads them: fio creates them empty and "reads" zero bytes
-    at full speed from an empty object."""
-    rw = str(point.params.get("rw", point.params.get("readwrite", "read"))).split(":")[0]
-    if point.target.kind != "rados" or point.engine != "fio" or rw not in READ_RW:
+    """The objects (name, bytes) fio's rados engine uses for a point, as fio names them (one
+    per job and file, see :func:`_target_opts`); empty for other points. Before fio reads
+    them they must hold data: fio creates them empty and "reads" zero bytes at full speed
+    from an empty object."""
+    if point.target.kind != "rados" or point.engine != "fio":
         return []
     files = int(point.params.get("nrfiles", 1))
     try:

@@ -241,3 +241,19 @@ def test_health_gate_refuses_when_an_osd_of_a_size2_min2_pool_is_down(
         ceph_cluster.delete_pool("degraded")
         ceph_cluster.wait_clean()
     assert wait_until("HEALTH_OK", lambda: ceph.health(conf)[0] == "HEALTH_OK", 30)
+
+
+def test_remove_objects_goes_past_missing_ones(conf: str, tmp_path: Path) -> None:
+    """`rados rm A B C` stops at the first object it cannot remove; remove_objects goes on
+    after a missing one (fio may not have made every object) without listing the pool."""
+    data = tmp_path / "obj"
+    data.write_bytes(b"x" * 4096)
+    names = ["storbench-rm.a", "storbench-rm.b", "storbench-rm.c"]
+    for name in (names[0], names[2]):
+        subprocess.run(
+            [rados.RADOS, "-c", conf, "-p", POOL, "put", name, str(data)], check=True, timeout=60
+        )
+    assert rados.remove_objects(POOL, names, conf) == []
+    assert rados.leftover_objects(POOL, conf, prefixes=["storbench-rm."]) == []
+    failed = rados.remove_objects("no-such-pool", names[:1], conf)
+    assert len(failed) == 1 and "no-such-pool" in failed[0]
