@@ -33,7 +33,13 @@ from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
 from storbench.report.terminal import ProgressReporter, comparison_text, summary_table
-from storbench.runner import cleanup_ceph, cleanup_files, cleanup_images, execute
+from storbench.runner import (
+    HEALTH_INTERVAL,
+    cleanup_ceph,
+    cleanup_files,
+    cleanup_images,
+    execute,
+)
 from storbench.store import Store, default_db_path
 from storbench.units import fmt_duration
 
@@ -190,6 +196,15 @@ Examples:
     help="Run on a Ceph cluster that is HEALTH_ERR or has inactive PGs in a benchmarked "
     "pool (refused otherwise); its health is stored with the run either way.",
 )
+@click.option(
+    "--health-interval",
+    type=click.FloatRange(min=0),
+    default=HEALTH_INTERVAL,
+    show_default=True,
+    metavar="SECONDS",
+    help="Ceph targets: sample the cluster's health this often during the run (each "
+    "sample is one `ceph status`); 0: only at the start.",
+)
 def run(
     plan: str,
     sets: tuple[str, ...],
@@ -201,6 +216,7 @@ def run(
     dry_run: bool,
     keep_files: bool,
     allow_unhealthy: bool,
+    health_interval: float,
 ) -> None:
     """Run a plan file or a built-in suite and record every point.
 
@@ -233,7 +249,7 @@ def run(
         points=points,
     )
     out.print(f"run {run_id}: recording to {store.path}")
-    _execute(store, run_id, points, len(points), fail_fast, pre, keep_files)
+    _execute(store, run_id, points, len(points), fail_fast, pre, keep_files, health_interval)
 
 
 def _execute(
@@ -244,6 +260,7 @@ def _execute(
     fail_fast: bool,
     pre: Preflight,
     keep_files: bool,
+    health_interval: float = HEALTH_INTERVAL,
 ) -> None:
     for w in pre.warnings:
         err.print(f"warning: {w}", style="yellow", markup=False)
@@ -265,6 +282,7 @@ def _execute(
                 total=total,
                 fail_fast=fail_fast,
                 clusters=pre.inventory.get("ceph"),
+                health_interval=health_interval,
             )
     finally:
         if not keep_files:
@@ -318,6 +336,15 @@ Examples:
 @click.option(
     "--allow-unhealthy", is_flag=True, help="As for `run`: measure an unhealthy Ceph cluster."
 )
+@click.option(
+    "--health-interval",
+    type=click.FloatRange(min=0),
+    default=HEALTH_INTERVAL,
+    show_default=True,
+    metavar="SECONDS",
+    help="Ceph targets: sample the cluster's health this often during the run (each "
+    "sample is one `ceph status`); 0: only at the start.",
+)
 def resume(
     run_ref: str,
     db_path: str | None,
@@ -325,6 +352,7 @@ def resume(
     destroy_data: tuple[str, ...],
     keep_files: bool,
     allow_unhealthy: bool,
+    health_interval: float,
 ) -> None:
     """Run the points of RUN that have no measurement yet (after Ctrl-C, a crash or a kill).
 
@@ -340,7 +368,7 @@ def resume(
         return
     out.print(f"resuming run {r.id} ({r.name}): {len(pending)} of {r.points} points to run")
     pre = run_preflight(pending, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy)
-    _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files)
+    _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files, health_interval)
 
 
 @cli.command(
