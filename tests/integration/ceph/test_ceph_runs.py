@@ -761,3 +761,55 @@ workloads:
     finally:
         store.close()
     assert bench_objects(objects(ceph_cluster)) == []
+
+
+def test_fio_rbd_and_rados_engines_through_fio_client_server(
+    ceph_cluster: Any, conf: str, tmp_path: Path
+) -> None:
+    """With `hosts:` fio's rbd and rados engines run through fio's client/server mode (the
+    way many hosts run them); the `local` host is a fio server storbench starts itself,
+    which must get the rbd target's ceph.conf ($CEPH_CONF: librbd reads no other)."""
+    image = f"sb-cs-{uuid.uuid4().hex[:8]}"
+    before = objects(ceph_cluster)
+    plan = write_plan(
+        tmp_path / "ceph-hosts.yaml",
+        f"""\
+name: ceph-hosts
+hosts:
+  - address: local
+targets:
+  - rbd: {POOL}/{image}
+    size: 32m
+  - rados: {POOL}
+workloads:
+  - name: w
+    rw: write
+    bs: 1m
+    size: 4m
+    runtime: 2
+    time_based: 1
+""",
+    )
+    db = tmp_path / "results.db"
+    try:
+        r = sb("run", plan, "--ceph-conf", conf, db=db)
+        assert r.returncode == 0, r.stdout + r.stderr
+    finally:
+        if image in images(ceph_cluster):
+            ceph_cluster.run("rbd", "rm", "--no-progress", f"{POOL}/{image}")
+    store = Store(str(db))
+    try:
+        rows = store.measurements(1)
+        assert [m.point.target.kind for m in rows if m.point] == ["rbd", "rados"]
+        for m in rows:
+            assert m.status == "ok", m.error
+            assert list(m.measurement.hosts) == ["local"]
+            assert m.measurement.directions["write"].iops > 0
+            assert "--client" in " ".join(store.raw(m.id)["command"] or [])
+    finally:
+        store.close()
+    assert image not in images(ceph_cluster)
+    try:
+        assert bench_objects(objects(ceph_cluster)) == []
+    finally:
+        restore_pool(ceph_cluster, before)
