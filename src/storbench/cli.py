@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import hashlib
-import itertools
 import json
 import os
 import shlex
@@ -577,19 +576,9 @@ def _load_summaries_nogc(
     summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
     need = {s.key: s for s in summaries if needs_bins(s)}
     if need:
-        # TODO(store): belongs in Store (a histograms-by-point query); here meanwhile
-        cur = store.db.execute(
-            "SELECT p.key, h.direction, h.bins FROM histograms h"
-            " JOIN measurements m ON m.id = h.measurement_id"
-            " JOIN points p ON p.run_id = m.run_id AND p.idx = m.point_idx"
-            " WHERE m.run_id = ? AND h.host = '' AND h.metric = 'clat'"
-            " AND m.status != 'failed' ORDER BY p.key",
-            (run_id,),
-        )
-        for key, group in itertools.groupby(cur, key=lambda row: row[0]):
+        for key, hists in store.point_histograms(run_id, "clat"):  # bins: JSON text
             s = need.get(key)
             if s is not None:
-                hists = ((d, b) for _, d, b in group)  # JSON text, parsed by numpy
                 fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
     return summaries
 

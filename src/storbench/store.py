@@ -18,6 +18,7 @@ database is migrated in place when opened; a newer one is refused.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import re
@@ -512,6 +513,25 @@ class Store:
             else None,
             "stderr": r["stderr"],
         }
+
+    def point_histograms(
+        self, run_id: int, metric: str = "clat"
+    ) -> Iterator[tuple[str, Iterator[tuple[str, str]]]]:
+        """The aggregate histograms of ``metric`` of a run's measurements that did not fail,
+        grouped by point key: ``(key, ((direction, bins JSON text), ...))`` per point, one
+        point at a time (a big run's histograms are hundreds of MiB as objects: streamed,
+        parsed by the caller). The store's lock is held until the iteration ends."""
+        with self._lock:
+            cur = self.db.execute(
+                "SELECT p.key, h.direction, h.bins FROM histograms h"
+                " JOIN measurements m ON m.id = h.measurement_id"
+                " JOIN points p ON p.run_id = m.run_id AND p.idx = m.point_idx"
+                " WHERE m.run_id = ? AND h.host = '' AND h.metric = ?"
+                " AND m.status != 'failed' ORDER BY p.key",
+                (run_id, metric),
+            )
+            for key, group in itertools.groupby(cur, key=lambda row: row[0]):
+                yield key, ((d, b) for _, d, b in group)
 
     def iter_raw(self, run_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
         with self._lock:
