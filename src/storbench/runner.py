@@ -336,14 +336,7 @@ def cleanup_ceph(
 
 def cleanup_images(images: list[tuple[CephClient, str, str]]) -> list[str]:
     """Remove the rbd images preflight created; returns what was removed."""
-    removed = []
-    for client, pool, image in images:
-        try:
-            ceph.remove_image(client, pool, image)
-            removed.append(f"{pool}/{image}")
-        except ceph.CephCommandError:
-            pass
-    return removed
+    return ceph.remove_images(images)
 
 
 def _host_names(store: Store, run_id: int) -> dict[str, str]:

@@ -306,12 +306,16 @@ def run_preflight(
     # last of the checks: it creates the rbd images that are missing
     cluster = ceph.check_ceph(points, allow_unhealthy=allow_unhealthy, destroy_data=rbd_dd)
     warnings += cluster.warnings
-    inventory = take_inventory(mine)
-    if any(p.hosts for p in points):
-        inventory["hosts"] = hosts.inventory
-    if cluster.inventory:
-        inventory["ceph"] = cluster.inventory
-    created = create_files(mine)
+    try:
+        inventory = take_inventory(mine)
+        if any(p.hosts for p in points):
+            inventory["hosts"] = hosts.inventory
+        if cluster.inventory:
+            inventory["ceph"] = cluster.inventory
+        created = create_files(mine)
+    except BaseException:  # nothing runs: the images just created go again
+        ceph.remove_images(cluster.images)
+        raise
     return Preflight(
         inventory=inventory,
         created=created,

@@ -519,10 +519,26 @@ def check_ceph(
             f"--destroy-data {name} does not name an rbd target of this plan",
             fix="name the exact image the plan writes to: rbd:POOL/IMAGE",
         )
-    for t in targets:
-        if t.kind == "rbd":
-            _check_image(t, [p for p in points if t in _targets_of(p)], allowed, out)
+    try:
+        for t in targets:
+            if t.kind == "rbd":
+                _check_image(t, [p for p in points if t in _targets_of(p)], allowed, out)
+    except BaseException:  # a later image refused, or Ctrl-C: leave no image behind
+        remove_images(out.images)
+        raise
     return out
+
+
+def remove_images(images: list[tuple[CephClient, str, str]]) -> list[str]:
+    """Remove images storbench created; returns the ``POOL/IMAGE`` names removed."""
+    removed = []
+    for client, pool, image in images:
+        try:
+            remove_image(client, pool, image)
+            removed.append(f"{pool}/{image}")
+        except CephCommandError:
+            pass
+    return removed
 
 
 def _targets_of(p: Point) -> list[Target]:
@@ -606,6 +622,9 @@ def _check_image(t: Target, points: list[Point], allowed: set[str], out: CephPre
             )
         try:
             create_image(client, t.pool, t.image, size)
+        except KeyboardInterrupt:
+            remove_image(client, t.pool, t.image)  # interrupted while filling it
+            raise
         except CephCommandError as e:
             raise PreflightError(
                 f"cannot create rbd image {t.path}: {e}",

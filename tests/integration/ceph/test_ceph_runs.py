@@ -562,6 +562,43 @@ workloads:
     assert image not in images(ceph_cluster)
 
 
+def test_a_refusal_after_an_image_was_created_removes_that_image(
+    ceph_cluster: Any, conf: str, tmp_path: Path
+) -> None:
+    """Preflight creates a missing image before it looks at the next target; when that one
+    is refused, nothing runs and the image it just made goes again."""
+    new = f"sb-it-new-{uuid.uuid4().hex[:8]}"
+    foreign = f"sb-it-theirs-{uuid.uuid4().hex[:8]}"
+    plan = write_plan(
+        tmp_path / "two-images.yaml",
+        f"""\
+name: two-images
+targets:
+  - rbd: {POOL}/{new}
+    size: 16m
+  - rbd: {POOL}/{foreign}
+workloads:
+  - name: w
+    rw: write
+    bs: 1m
+    size: 4m
+    runtime: 1
+""",
+    )
+    db = tmp_path / "results.db"
+    ceph_cluster.run("rbd", "create", "--size", "16M", f"{POOL}/{foreign}")
+    try:
+        r = sb("run", plan, "--ceph-conf", conf, db=db)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert f"rbd image {POOL}/{foreign} exists and the plan writes to it" in r.stderr
+        assert runs_in(db) == 0
+        assert new not in images(ceph_cluster)
+        assert foreign in images(ceph_cluster)
+    finally:
+        for image in (new, foreign):
+            ceph_cluster.run("rbd", "rm", "--no-progress", f"{POOL}/{image}", check=False)
+
+
 # ---------------------------------------------------------------------------- refusals
 
 
