@@ -261,9 +261,19 @@ def _note_writes(
 def _layout_objects(point: Point, run_id: int, workdir: str) -> None:
     """Before fio's rados engine reads: the objects it reads hold data (fio's own layout
     would leave them empty, and reading an empty object measures nothing)."""
-    objects = fio.rados_objects(point, run_id)
-    if objects and not point.hosts:
-        rados.put_objects(point.target.pool, objects, rados.point_client(point), workdir)
+    if point.engine != "fio" or not fio.reads(point):
+        return
+    for t, host in _rados_slots(point):
+        objects = fio.rados_objects(replace(point, target=t, hosts=[]), run_id, host)
+        if objects:
+            rados.put_objects(t.pool, objects, ceph.client_of(t), workdir)
+
+
+def _rados_slots(point: Point) -> list[tuple[Target, int | None]]:
+    """The rados targets of a fio point, each with its host's index (None without hosts)."""
+    if point.hosts:
+        return [(h.target, i) for i, h in enumerate(point.hosts) if h.target.kind == "rados"]
+    return [(point.target, None)] if point.target.kind == "rados" else []
 
 
 def cleanup_ceph(
@@ -304,10 +314,11 @@ def cleanup_ceph(
     # fio's rados objects: their names follow from the points (no listing of the pool)
     objects: dict[Target, list[str]] = {}
     for p in points:
-        for t in [h.target for h in p.hosts] if p.hosts else [p.target]:
-            if t.kind == "rados" and p.engine == "fio":
-                names = [n for n, _ in fio.rados_objects(replace(p, target=t), run_id)]
-                objects.setdefault(t, []).extend(names)
+        if p.engine != "fio":
+            continue
+        for t, host in _rados_slots(p):
+            one = replace(p, target=t, hosts=[])
+            objects.setdefault(t, []).extend(n for n, _ in fio.rados_objects(one, run_id, host))
     for t, names in objects.items():
         names = list(dict.fromkeys(names))
         prefix = fio.rados_object_prefix(run_id)

@@ -106,13 +106,16 @@ def target_options(point: Point, run_id: int | None = None) -> dict[str, Any]:
     return _target_opts(point.target, run_id)
 
 
-def rados_object_prefix(run_id: int | None) -> str:
+def rados_object_prefix(run_id: int | None, host: int | None = None) -> str:
     """The name prefix of the objects fio's rados engine writes for a run (one object per
-    fio file; fio leaves them behind, the runner removes them at the end)."""
-    return f"storbench-r{run_id}." if run_id is not None else "storbench."
+    fio file; fio leaves them behind, the runner removes them at the end). On several hosts
+    each host has objects of its own (``h<i>.``, i the host's index in the point), as each
+    VM of seed 003 has its own image: otherwise all of them would write the same objects."""
+    run = f"storbench-r{run_id}." if run_id is not None else "storbench."
+    return run + (f"h{host}." if host is not None else "")
 
 
-def _target_opts(t: Target, run_id: int | None = None) -> dict[str, Any]:
+def _target_opts(t: Target, run_id: int | None = None, host: int | None = None) -> dict[str, Any]:
     if t.kind in ("file", "device"):
         return {"filename": t.path}
     if t.kind == "directory":
@@ -130,7 +133,7 @@ def _target_opts(t: Target, run_id: int | None = None) -> dict[str, Any]:
             "pool": t.pool,
             "conf": t.conf,
             **client,
-            "filename_format": rados_object_prefix(run_id) + "$jobname.$jobnum.$filenum",
+            "filename_format": rados_object_prefix(run_id, host) + "$jobname.$jobnum.$filenum",
         }
     raise ValueError(f"fio cannot drive a {t.kind} target")
 
@@ -145,7 +148,9 @@ def reads(point: Point) -> bool:
     )
 
 
-def rados_objects(point: Point, run_id: int | None) -> list[tuple[str, int]]:
+def rados_objects(
+    point: Point, run_id: int | None, host: int | None = None
+) -> list[tuple[str, int]]:
     """The objects (name, bytes) fio's rados engine uses for a point, as fio names them (one
     per job and file, see :func:`_target_opts`); empty for other points. Before fio reads
     them they must hold data: fio creates them empty and "reads" zero bytes at full speed
@@ -160,7 +165,7 @@ def rados_objects(point: Point, run_id: int | None) -> list[tuple[str, int]]:
             size = parse_size(point.params.get("size", 0) or 0) // files
     except UnitError:
         return []
-    name = rados_object_prefix(run_id) + job_section_name(point.workload)
+    name = rados_object_prefix(run_id, host) + job_section_name(point.workload)
     jobs = int(point.params.get("numjobs", 1))
     return [(f"{name}.{j}.{f}", size) for j in range(jobs) for f in range(files)]
 
@@ -198,7 +203,7 @@ def host_job_file(
     h = point.hosts[i]
     head = _job_head(point, run_id, total) + f", host {h.label} ({i + 1}/{len(point.hosts)})"
     # one entry per host per status report: group_reporting whatever the plan says
-    return _job_text(point, h.target, head, force={"group_reporting": None}, run_id=run_id)
+    return _job_text(point, h.target, head, force={"group_reporting": None}, run_id=run_id, host=i)
 
 
 def _job_head(point: Point, run_id: int | None, total: int | None) -> str:
@@ -216,9 +221,10 @@ def _job_text(
     force: dict[str, Any] | None = None,
     *,
     run_id: int | None = None,
+    host: int | None = None,
 ) -> str:
     lines = [head, f"[{job_section_name(point.workload)}]"]
-    opts: dict[str, Any] = {**_target_opts(target, run_id), **point.params, **point.extra}
+    opts: dict[str, Any] = {**_target_opts(target, run_id, host), **point.params, **point.extra}
     opts.setdefault("group_reporting", None)
     opts.update(force or {})
     for k, v in opts.items():

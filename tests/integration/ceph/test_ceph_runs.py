@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import json
 import os
 import re
 import signal
@@ -847,6 +848,63 @@ workloads:
         store.close()
     assert image not in images(ceph_cluster)
     try:
+        assert bench_objects(objects(ceph_cluster)) == []
+    finally:
+        restore_pool(ceph_cluster, before)
+
+
+def pool_read_bytes(cluster: Any, pool: str = POOL) -> int:
+    """What the OSDs have read from the pool so far (`rados df`)."""
+    doc = json.loads(cluster.run("rados", "df", "-f", "json").stdout)
+    return int(next(p for p in doc["pools"] if p["name"] == pool)["read_bytes"])
+
+
+@pytest.mark.parametrize("with_hosts", [False, True], ids=["local fio", "fio client/server"])
+def test_fio_rados_reads_read_data(
+    ceph_cluster: Any, conf: str, tmp_path: Path, with_hosts: bool
+) -> None:
+    """fio's rados engine creates the objects it reads empty and then "reads" them at full
+    speed without the OSDs reading a byte; storbench writes them first (each host its own,
+    named h<i>): the pool's read counter must grow by what fio says it read."""
+    before = objects(ceph_cluster)
+    hosts = "hosts:\n  - address: local\n" if with_hosts else ""
+    plan = write_plan(
+        tmp_path / "rados-read.yaml",
+        f"""\
+name: rados-read
+{hosts}targets:
+  - rados: {POOL}
+workloads:
+  - name: r
+    rw: randread
+    bs: 64k
+    size: 4m
+    runtime: 2
+    time_based: 1
+""",
+    )
+    db = tmp_path / "results.db"
+    read0 = pool_read_bytes(ceph_cluster)
+    try:
+        r = sb("run", plan, "--ceph-conf", conf, db=db)
+        assert r.returncode == 0, r.stdout + r.stderr
+        store = Store(str(db))
+        try:
+            (m,) = store.measurements(1)
+            assert m.status == "ok", m.error
+            fio_read = m.measurement.directions["read"].io_bytes
+            job = store.raw(m.id)["job_file"] or ""
+        finally:
+            store.close()
+        assert fio_read > 0
+        assert ("storbench-r1.h0.$jobname" in job) == with_hosts
+        # the OSDs' counters lag by a few seconds: wait for them, bounded
+        deadline = time.monotonic() + 30
+        while pool_read_bytes(ceph_cluster) - read0 < 0.5 * fio_read:
+            assert time.monotonic() < deadline, (
+                f"the pool read {pool_read_bytes(ceph_cluster) - read0} bytes, fio {fio_read}"
+            )
+            time.sleep(0.5)
         assert bench_objects(objects(ceph_cluster)) == []
     finally:
         restore_pool(ceph_cluster, before)
