@@ -513,6 +513,21 @@ def check_ceph(
                     if p.engine != "rados-bench"
                     else "lower `bs`",
                 )
+    shared = sorted(
+        {
+            t.path
+            for p in points
+            if p.hosts and p.writes
+            for t in [h.target for h in p.hosts]
+            if t.kind == "rbd" and sum(h.target == t for h in p.hosts) > 1
+        }
+    )
+    for path in shared:
+        out.warnings.append(
+            f"several hosts write rbd image {path} at once: with exclusive-lock (on by "
+            "default) they take turns holding the image, which measures the lock more than "
+            "the cluster; give each host an image of its own (`targets:` under each host)"
+        )
     allowed = set(destroy_data or [])
     for name in allowed - {f"rbd:{t.path}" for t in targets if t.kind == "rbd"}:
         raise PreflightError(

@@ -908,3 +908,42 @@ workloads:
         assert bench_objects(objects(ceph_cluster)) == []
     finally:
         restore_pool(ceph_cluster, before)
+
+
+def test_hosts_writing_one_shared_image_are_warned(
+    ceph_cluster: Any, conf: str, tmp_path: Path
+) -> None:
+    """Seed 003 gave each VM its own image; two librbd clients writing one image take turns
+    holding its exclusive lock. storbench runs it, but says so."""
+    from storbench.engines.fio import FioServer
+
+    image = f"sb-it-shared-{uuid.uuid4().hex[:8]}"
+    server = FioServer(cwd=str(tmp_path), env={**os.environ, "CEPH_CONF": conf})
+    server.start()
+    try:
+        plan = write_plan(
+            tmp_path / "shared.yaml",
+            f"""\
+name: shared-image
+hosts:
+  - address: local
+  - address: 127.0.0.1
+    port: {server.port}
+targets:
+  - rbd: {POOL}/{image}
+    size: 16m
+workloads:
+  - name: w
+    rw: write
+    bs: 1m
+    size: 4m
+    runtime: 1
+""",
+        )
+        r = sb("run", plan, "--ceph-conf", conf, db=tmp_path / "results.db")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert f"several hosts write rbd image {POOL}/{image} at once" in r.stderr
+    finally:
+        server.stop()
+        ceph_cluster.run("rbd", "rm", "--no-progress", f"{POOL}/{image}", check=False)
+    assert image not in images(ceph_cluster)
