@@ -26,6 +26,7 @@ from storbench.errors import NotFoundError, PreflightError, UserError
 from storbench.metrics import PERCENTILES
 from storbench.plan import RADOS_BENCH, Plan, Point, Target, load_plan, suite_names
 from storbench.preflight import Preflight, check_fio, check_jobs, run_preflight
+from storbench.preflight.ceph import remove_images
 from storbench.report import export as export_mod
 from storbench.report import markdown as md
 from storbench.report import suites as suite_report
@@ -36,7 +37,6 @@ from storbench.runner import (
     HEALTH_INTERVAL,
     cleanup_ceph,
     cleanup_files,
-    cleanup_images,
     execute,
 )
 from storbench.store import Store, default_db_path
@@ -82,6 +82,18 @@ def output_option(f: F) -> F:
         default=None,
         metavar="FILE",
         help="Write to FILE instead of standard output.",
+    )(f)
+
+
+def health_interval_option(f: F) -> F:
+    return click.option(
+        "--health-interval",
+        type=click.FloatRange(min=0),
+        default=HEALTH_INTERVAL,
+        show_default=True,
+        metavar="SECONDS",
+        help="Ceph targets: sample the cluster's health this often during the run (each "
+        "sample is one `ceph status`); 0: only at the start.",
     )(f)
 
 
@@ -195,15 +207,7 @@ Examples:
     help="Run on a Ceph cluster that is HEALTH_ERR or has inactive PGs in a benchmarked "
     "pool (refused otherwise); its health is stored with the run either way.",
 )
-@click.option(
-    "--health-interval",
-    type=click.FloatRange(min=0),
-    default=HEALTH_INTERVAL,
-    show_default=True,
-    metavar="SECONDS",
-    help="Ceph targets: sample the cluster's health this often during the run (each "
-    "sample is one `ceph status`); 0: only at the start.",
-)
+@health_interval_option
 def run(
     plan: str,
     sets: tuple[str, ...],
@@ -286,7 +290,7 @@ def _execute(
     finally:
         if not keep_files:
             cleanup_files(points, pre.created)
-            for name in cleanup_images(pre.images):
+            for name in remove_images(pre.images):
                 store.add_event(run_id, "rbd-image", f"removed rbd image {name}", {"removed": name})
     out.print()
     _print_run(store, run_id)
@@ -335,15 +339,7 @@ Examples:
 @click.option(
     "--allow-unhealthy", is_flag=True, help="As for `run`: measure an unhealthy Ceph cluster."
 )
-@click.option(
-    "--health-interval",
-    type=click.FloatRange(min=0),
-    default=HEALTH_INTERVAL,
-    show_default=True,
-    metavar="SECONDS",
-    help="Ceph targets: sample the cluster's health this often during the run (each "
-    "sample is one `ceph status`); 0: only at the start.",
-)
+@health_interval_option
 def resume(
     run_ref: str,
     db_path: str | None,

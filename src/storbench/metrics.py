@@ -166,8 +166,27 @@ def _max_all(values: Iterable[float | None]) -> float | None:
     return None if not vs or any(v is None for v in vs) else max(v for v in vs if v is not None)
 
 
+class ClatOrLat:
+    """The latency a table shows of something with ``clat`` and ``lat``: fio's completion
+    latency, or, for an engine that reports no clat (rados bench), ``lat``."""
+
+    clat: LatencyStats | None
+    lat: LatencyStats | None
+
+    @property
+    def latency(self) -> LatencyStats | None:
+        return self.clat if self.clat is not None else self.lat
+
+    @property
+    def latency_metric(self) -> str | None:
+        """What :attr:`latency` is: "clat", "lat", or None when there is none."""
+        if self.clat is not None:
+            return "clat"
+        return "lat" if self.lat is not None else None
+
+
 @dataclass
-class DirectionResult:
+class DirectionResult(ClatOrLat):
     """One direction (read, write or trim) of a measurement."""
 
     iops: float = 0.0

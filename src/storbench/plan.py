@@ -310,6 +310,11 @@ class Point:
         return workload_writes(self.params)
 
     @property
+    def targets(self) -> list[Target]:
+        """What the point measures: each host's own target, or its target without hosts."""
+        return [h.target for h in self.hosts] if self.hosts else [self.target]
+
+    @property
     def engine(self) -> str:
         """``fio`` or ``rados-bench``."""
         return str(self.params.get("engine", "fio"))

@@ -345,11 +345,6 @@ def cleanup_ceph(
     return left
 
 
-def cleanup_images(images: list[tuple[CephClient, str, str]]) -> list[str]:
-    """Remove the rbd images preflight created; returns what was removed."""
-    return ceph.remove_images(images)
-
-
 def _host_names(store: Store, run_id: int) -> dict[str, str]:
     """Each remote host's own name (its fio server's probe reply, from the run's inventory)."""
     hosts = store.run(run_id).inventory.get("hosts") or []

@@ -36,7 +36,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.analysis.stats import Spread, spread
-from storbench.metrics import DIRECTIONS, PERCENTILES, LatencyStats, Measurement, fio_rank, pct_key
+from storbench.metrics import (
+    DIRECTIONS,
+    PERCENTILES,
+    ClatOrLat,
+    LatencyStats,
+    Measurement,
+    fio_rank,
+    pct_key,
+)
 from storbench.plan import Point, Target
 
 #: fio options that cap the rate of a job: such a point's IOPS are what the plan asked for,
@@ -45,7 +53,7 @@ RATE_OPTIONS = frozenset(("rate", "rate_iops", "rate_min", "rate_iops_min"))
 
 
 @dataclass
-class DirSummary:
+class DirSummary(ClatOrLat):
     """One direction of a point over its repetitions (one list entry per repetition)."""
 
     iops: list[float] = field(default_factory=list)
@@ -82,25 +90,13 @@ class DirSummary:
         return spread(self.clat_means)
 
     @property
-    def latency(self) -> LatencyStats | None:
-        """The latency to show: clat, or lat when the engine reports no clat (rados bench)."""
-        return self.clat if self.clat is not None else self.lat
-
-    @property
-    def latency_metric(self) -> str | None:
-        """What :attr:`latency` is: "clat", "lat", or None when there is none."""
-        if self.clat is not None:
-            return "clat"
-        return "lat" if self.lat is not None else None
-
-    @property
     def latency_mean_spread(self) -> Spread | None:
         """Spread over repetitions of the mean of :attr:`latency`."""
         return spread(self.clat_means) if self.clat is not None else spread(self.lat_means)
 
 
 @dataclass
-class PointSummary:
+class PointSummary(ClatOrLat):
     key: str
     index: int  # first point index (for ordering)
     target: Target
@@ -155,18 +151,6 @@ class PointSummary:
     @property
     def clat_p99(self) -> float | None:
         return self.clat.percentiles.get("99") if self.clat is not None else None
-
-    @property
-    def latency(self) -> LatencyStats | None:
-        """The latency of all I/Os to show: clat, or lat for an engine without clat."""
-        return self.clat if self.clat is not None else self.lat
-
-    @property
-    def latency_metric(self) -> str | None:
-        """What :attr:`latency` is: "clat", "lat", or None when there is none."""
-        if self.clat is not None:
-            return "clat"
-        return "lat" if self.lat is not None else None
 
     @property
     def latency_mean(self) -> float | None:

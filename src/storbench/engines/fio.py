@@ -148,6 +148,18 @@ def reads(point: Point) -> bool:
     )
 
 
+def rados_object_size(point: Point) -> int:
+    """The size of each object fio's rados engine writes for a point (one object per fio
+    file): ``filesize`` (its upper bound), else ``size`` / ``nrfiles``; 0 when unsaid."""
+    try:
+        if "filesize" in point.params:
+            return parse_size(str(point.params["filesize"]).split("-")[-1])
+        size = parse_size(point.params.get("size", 0) or 0)
+    except UnitError:
+        return 0
+    return size // max(1, int(point.params.get("nrfiles", 1)))
+
+
 def rados_objects(
     point: Point, run_id: int | None, host: int | None = None
 ) -> list[tuple[str, int]]:
@@ -157,14 +169,10 @@ def rados_objects(
     from an empty object."""
     if point.target.kind != "rados" or point.engine != "fio":
         return []
-    files = int(point.params.get("nrfiles", 1))
-    try:
-        if "filesize" in point.params:
-            size = parse_size(str(point.params["filesize"]).split("-")[-1])
-        else:
-            size = parse_size(point.params.get("size", 0) or 0) // files
-    except UnitError:
+    size = rados_object_size(point)
+    if not size:
         return []
+    files = int(point.params.get("nrfiles", 1))
     name = rados_object_prefix(run_id, host) + job_section_name(point.workload)
     jobs = int(point.params.get("numjobs", 1))
     return [(f"{name}.{j}.{f}", size) for j in range(jobs) for f in range(files)]

@@ -121,6 +121,18 @@ def _conf_args(conf: CephConf) -> list[str]:
     return ceph_args(conf)
 
 
+def _pool_cmd(pool: str, conf: CephConf, *args: str) -> list[str]:
+    """``rados [-c CONF] -p POOL ARGS``."""
+    return [RADOS, *_conf_args(conf), "-p", pool, *args]
+
+
+def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """A short rados command (not a benchmark): output captured, no stdin."""
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
 def check_run_name(run_name: str) -> str:
     """A run name is also an object name: letters, digits, ``.``, ``_``, ``-`` (128 at most)."""
     if not _RUN_NAME_RE.match(run_name):
@@ -160,7 +172,7 @@ def bench_command(
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a whole number >= 1, not {threads!r}")
     check_run_name(run_name)
-    cmd = [RADOS, *_conf_args(conf), "-p", pool, "bench", str(seconds), mode, "-t", str(threads)]
+    cmd = _pool_cmd(pool, conf, "bench", str(seconds), mode, "-t", str(threads))
     if mode == "write":
         if not isinstance(object_size, int) or object_size < 1:
             raise ValueError(f"object_size must be a whole number of bytes, not {object_size!r}")
@@ -202,7 +214,7 @@ def cleanup_command(
     other runs' included.
     """
     check_run_name(run_name)
-    cmd = [RADOS, *_conf_args(conf), "-p", pool, "cleanup", "--run-name", run_name]
+    cmd = _pool_cmd(pool, conf, "cleanup", "--run-name", run_name)
     if prefix:
         if not prefix.startswith(BENCH_PREFIX):
             raise ValueError(f"prefix must start with {BENCH_PREFIX}, not {prefix!r}")
@@ -212,7 +224,7 @@ def cleanup_command(
 
 def list_objects_command(pool: str, conf: str | os.PathLike[str] | None = None) -> list[str]:
     """Every object of the pool, in all namespaces, as JSON."""
-    return [RADOS, *_conf_args(conf), "-p", pool, "ls", "--all", "-f", "json"]
+    return _pool_cmd(pool, conf, "ls", "--all", "-f", "json")
 
 
 def is_benchmark_object(name: str, run_names: Iterable[str] = ()) -> bool:
@@ -240,13 +252,7 @@ def leftover_objects(
     ``prefixes``, only objects starting with one of them or named in ``run_names``.
     Names in a namespace other than the default one are given as ``namespace/name``.
     """
-    out = subprocess.run(
-        list_objects_command(pool, conf),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    out = _run(list_objects_command(pool, conf), timeout)
     if out.returncode != 0:
         raise RuntimeError(f"rados ls on pool {pool} failed: {out.stderr.strip()}")
     names = set(run_names)
@@ -287,21 +293,9 @@ def cleanup(
     for run_name, prefix in runs:
         if prefix is None and not _object_exists(pool, run_name, conf, timeout):
             continue
-        subprocess.run(
-            cleanup_command(pool, run_name, conf, prefix),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
+        _run(cleanup_command(pool, run_name, conf, prefix), timeout)
         if _object_exists(pool, run_name, conf, timeout):
-            subprocess.run(
-                [RADOS, *_conf_args(conf), "-p", pool, "rm", run_name],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
+            _run(_pool_cmd(pool, conf, "rm", run_name), timeout)
     if verify == "stat":
         probes = [r for r, _ in runs] + [f"{p}_object0" for _, p in runs if p]
         return [name for name in probes if _object_exists(pool, name, conf, timeout)]
@@ -314,14 +308,14 @@ def cleanup(
 def _object_exists(
     pool: str, name: str, conf: str | os.PathLike[str] | None, timeout: float
 ) -> bool:
-    out = subprocess.run(
-        [RADOS, *_conf_args(conf), "-p", pool, "stat", name],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-    return out.returncode == 0
+    return _object_size(pool, name, conf, timeout) is not None
+
+
+def _object_size(pool: str, name: str, conf: CephConf, timeout: float) -> int | None:
+    """The size of an object in bytes (``rados stat``), None when it does not exist."""
+    out = _run(_pool_cmd(pool, conf, "stat", name), timeout)
+    m = re.search(r" size (\d+)", out.stdout)
+    return int(m.group(1)) if out.returncode == 0 and m else None
 
 
 # ---------------------------------------------------------------------------- results
@@ -1715,10 +1709,20 @@ class PointRun:
     job_text: None = None  # rados bench has no job file: the command is all there is
 
 
-def point_run_name(point: Point, run_id: int) -> str:
+def point_run_name(point: Point, run_id: int | None) -> str:
     """The rados bench run name of a point (client c of several adds ``-c<c>``): the run and
-    the dataset the plan gave it (a write's objects, read by the seq/rand points after it)."""
-    return check_run_name(f"{RUN_NAME_PREFIX}r{run_id}-{point.extra['dataset']}")
+    the dataset the plan gave it (a write's objects, read by the seq/rand points after it).
+    ``RUN`` stands for the run id before the run exists (`storbench plan show`)."""
+    run = run_id if run_id is not None else "RUN"
+    return check_run_name(f"{RUN_NAME_PREFIX}r{run}-{point.extra['dataset']}")
+
+
+def _bench_args(point: Point) -> tuple[str, str, int, int | None, int]:
+    """``run_bench``/``bench_command``'s pool, mode, seconds, object size and threads."""
+    p = point.params
+    mode = str(p["mode"])
+    size = parse_size(p["bs"]) if mode == "write" else None
+    return point.target.pool, mode, int(parse_time(p["runtime"])), size, int(p["threads"])
 
 
 def point_client(point: Point) -> CephClient:
@@ -1728,20 +1732,10 @@ def point_client(point: Point) -> CephClient:
 def point_commands(point: Point, run_id: int | None = None) -> list[list[str]]:
     """The rados bench command of each client of a point (``RUN`` for the run id when the
     run does not exist yet, as `storbench plan show` prints them)."""
-    p = point.params
-    mode = str(p["mode"])
-    clients = int(p.get("clients", 1))
-    base = f"{RUN_NAME_PREFIX}r{run_id if run_id is not None else 'RUN'}-{point.extra['dataset']}"
+    clients = int(point.params.get("clients", 1))
+    base = point_run_name(point, run_id)
     return [
-        bench_command(
-            point.target.pool,
-            mode,
-            int(parse_time(p["runtime"])),
-            parse_size(p["bs"]) if mode == "write" else None,
-            int(p["threads"]),
-            client_run_name(base, c, clients),
-            point_client(point),
-        )
+        bench_command(*_bench_args(point), client_run_name(base, c, clients), point_client(point))
         for c in range(1, clients + 1)
     ]
 
@@ -1754,17 +1748,12 @@ def run_point(
     should_stop: Callable[[], bool] = lambda: False,
 ) -> PointRun:
     """Run the ``clients`` rados bench processes of one plan point at once."""
-    p = point.params
-    mode = str(p["mode"])
+    mode = str(point.params["mode"])
     meas, runs = run_bench(
-        point.target.pool,
-        mode,
-        int(parse_time(p["runtime"])),
-        parse_size(p["bs"]) if mode == "write" else None,
-        int(p["threads"]),
+        *_bench_args(point),
         point_run_name(point, run_id),
         point_client(point),
-        clients=int(p.get("clients", 1)),
+        clients=int(point.params.get("clients", 1)),
         workdir=workdir,
         should_stop=should_stop,
     )
@@ -1796,13 +1785,7 @@ def remove_objects(
     while rest:
         batch, rest = rest[:256], rest[256:]
         while batch:
-            out = subprocess.run(
-                [RADOS, *_conf_args(conf), "-p", pool, "rm", *batch],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
+            out = _run(_pool_cmd(pool, conf, "rm", *batch), timeout)
             if out.returncode == 0:
                 break
             # rados stops at the first object it cannot remove: "error removing POOL>NAME:
@@ -1830,15 +1813,8 @@ def put_objects(
     written = []
     sources: dict[int, str] = {}
     for name, size in objects:
-        out = subprocess.run(
-            [RADOS, *_conf_args(conf), "-p", pool, "stat", name],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        m = re.search(r" size (\d+)", out.stdout)
-        if out.returncode == 0 and m and int(m.group(1)) >= size:
+        have = _object_size(pool, name, conf, timeout)
+        if have is not None and have >= size:
             continue
         if size not in sources:
             path = os.path.join(workdir, f"object-{size}.data")
@@ -1847,13 +1823,7 @@ def put_objects(
                 for off in range(0, size, len(block)):
                     f.write(block[: min(len(block), size - off)])
             sources[size] = path
-        put = subprocess.run(
-            [RADOS, *_conf_args(conf), "-p", pool, "put", name, sources[size]],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
+        put = _run(_pool_cmd(pool, conf, "put", name, sources[size]), timeout)
         if put.returncode != 0:
             raise RuntimeError(
                 f"rados put {name} to pool {pool} failed: {_error_message(put.stderr)}"

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.engines import fio
 from storbench.engines.process import CephClient, CephConf, ceph_args
 from storbench.errors import PreflightError
 from storbench.plan import Point, Target
@@ -427,9 +428,7 @@ def point_targets(points: list[Point]) -> list[Target]:
     """The Ceph targets of the points (each host's own, for points on several hosts)."""
     out: list[Target] = []
     for p in points:
-        for t in [h.target for h in p.hosts] if p.hosts else [p.target]:
-            if t.ceph:
-                out.append(t)
+        out += [t for t in p.targets if t.ceph]
     return list(dict.fromkeys(out))
 
 
@@ -452,12 +451,7 @@ def object_size(p: Point) -> int:
     rados bench write's object size."""
     if p.engine == "rados-bench":
         return parse_size(p.params.get("bs", 0) or 0)
-    try:
-        if "filesize" in p.params:
-            return parse_size(str(p.params["filesize"]).split("-")[-1])
-    except UnitError:
-        return 0
-    return _point_bytes(p) // max(1, int(p.params.get("nrfiles", 1)))
+    return fio.rados_object_size(p)
 
 
 def check_ceph(
@@ -494,7 +488,7 @@ def check_ceph(
         out.inventory.append(_check_cluster(client, pools, allow_unhealthy, out.warnings))
     by_client = {(inv["conf"], inv["client"]): inv for inv in out.inventory}
     for p in points:
-        for t in [h.target for h in p.hosts] if p.hosts else [p.target]:
+        for t in p.targets:
             if t.kind != "rados" or not (p.writes or p.engine == "rados-bench"):
                 continue
             cap = by_client[(t.conf, t.client)].get("osd_max_object_size")
@@ -518,8 +512,8 @@ def check_ceph(
             t.path
             for p in points
             if p.hosts and p.writes
-            for t in [h.target for h in p.hosts]
-            if t.kind == "rbd" and sum(h.target == t for h in p.hosts) > 1
+            for t in p.targets
+            if t.kind == "rbd" and p.targets.count(t) > 1
         }
     )
     for path in shared:
@@ -537,7 +531,7 @@ def check_ceph(
     try:
         for t in targets:
             if t.kind == "rbd":
-                _check_image(t, [p for p in points if t in _targets_of(p)], allowed, out)
+                _check_image(t, [p for p in points if t in p.targets], allowed, out)
     except BaseException:  # a later image refused, or Ctrl-C: leave no image behind
         remove_images(out.images)
         raise
@@ -554,10 +548,6 @@ def remove_images(images: list[tuple[CephClient, str, str]]) -> list[str]:
         except CephCommandError:
             pass
     return removed
-
-
-def _targets_of(p: Point) -> list[Target]:
-    return [h.target for h in p.hosts] if p.hosts else [p.target]
 
 
 def _check_cluster(

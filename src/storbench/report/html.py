@@ -34,7 +34,7 @@ from storbench.report import charts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
 from storbench.report.hosts import host_rows
-from storbench.report.terminal import fmt_latency
+from storbench.report.terminal import fmt_direction_latency, fmt_latency
 from storbench.store import Store
 from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
 
@@ -192,9 +192,7 @@ class SummaryTable:
 def _lat_cell(ds: Any, which: str) -> str:
     """A latency cell of a direction: its clat, or its lat marked "(lat)" when the engine
     gives no clat (rados bench: no percentiles either, shown as —)."""
-    if ds is None:
-        return "-"
-    return fmt_latency(ds.latency, ds.latency_metric, which, "clat")
+    return fmt_direction_latency(ds, which, "clat")
 
 
 def summary_table(res: RunResults) -> SummaryTable:

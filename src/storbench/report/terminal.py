@@ -25,7 +25,7 @@ from storbench.analysis.compare import (
 )
 from storbench.analysis.stats import Spread
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import OVERLAP_MIN, LatencyStats, Measurement
+from storbench.metrics import OVERLAP_MIN, ClatOrLat, LatencyStats, Measurement
 from storbench.plan import Point
 from storbench.report.ceph import CephReport, cluster_line
 from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
@@ -188,12 +188,6 @@ def fmt_latency(lat: LatencyStats | None, metric: str | None, which: str, label:
     return fmt_ns(value) + (" (lat)" if metric == "lat" and label != "lat" else "")
 
 
-def _lat(ds: Any, which: str, label: str = "clat") -> str:
-    if ds is None:
-        return "-"
-    return fmt_latency(ds.latency, ds.latency_metric, which, label)
-
-
 def summary_table(summaries: list[PointSummary], title: str | None = None) -> Table:
     """One row per point and direction: the point's swept values, IOPS, MiB/s, latency."""
     multi_target = len({s.target for s in summaries}) > 1
@@ -241,8 +235,8 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
                 fmt_iops(ds.iops_mean) if ds else "-",
                 *([fmt_spread(ds.iops_spread if ds else None)] if reps > 1 else []),
                 fmt_rate(ds.bw_mean) if ds else "-",
-                _lat(ds, "mean", label),
-                _lat(ds, "99", label),
+                fmt_direction_latency(ds, "mean", label),
+                fmt_direction_latency(ds, "99", label),
             ]
             if show_err:
                 row.append((s.errors[0] if s.errors else "") if i == 0 else "")
@@ -463,7 +457,7 @@ def hosts_table(rows: list[Any], title: str | None = None) -> Table:
     (seconds from the moment the fio servers began the point)."""
     t = Table(title=title, title_justify="left")
     metrics = [
-        latency_metric(d)
+        d.latency_metric
         for r in rows
         for m in (r.measurement, *r.measurement.hosts.values())
         for d in m.directions.values()
@@ -523,19 +517,12 @@ def hosts_table(rows: list[Any], title: str | None = None) -> Table:
     return t
 
 
-def latency_metric(d: Any) -> str | None:
-    """What latency a measurement's direction shows: "clat", "lat" (rados bench) or None."""
-    if d is None:
-        return None
-    return "clat" if d.clat is not None else ("lat" if d.lat is not None else None)
-
-
-def fmt_direction_latency(d: Any, which: str, label: str) -> str:
-    """A latency cell of a measurement's direction: its clat, or its lat without clat."""
+def fmt_direction_latency(d: ClatOrLat | None, which: str, label: str) -> str:
+    """A latency cell of a measurement's direction (or a summary's): its clat, or its lat
+    without clat."""
     if d is None:
         return "-"
-    metric = latency_metric(d)
-    return fmt_latency(d.clat if metric == "clat" else d.lat, metric, which, label)
+    return fmt_latency(d.latency, d.latency_metric, which, label)
 
 
 def host_notes(rows: list[Any]) -> list[str]:
