@@ -37,7 +37,11 @@ from storbench.runner import (
     HEALTH_INTERVAL,
     cleanup_ceph,
     cleanup_files,
+    concurrent_refusal,
     execute,
+    note_scratch_files,
+    remove_leftovers,
+    scratch_files,
 )
 from storbench.store import Store, default_db_path
 from storbench.units import fmt_duration
@@ -235,22 +239,29 @@ def run(
         return
     store = Store(db_path)
     _header(p, points)
+    busy = concurrent_refusal(store, points)
+    if busy:
+        raise PreflightError(busy, fix="wait until that run ends, then run again")
     pre = run_preflight(points, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy)
     overrides = [f"--set {s}" for s in sets] + [f"--target {t}" for t in targets]
     if ceph_conf:
         overrides.append(f"--ceph-conf {ceph_conf}")
-    run_id = store.create_run(
-        kind="run",
-        name=p.name,
-        source=p.source,
-        plan_text=p.text,
-        overrides=overrides,
-        inventory={**pre.inventory, "report": p.report},
-        fio_version=fio.fio_version() if any(pt.engine == "fio" for pt in points) else None,
-        storbench_version=__version__,
-        argv=sys.argv,
-        points=points,
-    )
+    try:
+        run_id = store.create_run(
+            kind="run",
+            name=p.name,
+            source=p.source,
+            plan_text=p.text,
+            overrides=overrides,
+            inventory={**pre.inventory, "report": p.report},
+            fio_version=fio.fio_version() if any(pt.engine == "fio" for pt in points) else None,
+            storbench_version=__version__,
+            argv=sys.argv,
+            points=points,
+        )
+    except BaseException:  # nothing recorded, so nothing runs: what preflight made goes
+        _undo_preflight(points, pre)
+        raise
     out.print(f"run {run_id}: recording to {store.path}")
     _execute(store, run_id, points, len(points), fail_fast, pre, keep_files, health_interval)
 
@@ -265,17 +276,18 @@ def _execute(
     keep_files: bool,
     health_interval: float = HEALTH_INTERVAL,
 ) -> None:
-    for w in pre.warnings:
-        err.print(f"warning: {w}", style="yellow", markup=False)
-        store.add_event(run_id, "preflight", w)
-    for _, pool, image in pre.images:
-        store.add_event(
-            run_id,
-            "rbd-image",
-            f"created rbd image {pool}/{image} (written once end to end)",
-            {"pool": pool, "image": image, "created": True},
-        )
     try:
+        for w in pre.warnings:
+            err.print(f"warning: {w}", style="yellow", markup=False)
+            store.add_event(run_id, "preflight", w)
+        note_scratch_files(store, run_id, pre.created)
+        for _, pool, image in pre.images:
+            store.add_event(
+                run_id,
+                "rbd-image",
+                f"created rbd image {pool}/{image} (written once end to end)",
+                {"pool": pool, "image": image, "created": True},
+            )
         with ProgressReporter(out, points) as rep:
             outcome = execute(
                 store,
@@ -288,10 +300,17 @@ def _execute(
                 health_interval=health_interval,
             )
     finally:
-        if not keep_files:
-            cleanup_files(points, pre.created)
-            for name in remove_images(pre.images):
-                store.add_event(run_id, "rbd-image", f"removed rbd image {name}", {"removed": name})
+        try:
+            if not keep_files:
+                # this session's files, and those an earlier (killed) session of the run made
+                created = [*pre.created, *scratch_files(store, run_id)]
+                cleanup_files(points, created, pre.locks)
+                for name in remove_images(pre.images):
+                    store.add_event(
+                        run_id, "rbd-image", f"removed rbd image {name}", {"removed": name}
+                    )
+        finally:
+            pre.locks.release()
     out.print()
     _print_run(store, run_id)
     if outcome.status == "interrupted":
@@ -300,6 +319,16 @@ def _execute(
     if outcome.failed:
         err.print(f"{outcome.failed} point(s) failed; see `storbench show {run_id}`", style="red")
         sys.exit(1)
+
+
+def _undo_preflight(points: list[Point], pre: Preflight) -> None:
+    """Remove what preflight made (scratch files, rbd images) and let go of the targets:
+    for when the run cannot start after all."""
+    try:
+        cleanup_files(points, pre.created, pre.locks)
+        remove_images(pre.images)
+    finally:
+        pre.locks.release()
 
 
 def _header(p: Plan, points: list[Point]) -> None:
@@ -357,12 +386,38 @@ def resume(
     r = store.run(run_ref)
     if r.kind != "run":
         raise UserError(f"run {r.id} was imported, there is nothing to resume")
+    if r.live:
+        raise r.busy_error("resume")
     pending = store.pending_points(r.id)
     if not pending:
         out.print(f"run {r.id} has a measurement for every point; nothing to resume")
         return
-    out.print(f"resuming run {r.id} ({r.name}): {len(pending)} of {r.points} points to run")
-    pre = run_preflight(pending, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy)
+    was = r.effective_status
+    r = store.claim(r.id, "resume")  # from here on no other process resumes it
+    try:
+        for done in remove_leftovers(store, r):
+            out.print(f"run {r.id}: {done}", markup=False)
+        remote = sorted({h.label for p in pending for h in p.hosts if not h.local})
+        if was == "aborted" and remote:
+            longest = max((p.est_seconds or 0 for p in pending), default=0)
+            err.print(
+                f"warning: run {r.id} was killed; a fio server on a remote host ("
+                f"{', '.join(remote[:3])}{', ...' if len(remote) > 3 else ''}) goes on with "
+                f"the job it was sent until that job's runtime ends (up to {longest:.0f} s "
+                "after the kill), and a point measured before then measures beside it",
+                style="yellow",
+                markup=False,
+            )
+        busy = concurrent_refusal(store, pending, r.id)
+        if busy:
+            raise PreflightError(busy, fix="wait until that run ends, then resume")
+        out.print(f"resuming run {r.id} ({r.name}): {len(pending)} of {r.points} points to run")
+        pre = run_preflight(
+            pending, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy
+        )
+    except BaseException:
+        store.set_status(r.id, "interrupted" if was in ("running", "aborted") else was)
+        raise
     _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files, health_interval)
 
 
@@ -370,24 +425,35 @@ def resume(
     context_settings=CONTEXT,
     epilog="""\b
 Examples:
-  storbench cleanup latest      after an interrupted rados run you will not resume
+  storbench cleanup latest      after an interrupted or killed run you will not resume
 """,
 )
 @click.argument("run_ref", metavar="RUN")
 @db_option
 def cleanup(run_ref: str, db_path: str | None) -> None:
-    """Remove the objects RUN left in its Ceph pools.
+    """Remove what RUN left behind, without resuming it.
 
-    An interrupted run keeps the objects of its finished rados bench writes, for the seq and
-    rand points `storbench resume` would run; this removes them (and any object of fio's
-    rados engine named after the run) without resuming. Files and images are removed at the
-    end of every run already.
+    A run killed outright (SIGKILL, a crash, a power cut) cannot tidy up: this stops any
+    engine process it left running, removes its work directory and the scratch files it
+    created (not one that another run measures right now). An interrupted run also keeps
+    the objects of its finished rados bench writes in its Ceph pools, for the seq and rand
+    points `storbench resume` would run; this removes them (and any object of fio's rados
+    engine named after the run). `storbench resume` does the same at its start and end.
     """
     store = Store(db_path)
     r = store.run(run_ref)
+    if r.live:
+        raise r.busy_error("clean up")
     points = store.points(r.id)
+    for done in remove_leftovers(store, r):
+        out.print(f"run {r.id}: {done}", markup=False)
+    removed = cleanup_files(points, scratch_files(store, r.id))
+    for path in removed:
+        out.print(f"run {r.id}: removed {path}", markup=False)
+    if r.status == "running":  # a killed session: it is not running any more
+        store.set_status(r.id, "interrupted")
     if not any(p.target.ceph or any(h.target.ceph for h in p.hosts) for p in points):
-        out.print(f"run {r.id} has no Ceph targets: nothing to remove")
+        out.print(f"run {r.id}: nothing left to remove", markup=False)
         return
     left = cleanup_ceph(store, r.id, points)
     if left:

@@ -19,11 +19,13 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any, Protocol
 
+from storbench import liveness, procguard
 from storbench.engines import fio, rados
 from storbench.engines.process import CephClient
 from storbench.errors import UserError
@@ -31,7 +33,9 @@ from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
 from storbench.plan import RADOS_BENCH, Point, Target
 from storbench.preflight import ceph, directory_files, local_points, safety
-from storbench.store import Store
+from storbench.preflight import locks as target_locks
+from storbench.preflight.locks import TargetLocks
+from storbench.store import RunRow, Store
 
 #: Seconds between two samples of a Ceph cluster's health while a run executes.
 HEALTH_INTERVAL = 10.0
@@ -100,7 +104,47 @@ def execute(
     ``health_interval`` 0 samples nothing during the run."""
     stop = _Stop()
     outcome = Outcome(status="completed")
+    token = store.run(run_id).token or f"run{run_id}-{os.getpid()}"
+    with contextlib.ExitStack() as scope:
+        # from here on every engine process carries the run's mark, and the guard kills
+        # them all when this process ends, whatever way it ends (procguard.py)
+        scope.enter_context(procguard.Guard(token))
+        scope.enter_context(procguard.running(token))
+        scope.enter_context(_Heartbeat(store, run_id))
+        return _execute(
+            store,
+            run_id,
+            points,
+            observer,
+            stop,
+            outcome,
+            total=total,
+            fail_fast=fail_fast,
+            health_interval=health_interval,
+            clusters=clusters,
+        )
+
+
+def _execute(
+    store: Store,
+    run_id: int,
+    points: list[Point],
+    observer: Observer,
+    stop: _Stop,
+    outcome: Outcome,
+    *,
+    total: int,
+    fail_fast: bool,
+    health_interval: float,
+    clusters: list[dict[str, Any]] | None,
+) -> Outcome:
     workdir = tempfile.mkdtemp(prefix=f"storbench-run{run_id}-")
+    store.add_event(
+        run_id,
+        "workdir",
+        f"work directory {workdir} on {liveness.hostname()}",
+        {"path": workdir, "host": liveness.hostname()},
+    )
     hosts = fio.HostContext(names=_host_names(store, run_id))
     server: fio.FioServer | None = None
     if any(h.local for p in points for h in p.hosts):
@@ -180,6 +224,30 @@ def execute(
             store.set_status(run_id, outcome.status)
             shutil.rmtree(workdir, ignore_errors=True)
     return outcome
+
+
+class _Heartbeat:
+    """Writes the run's heartbeat every liveness.HEARTBEAT_INTERVAL seconds from a thread
+    of its own, for as long as the run executes."""
+
+    def __init__(self, store: Store, run_id: int) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+
+    def _beat(self) -> None:
+        while not self.done.wait(liveness.HEARTBEAT_INTERVAL):
+            with contextlib.suppress(Exception):  # a busy database: the next beat
+                self.store.beat(self.run_id)
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 def _health_monitors(
@@ -351,18 +419,105 @@ def _host_names(store: Store, run_id: int) -> dict[str, str]:
     return {h["label"]: h["hostname"] for h in hosts if h.get("label") and h.get("hostname")}
 
 
-def cleanup_files(points: list[Point], created: list[str]) -> list[str]:
+def cleanup_files(
+    points: list[Point], created: list[str], locks: TargetLocks | None = None
+) -> list[str]:
     """Remove the scratch files storbench created for this run (and fio's files in directory
-    targets, which carry storbench's name prefix). Returns what was removed."""
+    targets, which carry storbench's name prefix). A file another process holds (another
+    run measures it now: see preflight/locks.py) stays; ``locks`` are this run's own.
+    Returns what was removed."""
     removed = []
     points = local_points(points)  # the `local` host's targets; remote files stay remote
-    for path in created:
-        if os.path.isfile(path) and safety.created_by_storbench(path):
+
+    def ours(path: str) -> bool:
+        return (locks is not None and locks.holds(path)) or target_locks.free(path)
+
+    for path in dict.fromkeys(created):
+        if os.path.isfile(path) and safety.created_by_storbench(path) and ours(path):
             os.unlink(path)
             removed.append(path)
     for t in dict.fromkeys(p.target for p in points if p.target.kind == "directory"):
+        if not ours(t.path):
+            continue
         for wl in {p.workload for p in points if p.target == t}:
             for path in directory_files(t.path, wl):
                 os.unlink(path)
                 removed.append(path)
     return removed
+
+
+def note_scratch_files(store: Store, run_id: int, created: list[str]) -> None:
+    """Record the scratch files a run created, so that a later ``resume`` or ``cleanup``
+    removes them when this process cannot (it was killed)."""
+    for path in created:
+        store.add_event(
+            run_id,
+            "scratch-file",
+            f"created scratch file {path} on {liveness.hostname()}",
+            {"path": path, "host": liveness.hostname()},
+        )
+
+
+def scratch_files(store: Store, run_id: int) -> list[str]:
+    """The scratch files the run created on this host, over all its sessions."""
+    here = liveness.hostname()
+    return [
+        str(e.data["path"])
+        for e in store.events(run_id, "scratch-file")
+        if e.data.get("host") == here and e.data.get("path")
+    ]
+
+
+def remove_leftovers(store: Store, run: RunRow) -> list[str]:
+    """What a killed session of ``run`` left on this host, removed before the run is
+    resumed or cleaned up: its engine processes (the guard dies with a SIGKILL of the whole
+    process group too) and its work directories. Returns what was done, for the user."""
+    done = []
+    if run.token:
+        killed = procguard.sweep(run.token)
+        if killed:
+            done.append(f"stopped {killed} engine process(es) a killed session left running")
+    here = liveness.hostname()
+    for e in store.events(run.id, "workdir"):
+        path = str(e.data.get("path") or "")
+        if (
+            e.data.get("host") == here
+            and os.path.basename(path).startswith(f"storbench-run{run.id}-")
+            and os.path.isdir(path)
+        ):
+            shutil.rmtree(path, ignore_errors=True)
+            done.append(f"removed the work directory {path}")
+    return done
+
+
+def concurrent_refusal(store: Store, points: list[Point], run_id: int | None = None) -> str | None:
+    """Why ``points`` must not run now: a live run of the same database (other than
+    ``run_id``) measures one of their targets. Local targets are also locked for the run
+    (preflight/locks.py), which holds across databases; this check adds the targets no lock
+    reaches: those on remote hosts and in Ceph clusters."""
+    mine = _target_keys(points)
+    for other in store.live_runs():
+        if other.id == run_id:
+            continue
+        shared = mine & _target_keys(store.points(other.id))
+        if shared:
+            what = sorted(shared)[0][-1]
+            return (
+                f"another storbench run is measuring {what} right now (run {other.id}, "
+                f"pid {other.pid} on {other.hostname}); two runs on one target measure each "
+                "other, not the target"
+            )
+    return None
+
+
+def _target_keys(points: list[Point]) -> set[tuple[str, ...]]:
+    keys: set[tuple[str, ...]] = set()
+    for p in points:
+        slots = [(h.address, h.port, h.target) for h in p.hosts] or [("local", 0, p.target)]
+        for address, port, t in slots:
+            if t.ceph:
+                keys.add(("ceph", str(t.conf), t.kind, t.label))
+            else:
+                where = "" if address == "local" else f"{address}:{port}:"
+                keys.add((address, str(port), t.kind, where + t.path))
+    return keys

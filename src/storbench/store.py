@@ -11,8 +11,11 @@ own thread while the runner records measurements): the one connection is opened 
 ``check_same_thread=False`` and every use of it holds the store's lock, so a transaction of
 one thread never takes in another thread's statements.
 
-Schema versions: 1 (runs, points, measurements, histograms); 2 adds ``events``. An older
-database is migrated in place when opened; a newer one is refused.
+Schema versions: 1 (runs, points, measurements, histograms); 2 adds ``events``; 3 adds to
+each run the token that marks its processes (see procguard.py), the identity of the process
+executing it and its heartbeat (see liveness.py), so that a run cannot be resumed -- nor its
+targets measured by another run -- while it still executes. An older database is migrated in
+place when opened; a newer one is refused.
 """
 
 from __future__ import annotations
@@ -25,17 +28,19 @@ import re
 import sqlite3
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from storbench import liveness
 from storbench.errors import NotFoundError, UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _EVENTS = """
 CREATE TABLE IF NOT EXISTS events (
@@ -47,6 +52,12 @@ CREATE TABLE IF NOT EXISTS events (
     data TEXT NOT NULL DEFAULT '{}'    -- JSON details
 );
 CREATE INDEX IF NOT EXISTS events_run ON events (run_id, at);
+"""
+
+_RUN_LIVENESS = """
+ALTER TABLE runs ADD COLUMN token TEXT;       -- marks the run's processes (procguard.py)
+ALTER TABLE runs ADD COLUMN proc_id TEXT;     -- BOOT_ID:START_TICKS of the executing process
+ALTER TABLE runs ADD COLUMN heartbeat REAL;   -- unix time, s, of its last sign of life
 """
 
 _SCHEMA = (
@@ -104,10 +115,11 @@ CREATE TABLE IF NOT EXISTS histograms (
 );
 """
     + _EVENTS
+    + _RUN_LIVENESS
 )
 
 #: What brings a database of schema N-1 to N (statements; each runs in one transaction).
-_MIGRATIONS: dict[int, str] = {2: _EVENTS}
+_MIGRATIONS: dict[int, str] = {2: _EVENTS, 3: _RUN_LIVENESS}
 
 DEFAULT_DB = "~/.local/share/storbench/results.db"
 
@@ -141,18 +153,37 @@ class RunRow:
     points: int = 0
     measured: int = 0
     failed: int = 0
+    token: str | None = None
+    proc_id: str | None = None
+    heartbeat: float | None = None
+
+    @property
+    def live(self) -> bool:
+        """Whether a process executes the run right now (see liveness.py)."""
+        return self.status == "running" and liveness.alive(
+            self.hostname, self.pid, self.proc_id, self.heartbeat
+        )
 
     @property
     def effective_status(self) -> str:
         """``running`` of a process that no longer exists reads as ``aborted``."""
-        if self.status == "running" and self.pid and self.hostname == os.uname().nodename:
-            try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                return "aborted"
-            except PermissionError:
-                pass
+        if self.status == "running" and not self.live:
+            return "aborted"
         return self.status
+
+    def busy_error(self, doing: str) -> UserError:
+        """The refusal to ``doing`` (resume, clean up) a run that is executing."""
+        where = (
+            f"pid {self.pid}"
+            if self.hostname == liveness.hostname()
+            else f"pid {self.pid} on host {self.hostname}"
+        )
+        return UserError(
+            f"run {self.id} is executing right now ({where}); cannot {doing} it at the same time",
+            fix=f"wait until it ends, or stop it (Ctrl-C in its terminal, or kill {self.pid}"
+            + ("" if self.hostname == liveness.hostname() else f" on {self.hostname}")
+            + f"), then run `storbench resume {self.id}`",
+        )
 
 
 @dataclass
@@ -288,8 +319,8 @@ class Store:
         with self.tx():
             cur = self.db.execute(
                 "INSERT INTO runs (kind, name, source, plan_text, overrides, status, started_at,"
-                " inventory, fio_version, storbench_version, hostname, pid, argv)"
-                " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+                " inventory, fio_version, storbench_version, hostname, pid, argv, token, proc_id,"
+                " heartbeat) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     kind,
                     name,
@@ -300,9 +331,12 @@ class Store:
                     json.dumps(inventory, default=str),
                     fio_version,
                     storbench_version,
-                    os.uname().nodename,
+                    liveness.hostname(),
                     os.getpid(),
                     json.dumps(argv),
+                    uuid.uuid4().hex,
+                    liveness.process_identity(),
+                    time.time(),
                 ),
             )
             run_id = int(cur.lastrowid or 0)
@@ -319,6 +353,46 @@ class Store:
                 "UPDATE runs SET status=?, ended_at=?, pid=? WHERE id=?",
                 (status, time.time() if ended else None, None if ended else os.getpid(), run_id),
             )
+
+    @_locked
+    def claim(self, run_id: int, doing: str = "resume") -> RunRow:
+        """Make this process the one executing run ``run_id`` (status ``running``, its pid,
+        identity and a fresh heartbeat), in one write transaction; refuse with a
+        :class:`UserError` when another process executes it right now."""
+        with self.tx():
+            row = self.run(run_id)
+            if row.live and not (row.hostname == liveness.hostname() and row.pid == os.getpid()):
+                raise row.busy_error(doing)
+            self.db.execute(
+                "UPDATE runs SET status='running', ended_at=NULL, hostname=?, pid=?, proc_id=?,"
+                " heartbeat=?, token=COALESCE(token, ?) WHERE id=?",
+                (
+                    liveness.hostname(),
+                    os.getpid(),
+                    liveness.process_identity(),
+                    time.time(),
+                    uuid.uuid4().hex,
+                    run_id,
+                ),
+            )
+        return self.run(run_id)
+
+    @_locked
+    def beat(self, run_id: int) -> None:
+        """This process's heartbeat for the run it executes (see liveness.py)."""
+        with self.tx():
+            self.db.execute(
+                "UPDATE runs SET heartbeat=? WHERE id=? AND pid=? AND hostname=?",
+                (time.time(), run_id, os.getpid(), liveness.hostname()),
+            )
+
+    @_locked
+    def live_runs(self) -> list[RunRow]:
+        """The runs that a live process executes right now."""
+        rows = self.db.execute(
+            _RUN_SELECT + " WHERE r.status='running' GROUP BY r.id ORDER BY r.id"
+        ).fetchall()
+        return [r for r in map(self._run_row, rows) if r.live]
 
     @_locked
     def runs(self, limit: int | None = None) -> list[RunRow]:
@@ -384,6 +458,9 @@ class Store:
             points=r["n_points"],
             measured=r["n_measured"],
             failed=r["n_failed"],
+            token=r["token"],
+            proc_id=r["proc_id"],
+            heartbeat=r["heartbeat"],
         )
 
     # ------------------------------------------------------------------ points
@@ -429,6 +506,14 @@ class Store:
         hists: list[tuple[str, str, str, dict[int, int]]] = []
         _strip_bins(data, "", hists)
         with self.tx():
+            if self.db.execute(
+                "SELECT 1 FROM measurements WHERE run_id=? AND point_idx=?", (run_id, point.index)
+            ).fetchone():
+                raise UserError(
+                    f"point {point.index + 1} of run {run_id} is recorded already: another "
+                    "process executed it at the same time; this measurement is not stored",
+                    fix=f"see `storbench show {run_id}`; run one `storbench resume` at a time",
+                )
             cur = self.db.execute(
                 "INSERT INTO measurements (run_id, point_idx, status, error, started_at,"
                 " ended_at, engine, engine_version, command, job_file, raw_output, stderr, data)"

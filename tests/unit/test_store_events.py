@@ -154,13 +154,19 @@ def test_a_v1_database_migrates_in_place_and_keeps_its_run(tmp_path: Path) -> No
     assert "events" not in v1_tables
 
     store = Store(str(path))
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "2"
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "3"
     # the same schema as a database made new by this version, and every v1 table unchanged
+    # but for the columns schema 3 adds to `runs`
     fresh = tmp_path / "fresh.db"
     Store(str(fresh)).close()
     migrated = schema_of(path)
     assert migrated == schema_of(fresh)
-    assert {k: migrated[k] for k in v1_tables} == v1_tables
+    assert {k: migrated[k] for k in v1_tables if k != "runs"} == {
+        k: v for k, v in v1_tables.items() if k != "runs"
+    }
+    columns = [r[1] for r in store.db.execute("PRAGMA table_info(runs)")]
+    assert columns[-3:] == ["token", "proc_id", "heartbeat"]
+    assert migrated["runs"].startswith(v1_tables["runs"].rstrip().rstrip(")"))
 
     # the run, its point, its measurement (histograms put back) and raw output are intact
     run = store.run(1)
@@ -200,10 +206,10 @@ def test_a_newer_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "results.db"
     Store(str(path)).close()
     db = sqlite3.connect(path)
-    db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    db.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
     db.commit()
     db.close()
-    with pytest.raises(UserError, match=r"newer storbench \(schema 3, this one knows 2\)"):
+    with pytest.raises(UserError, match=r"newer storbench \(schema 4, this one knows 3\)"):
         Store(str(path))
 
 

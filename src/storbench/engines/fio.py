@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from storbench import __version__
+from storbench import __version__, procguard
 from storbench.engines.process import pdeathsig_prefix, tool_version
 from storbench.metrics import (
     DIRECTIONS,
@@ -257,8 +257,19 @@ class FioRun:
     warnings: list[str] = field(default_factory=list)
 
 
-def _command(job_path: str) -> list[str]:
-    return [fio_path() or FIO, "--output-format=json+", job_path]
+def read_only(point: Point, target: Target | None = None) -> bool:
+    """Whether fio runs the point with ``--readonly``: a point that writes nothing on a file
+    or device (``target``, default the point's). fio then refuses any write, trim or layout
+    of it (fio 3.33 init.c, filesetup.c extend_file): a second line of defence behind
+    preflight, for files storbench did not create. Not for directories, where fio lays out
+    files of its own before reading them."""
+    t = target or point.target
+    return not point.writes and t.kind in ("file", "device")
+
+
+def _command(job_path: str, point: Point) -> list[str]:
+    ro = ["--readonly"] if read_only(point) else []
+    return [fio_path() or FIO, "--output-format=json+", *ro, job_path]
 
 
 def run_point(
@@ -290,7 +301,7 @@ def run_point(
     job_path = os.path.join(workdir, f"point-{point.index:05d}.fio")
     with open(job_path, "w") as f:
         f.write(job_text)
-    cmd = _command(job_path)
+    cmd = _command(job_path, point)
     rc, interrupted, started, ended, raw, stderr = _run_fio(
         cmd, workdir, job_path[:-4], should_stop, env=ceph_env([point.target])
     )
@@ -349,7 +360,7 @@ def _run_fio(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             cwd=workdir,
-            env=env,
+            env=procguard.environment(env),
         )
         sigint_at: float | None = None
         # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
@@ -795,14 +806,20 @@ def client_address(h: PointHost, local_port: int | None) -> tuple[str, int]:
 
 
 def hosts_command(
-    job_paths: list[str], addresses: list[tuple[str, int]], interval_ms: int
+    job_paths: list[str],
+    addresses: list[tuple[str, int]],
+    interval_ms: int,
+    read_only: list[bool] | None = None,
 ) -> list[str]:
-    """fio's client command line. ``--status-interval`` follows each job file: fio sends the
-    options after a ``--client`` to that server, while one before the first ``--client``
-    stays with the local client process (and no server reports at all)."""
+    """fio's client command line. ``--status-interval`` (and ``--readonly`` for the hosts in
+    ``read_only``) follows each job file: fio sends the options after a ``--client`` to that
+    server, while one before the first ``--client`` stays with the local client process (and
+    no server sees it)."""
     cmd = [fio_path() or FIO, "--output-format=json+"]
-    for (addr, port), path in zip(addresses, job_paths, strict=True):
+    ro = read_only or [False] * len(job_paths)
+    for (addr, port), path, r in zip(addresses, job_paths, ro, strict=True):
         cmd += [f"--client={addr},{port}", path, f"--status-interval={interval_ms}ms"]
+        cmd += ["--readonly"] if r else []
     return cmd
 
 
@@ -825,7 +842,9 @@ def run_hosts_point(
         paths.append(path)
     addresses = [client_address(h, ctx.local_port) for h in point.hosts]
     interval = status_interval_ms(point)
-    cmd = hosts_command(paths, addresses, interval)
+    cmd = hosts_command(
+        paths, addresses, interval, [read_only(point, h.target) for h in point.hosts]
+    )
     stem = os.path.join(workdir, f"point-{point.index:05d}")
     rc, interrupted, started, ended, raw, stderr = _run_fio(cmd, workdir, stem, should_stop)
     meas, warnings = hosts_measurement(
@@ -1210,7 +1229,7 @@ class FioServer:
             stderr=subprocess.PIPE,
             start_new_session=True,
             cwd=self.cwd,
-            env=self.env,
+            env=procguard.environment(self.env),
         )
         end = time.monotonic() + timeout
         while time.monotonic() < end:

@@ -59,6 +59,7 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
+from storbench import procguard
 from storbench.engines.process import (
     CephClient,
     CephConf,
@@ -1489,6 +1490,7 @@ def run_commands(
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,
                     cwd=workdir,
+                    env=procguard.environment(),
                 )
             procs.append((run_name, cmd, p, out_path, err_path, started))
         ended, interrupted, timed_out = _wait_all(

@@ -12,9 +12,11 @@ local checks. Only when all pass are scratch files created. Any refusal raises
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,7 @@ from storbench.plan import Point, Target, job_section_name
 from storbench.preflight import ceph, safety
 from storbench.preflight import hosts as remote
 from storbench.preflight import inventory as inv
+from storbench.preflight.locks import TargetLocks
 from storbench.units import UnitError, parse_size
 
 
@@ -37,6 +40,8 @@ class Preflight:
     host_names: dict[str, str] = field(default_factory=dict)  # host label -> its host name
     #: rbd images storbench created: (client, pool, image)
     images: list[tuple[CephClient, str, str]] = field(default_factory=list)
+    #: the run's hold on its local targets, until its end (see locks.py)
+    locks: TargetLocks = field(default_factory=TargetLocks)
 
 
 def local_points(points: list[Point]) -> list[Point]:
@@ -107,6 +112,38 @@ def check_jobs(points: list[Point]) -> None:
         )
 
 
+def _reach_bytes(p: Point) -> int | None:
+    """How far into its file a point reads or writes: ``offset`` + ``size`` (or
+    ``filesize``), when both are plain sizes; None when fio decides (no size: the file's
+    own; a percentage)."""
+    size = p.params.get("size", p.params.get("filesize"))
+    if size is None:
+        return None
+    try:
+        return parse_size(str(size).split("-")[-1]) + parse_size(p.params.get("offset", 0) or 0)
+    except UnitError:
+        return None
+
+
+def _foreign_file_refusal(points: list[Point], t: Target) -> str | None:
+    """Why reading the existing file ``t`` (which storbench did not create) would change it:
+    a point that reaches past its end makes fio lay the whole file out again (fio 3.33
+    filesetup.c extend_file: unlink, then O_TRUNC), its content replaced."""
+    have = os.path.getsize(t.path)
+    for p in points:
+        if p.target != t or str(p.params.get("ioengine", "psync")) in NO_FILE_ENGINES:
+            continue
+        reach = _reach_bytes(p)
+        if reach is not None and reach > have:
+            return (
+                f"{t.path} holds {safety.human_bytes(have)} and workload {p.workload!r} "
+                f"reads {safety.human_bytes(reach)} of it: fio would lay the file out again "
+                "at that size, replacing its content, and storbench never changes a file it "
+                "did not create"
+            )
+    return None
+
+
 def _planned_bytes(points: list[Point], target: Target) -> int:
     need = 0
     for p in points:
@@ -155,6 +192,12 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
                     f"device {t.path} does not exist",
                     fix="check the name (lsblk lists block devices)",
                 )
+            if not stat.S_ISBLK(os.stat(t.path).st_mode):
+                raise PreflightError(
+                    f"{t.path} is not a block device, yet the plan names it as `device:`",
+                    fix="name a block device (lsblk lists them), or measure a file with "
+                    "`file:` (a new one, which storbench creates)",
+                )
             if writes[t]:
                 in_use = safety.device_in_use_refusal(t.path)
                 if in_use:
@@ -190,6 +233,14 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
                     raise PreflightError(
                         f"no permission to read {t.path}", fix="check the file's permissions"
                     )
+                elif not safety.created_by_storbench(t.path):
+                    reason = _foreign_file_refusal(points, t)
+                    if reason:
+                        raise PreflightError(
+                            reason,
+                            fix=f"lower `size` to at most {os.path.getsize(t.path)} bytes, or "
+                            "leave it out (fio then reads the file at its own size)",
+                        )
             else:
                 reason = safety.file_write_refusal(t.path)
                 if reason:
@@ -255,22 +306,47 @@ def layout_file(path: str, size: int) -> None:
         os.fsync(f.fileno())
 
 
-def create_files(points: list[Point]) -> list[str]:
-    """Create (and lay out) the scratch files of file targets; return the ones created."""
-    created = []
+def lock_targets(points: list[Point], locks: TargetLocks) -> None:
+    """Hold every local target that exists for the run (see locks.py); files storbench is
+    about to create are locked by :func:`create_files` the moment they exist."""
     for t in dict.fromkeys(p.target for p in points):
-        if t.kind != "file":
-            continue
-        if not os.path.exists(t.path):
-            safety.create_scratch_file(t.path)
-            created.append(t.path)
-        touches_file = any(
-            str(p.params.get("ioengine", "psync")) not in NO_FILE_ENGINES
-            for p in points
-            if p.target == t
-        )
-        if touches_file and safety.created_by_storbench(t.path):
-            layout_file(t.path, _planned_bytes(points, t))
+        if t.kind in ("file", "device", "directory"):
+            locks.take(t.path, t.label)
+
+
+def create_files(points: list[Point], locks: TargetLocks | None = None) -> list[str]:
+    """Create (and lay out) the scratch files of file targets; return the ones created.
+    Each is locked for the run (``locks``) before it is written. When anything fails, the
+    files made so far are removed again."""
+    created: list[str] = []
+    try:
+        for t in dict.fromkeys(p.target for p in points):
+            if t.kind != "file":
+                continue
+            if not os.path.exists(t.path):
+                try:
+                    safety.create_scratch_file(t.path)
+                except FileExistsError:
+                    raise PreflightError(
+                        f"{t.path} appeared while storbench was about to create it: another "
+                        "run is starting on it",
+                        fix="wait until that run ends, then run again",
+                    ) from None
+                created.append(t.path)
+                if locks is not None:
+                    locks.take(t.path, t.label)
+            touches_file = any(
+                str(p.params.get("ioengine", "psync")) not in NO_FILE_ENGINES
+                for p in points
+                if p.target == t
+            )
+            if touches_file and safety.created_by_storbench(t.path):
+                layout_file(t.path, _planned_bytes(points, t))
+    except BaseException:
+        for path in created:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        raise
     return created
 
 
@@ -301,10 +377,17 @@ def run_preflight(
     local_dd, remote_dd = remote.split_destroy(list(destroy_data or []))
     rbd_dd = [d for d in local_dd if d.startswith("rbd:")]
     mine = local_points(points)
-    warnings = check_targets(mine, local_dd)
-    hosts = remote.check_hosts(points, remote_dd, timeout=host_timeout)
-    # last of the checks: it creates the rbd images that are missing
-    cluster = ceph.check_ceph(points, allow_unhealthy=allow_unhealthy, destroy_data=rbd_dd)
+    locks = TargetLocks()
+    try:
+        # the lock first: another run's scratch file passes every check while it runs
+        lock_targets(mine, locks)
+        warnings = check_targets(mine, local_dd)
+        hosts = remote.check_hosts(points, remote_dd, timeout=host_timeout)
+        # last of the checks: it creates the rbd images that are missing
+        cluster = ceph.check_ceph(points, allow_unhealthy=allow_unhealthy, destroy_data=rbd_dd)
+    except BaseException:
+        locks.release()
+        raise
     warnings += cluster.warnings
     try:
         inventory = take_inventory(mine)
@@ -312,9 +395,10 @@ def run_preflight(
             inventory["hosts"] = hosts.inventory
         if cluster.inventory:
             inventory["ceph"] = cluster.inventory
-        created = create_files(mine)
+        created = create_files(mine, locks)
     except BaseException:  # nothing runs: the images just created go again
         ceph.remove_images(cluster.images)
+        locks.release()
         raise
     return Preflight(
         inventory=inventory,
@@ -322,4 +406,5 @@ def run_preflight(
         warnings=warnings,
         host_names=hosts.names,
         images=cluster.images,
+        locks=locks,
     )

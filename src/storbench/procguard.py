@@ -1,0 +1,141 @@
+"""The guard: no engine process of a run outlives the storbench process that runs it.
+
+fio's job processes call ``setsid()`` (fio 3.33 backend.c, thread_main): they leave fio's
+process group, so neither killing the group nor fio's parent-death signal reaches them, and
+when storbench is killed with SIGKILL they go on doing I/O under init until their runtime
+ends (for ever with ``time_based`` and a long runtime). What they do keep is the
+environment. So every process a run starts carries ``STORBENCH_RUN=<token>`` (the run's
+token, see :func:`environment`), and a small guard process, started once per run in a
+session of its own, holds the read end of a pipe whose write end only storbench holds. When
+storbench ends -- normally, by an exception, or killed by SIGKILL -- the kernel closes the
+write end, the guard reads end-of-file and kills every process that carries the token
+(:func:`sweep`). ``storbench resume`` and ``storbench cleanup`` sweep the same way before
+they start, for the case where the guard itself was killed too.
+
+This file is also the guard's program: ``python -I -S procguard.py TOKEN`` (standard
+library only, so it starts in a few milliseconds without the virtual environment).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+#: The environment variable that marks a run's processes.
+ENV = "STORBENCH_RUN"
+
+
+#: The token of the run this process executes now (see :func:`running`), or None.
+_current: str | None = None
+
+
+@contextlib.contextmanager
+def running(token: str) -> Iterator[None]:
+    """While a run executes: every engine process started through :func:`environment`
+    carries its mark."""
+    global _current
+    before, _current = _current, token
+    try:
+        yield
+    finally:
+        _current = before
+
+
+def environment(base: dict[str, str] | None = None) -> dict[str, str] | None:
+    """The environment for an engine process: ``base`` (None: this process's own) with the
+    mark of the run executing now; ``base`` itself when no run executes."""
+    if _current is None:
+        return base
+    return {**(os.environ if base is None else base), ENV: _current}
+
+
+def processes(token: str) -> list[int]:
+    """The pids of the live processes whose environment carries ``STORBENCH_RUN=token``
+    (those of this user; root sees all). This process and its parent are never listed."""
+    mark = f"{ENV}={token}".encode()
+    me = {os.getpid(), os.getppid()}
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read()
+        except OSError:  # gone, or another user's
+            continue
+        if mark in env.split(b"\0"):
+            found.append(int(name))
+    return found
+
+
+def sweep(token: str, timeout: float = 10.0) -> int:
+    """SIGKILL every process of the run (:func:`processes`) until none is left or
+    ``timeout`` seconds have passed; returns how many were killed."""
+    killed: set[int] = set()
+    end = time.monotonic() + timeout
+    while True:
+        pids = processes(token)
+        if not pids or time.monotonic() > end:
+            return len(killed)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+        time.sleep(0.02)
+
+
+class Guard:
+    """The guard of one run (module docstring): :meth:`start` before the first engine
+    process, :meth:`stop` at the end (it sweeps then too, so a straggler of a second
+    Ctrl-C goes with the run)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__), self.token],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C at the terminal does not reach it
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},  # not marked itself
+        )
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.proc is None:
+            return
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def __enter__(self) -> Guard:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _main(token: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    while sys.stdin.buffer.read(4096):  # storbench writes nothing: wait for end-of-file
+        pass
+    sweep(token)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1])
