@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.engines import fio
-from storbench.engines.process import CephClient, CephConf, ceph_args
+from storbench.engines.process import CephClient, CephConf, ceph_args, pdeathsig_prefix
 from storbench.errors import PreflightError
 from storbench.plan import Point, Target
 from storbench.units import UnitError, fmt_bytes, parse_size
@@ -341,7 +341,8 @@ def _rbd(
 ) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
-            [RBD, *ceph_args(conf), *args],
+            # `rbd bench` fills a new image for minutes: it dies with storbench
+            [*pdeathsig_prefix(), RBD, *ceph_args(conf), *args],
             capture_output=True,
             text=True,
             timeout=timeout,
