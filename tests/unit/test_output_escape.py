@@ -10,6 +10,7 @@ are not fio output; they stand for what anyone can write into a file given to
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -113,6 +114,7 @@ def test_escape_import_show_runs_compare_put_no_controls_on_the_terminal(
         (["show", "latest", "--point", "1"], True),
         (["runs"], False),
         (["compare", "latest", "latest"], True),
+        (["export", "latest", "--format", "csv"], True),
     ):
         r = storbench(tmp_path, *cmd)
         out = plain(r)
@@ -143,6 +145,48 @@ def test_escape_old_database_names_print_as_text(tmp_path: Path) -> None:
         assert shown in out
 
 
+# ---------------------------------------------------------------------------- CSV
+
+
+FORMULAS = {
+    "jobname": '=HYPERLINK("http://evil.example","click")',
+    "filename": "@SUM(1+1)*cmd|' /C calc'!A0",
+    "description": "-2+3+cmd|' /C calc'!A0",
+    "buffer_pattern": "+cmd",
+    "verify_pattern": "\tx",
+}
+
+
+def test_escape_csv_export_neutralises_formulas(tmp_path: Path) -> None:
+    """OWASP: a text cell starting with = + - @ tab or CR gets a leading quote; numbers
+    (also numbers as text, such as fio's option values) stay numbers."""
+    f = crafted_import(
+        tmp_path,
+        "crafted.json",
+        jobname=FORMULAS["jobname"],
+        filename=FORMULAS["filename"],
+        description=FORMULAS["description"],
+        buffer_pattern=FORMULAS["buffer_pattern"],
+        verify_pattern=FORMULAS["verify_pattern"],
+        rate_iops="-1",
+        **{"=key": "1"},
+    )
+    plain(storbench(tmp_path, "import", "--name", "+run", str(f)))
+    r = storbench(tmp_path, "export", "latest", "--format", "csv")
+    rows = list(csv.reader(io.StringIO(plain(r))))
+    cells = [c for row in rows for c in row]
+    assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r")], cells
+    assert [c for c in cells if c.startswith("-")] == ["-1"]  # a number, kept
+    head, row = rows
+    rec = dict(zip(head, row, strict=True))
+    assert rec["workload"] == "'" + FORMULAS["jobname"]
+    assert rec["target"] == "'" + FORMULAS["filename"]
+    assert rec["description"] == "'" + FORMULAS["description"]
+    assert rec["verify_pattern"] == "'" + FORMULAS["verify_pattern"]
+    assert "'=key" in head
+    assert float(rec["read_iops"]) > 0 and rec["iodepth"] == "1"
+
+
 # ---------------------------------------------------------------------------- the helpers
 
 
@@ -151,3 +195,9 @@ def test_escape_visible_keeps_lines_and_shows_controls() -> None:
     assert safe.visible(CONTROL) == "A\\x1b]0;pwned\\x07B\\x1b[2JC\\x9b31mD\\u202eE\\x08F\\rG"
     assert safe.one_line("a\nb\tc") == "a\\nb\\tc"
     assert safe.visible("\ud800").encode() == b"\\ud800"
+
+
+def test_escape_csv_cell_leaves_numbers_alone() -> None:
+    assert [safe.csv_cell(v) for v in (-1.5, 3, None, True)] == [-1.5, 3, None, True]
+    assert [safe.csv_cell(v) for v in ("-1.5", "+2", "1e-3", "-")] == ["-1.5", "+2", "1e-3", "'-"]
+    assert safe.csv_cell("=1+1") == "'=1+1" and safe.csv_cell("a=b") == "a=b"

@@ -7,7 +7,8 @@ Each presenter passes such text through one of these functions on its way out:
 
 - the terminal: :func:`console` (a Rich console that prints every string as text: no markup,
   no emoji codes, control characters shown as ``\\x1b``), or :func:`visible` for text
-  written without Rich.
+  written without Rich;
+- CSV: :func:`csv_cell` (OWASP's rule against formula injection).
 """
 
 from __future__ import annotations
@@ -73,4 +74,25 @@ def styled(*parts: str | tuple[str, str]) -> Text:
             text.append(visible(part[0]), style=part[1])
         else:
             text.append(visible(part))
+    return text
+
+
+# ---------------------------------------------------------------------------- CSV
+
+#: A text cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV
+#: Injection"): = + - @, and tab or carriage return.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell as spreadsheet-safe CSV writers make it: a text cell that a spreadsheet
+    would read as a formula gets a leading ``'`` (shown, not evaluated); numbers (also
+    numbers written as text: ``-1.5``) and empty cells stay as they are. Control characters
+    are made :func:`visible` (line feeds stay: the csv module quotes them)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = visible(str(value))
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
     return text
