@@ -22,7 +22,7 @@ from rich.console import Console
 from test_cli_errors import HAVE_FIO, storbench
 
 from storbench.plan import Point, Target
-from storbench.report import safe
+from storbench.report import markdown, safe
 from storbench.report.terminal import ProgressReporter
 from storbench.store import Store
 
@@ -114,7 +114,9 @@ def test_escape_import_show_runs_compare_put_no_controls_on_the_terminal(
         (["show", "latest", "--point", "1"], True),
         (["runs"], False),
         (["compare", "latest", "latest"], True),
+        (["compare", "latest", "latest", "--format", "markdown"], False),  # \\x1b\]0...
         (["export", "latest", "--format", "csv"], True),
+        (["report", "latest", "--format", "markdown"], False),
     ):
         r = storbench(tmp_path, *cmd)
         out = plain(r)
@@ -187,6 +189,47 @@ def test_escape_csv_export_neutralises_formulas(tmp_path: Path) -> None:
     assert float(rec["read_iops"]) > 0 and rec["iodepth"] == "1"
 
 
+# ---------------------------------------------------------------------------- Markdown
+
+MD_NAME = "<img src=x onerror=alert(1)> | *b* _i_ [l](http://e) ![p](http://t) $m$ `c` ~s~\nnext"
+
+
+def _table_cells(line: str) -> list[str]:
+    return re.split(r"(?<!\\)\|", line.strip())[1:-1]
+
+
+def test_escape_markdown_report_keeps_names_inside_their_cells(tmp_path: Path) -> None:
+    """Raw HTML, pipes, newlines and emphasis/link/math punctuation in names stay text."""
+    a = crafted_import(tmp_path, "a.json", jobname=MD_NAME, filename=f"/tmp/a{MD_NAME}")
+    b = crafted_import(tmp_path, "b.json", jobname="plain", filename="/tmp/b")
+    plain(storbench(tmp_path, "import", "--name", MD_NAME, str(a), str(b)))
+    plain(storbench(tmp_path, "import", "--name", "other", str(b)))
+    for cmd in (
+        ["report", "1", "--format", "markdown"],
+        ["report", "1", "2", "--format", "markdown"],
+        ["compare", "1", "2", "--format", "markdown"],
+    ):
+        text = plain(storbench(tmp_path, *cmd))
+        assert not re.search(r"(?<!\\)<img|(?<!\\)\]\(http", text), cmd
+        assert "\nnext" not in text, cmd
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("|") and not lines[i - 1].startswith("|"):  # a table's header
+                n = len(_table_cells(line))
+                j = i
+                while j < len(lines) and lines[j].startswith("|"):
+                    assert len(_table_cells(lines[j])) == n, (cmd, lines[j])
+                    j += 1
+        assert "\\<img src=x onerror=alert(1)\\> \\| \\*b\\*" in text, cmd
+
+
+def test_escape_markdown_table_cells() -> None:
+    text = markdown.table(["a", "b"], [[MD_NAME, "-1.5"]])
+    row = text.splitlines()[2]
+    assert len(_table_cells(row)) == 2
+    assert row.endswith(" | -1.5 |") and "\\<img" in row and "\n" not in row
+
+
 # ---------------------------------------------------------------------------- the helpers
 
 
@@ -201,3 +244,8 @@ def test_escape_csv_cell_leaves_numbers_alone() -> None:
     assert [safe.csv_cell(v) for v in (-1.5, 3, None, True)] == [-1.5, 3, None, True]
     assert [safe.csv_cell(v) for v in ("-1.5", "+2", "1e-3", "-")] == ["-1.5", "+2", "1e-3", "'-"]
     assert safe.csv_cell("=1+1") == "'=1+1" and safe.csv_cell("a=b") == "a=b"
+
+
+def test_escape_md_code_survives_backticks() -> None:
+    assert safe.md_code("a`b") == "``a`b``"
+    assert safe.md_code("`x`") == "`` `x` ``"

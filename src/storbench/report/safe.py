@@ -8,6 +8,7 @@ Each presenter passes such text through one of these functions on its way out:
 - the terminal: :func:`console` (a Rich console that prints every string as text: no markup,
   no emoji codes, control characters shown as ``\\x1b``), or :func:`visible` for text
   written without Rich;
+- Markdown: :func:`md_text` and :func:`md_code`;
 - CSV: :func:`csv_cell` (OWASP's rule against formula injection).
 """
 
@@ -75,6 +76,33 @@ def styled(*parts: str | tuple[str, str]) -> Text:
         else:
             text.append(visible(part))
     return text
+
+
+# ---------------------------------------------------------------------------- Markdown
+
+#: ASCII punctuation that changes what GitHub renders: emphasis (* ~, and _ but inside a
+#: word: HEALTH_OK stays as it is), code (`), links and images ([ ]), raw HTML and autolinks
+#: (< >), entities (&), tables (|), math ($), and a backslash that would escape what follows
+#: (before punctuation or at the end; elsewhere it shows as itself: bs \ iodepth). Escaped
+#: with a backslash, they show as themselves.
+_MD_SPECIAL = re.compile(r"[`*\[\]<>&|~$]|(?<!\w)_|_(?!\w)|\\(?=[!-/:-@\[-`{-~]|$)")
+
+
+def md_text(value: Any) -> str:
+    """Any value as Markdown inline text that shows as itself: on one line (line breaks and
+    tabs become spaces), control characters visible, Markdown and HTML punctuation escaped."""
+    text = re.sub(r"[\r\n\t]+", " ", str(value))
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), one_line(text))
+
+
+def md_code(value: Any) -> str:
+    """A Markdown code span of ``value`` (outside tables: a pipe would split a cell), fenced
+    with more backticks than it holds in a row, on one line, control characters visible."""
+    text = one_line(re.sub(r"[\r\n\t]+", " ", str(value)))
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 # ---------------------------------------------------------------------------- CSV
