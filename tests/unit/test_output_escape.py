@@ -15,6 +15,7 @@ import io
 import json
 import re
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -228,6 +229,29 @@ def test_escape_markdown_table_cells() -> None:
     row = text.splitlines()[2]
     assert len(_table_cells(row)) == 2
     assert row.endswith(" | -1.5 |") and "\\<img" in row and "\n" not in row
+
+
+# ---------------------------------------------------------------------------- charts and HTML
+
+
+def test_escape_chart_svg_stays_well_formed_xml(tmp_path: Path) -> None:
+    """An SVG file is XML: a control character in a title would make it unreadable."""
+    f = crafted_import(tmp_path, "c.json", jobname=f"${CONTROL}$", filename=f"/tmp/{CONTROL}")
+    plain(storbench(tmp_path, "import", "--name", "$x$", str(f)))
+    r = storbench(tmp_path, "chart", "latest", "--kind", "lat-percentiles", "-o", "c.svg")
+    plain(r)
+    assert_no_raw_control(r)
+    ET.parse(tmp_path / "c.svg")
+
+
+def test_escape_html_report_has_no_raw_controls(tmp_path: Path) -> None:
+    f = crafted_import(tmp_path, "h.json", jobname=CONTROL, filename=f"/tmp/{CONTROL}")
+    plain(storbench(tmp_path, "import", "--name", "</script><script>alert(1)", str(f)))
+    plain(storbench(tmp_path, "report", "latest", "-o", "r.html"))
+    page = (tmp_path / "r.html").read_text()
+    assert not RAW_CONTROL.findall(page)
+    assert page.count("<script") == 1 and page.count("</script>") == 1
+    assert "\\x1b]0;pwned\\x07" in page
 
 
 # ---------------------------------------------------------------------------- the helpers

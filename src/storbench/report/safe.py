@@ -10,6 +10,9 @@ Each presenter passes such text through one of these functions on its way out:
   written without Rich;
 - Markdown: :func:`md_text` and :func:`md_code`;
 - CSV: :func:`csv_cell` (OWASP's rule against formula injection).
+
+The HTML report escapes with Jinja2's autoescape and passes every value through
+:func:`visible` (report/html.py).
 """
 
 from __future__ import annotations
