@@ -29,6 +29,7 @@ from storbench.preflight import Preflight, check_fio, check_jobs, run_preflight
 from storbench.preflight.ceph import remove_images
 from storbench.report import export as export_mod
 from storbench.report import markdown as md
+from storbench.report import safe
 from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
@@ -50,9 +51,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _console(stderr: bool = False) -> Console:
-    c = Console(stderr=stderr, highlight=False)
+    """A console that prints every string as text (report/safe.py): names, paths and fio's
+    messages are never read as markup or emoji codes, and control characters show as \\x1b."""
+    c = safe.console(stderr)
     if not c.is_terminal and "COLUMNS" not in os.environ:
-        c = Console(stderr=stderr, highlight=False, width=160)  # logs: no 80-column wrap
+        c = safe.console(stderr, width=160)  # logs: no 80-column wrap
     return c
 
 
@@ -338,9 +341,12 @@ def _header(p: Plan, points: list[Point]) -> None:
     if p.hosts:
         targets += f" across {len(p.hosts)} host{'s' if len(p.hosts) != 1 else ''}"
     out.print(
-        f"storbench {__version__}: plan [bold]{p.name}[/] ({p.source}), "
-        f"{len(points)} point{'s' if len(points) != 1 else ''} on {targets}, "
-        f"planned {planned}"
+        safe.styled(
+            f"storbench {__version__}: plan ",
+            (p.name, "bold"),
+            f" ({p.source}), {len(points)} point{'s' if len(points) != 1 else ''} on "
+            f"{targets}, planned {planned}",
+        )
     )
 
 

@@ -276,7 +276,10 @@ def test_markdown_report(store: Store, ceph_run: int) -> None:
     i = lines.index("### Timeline")
     assert lines[i + 2 : i + 4] == ["| time | kind | event |", "|---:|---|---|"]
     assert lines[i + 4].startswith("| +3.0 s | health | HEALTH_WARN: OSD_DOWN (1 osds down);")
-    assert lines[i + 7] == f"| +90.0 s (1m30s) | rados-cleanup | removed objects of {HOSTILE} |"
+    assert lines[i + 7] == (  # HOSTILE as text: no raw HTML, no math
+        "| +90.0 s (1m30s) | rados-cleanup | removed objects of "
+        "\\<script\\>alert(1)\\</script\\> \\& \"q\" 's' \\$x\\$ |"
+    )
 
     # beside the summary of a run with measurements; without Ceph, no section at all
     from storbench.analysis.summary import summarize

@@ -431,18 +431,19 @@ def cluster_line(c: ClusterView) -> str:
 def ceph_markdown(report: CephReport | None) -> str:
     """The clusters (facts, OSD table, benchmarked pools) and the timeline as Markdown."""
     from storbench.report.markdown import table  # (markdown.py imports this module)
+    from storbench.report.safe import md_code, md_text
 
     if report is None:
         return ""
     out = []
     for c in report.clusters:
-        out.append(f"\n### {c.title}\n")
-        facts = [f"- health at the start: **{c.health}**"]
-        facts += [f"  - {x}" for x in c.checks]
+        out.append(f"\n### {md_text(c.title)}\n")
+        facts = [f"- health at the start: **{md_text(c.health)}**"]
+        facts += [f"  - {md_text(x)}" for x in c.checks]
         if c.health_warning and not c.checks:
-            facts.append(f"  - preflight warned: {c.health_warning}")
+            facts.append(f"  - preflight warned: {md_text(c.health_warning)}")
         if c.versions:
-            facts.append("- versions: " + "; ".join(c.versions))
+            facts.append("- versions: " + md_text("; ".join(c.versions)))
         facts.append(f"- capacity: {c.raw_capacity()}")
         if c.conf or c.client:
             facts.append(
@@ -450,14 +451,14 @@ def ceph_markdown(report: CephReport | None) -> str:
                 + ", ".join(
                     x
                     for x in (
-                        f"`{c.conf}`" if c.conf else "",
-                        f"as `{c.client}`" if c.client else "",
+                        md_code(c.conf) if c.conf else "",
+                        f"as {md_code(c.client)}" if c.client else "",
                     )
                     if x
                 )
             )
         if c.errors:
-            facts.append("- inventory incomplete: " + "; ".join(c.errors))
+            facts.append("- inventory incomplete: " + md_text("; ".join(c.errors)))
         out.append("\n".join(facts) + "\n")
         if c.osds:
             out.append("\n" + table(OSD_HEADERS, [o.cells() for o in c.osds], right={6, 7}))

@@ -19,7 +19,8 @@ Kinds (``KINDS``):
 Text from plans and hosts ends up in three places here: matplotlib's own ``<text>`` (or glyph
 paths), which matplotlib escapes (``$`` is escaped here so that a name is never read as
 mathtext), the ``<title>`` of each point and the ``data-ref`` attribute, both escaped with
-:func:`html.escape` when they are put into the SVG.
+:func:`html.escape` when they are put into the SVG. Control characters are written out
+(:mod:`storbench.report.safe`): XML cannot hold them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.errors import UserError
 from storbench.metrics import PERCENTILES, LatencyStats, pct_key
+from storbench.report.safe import one_line, visible
 from storbench.store import MeasurementRow, RunRow, Store
 from storbench.units import fmt_iops, fmt_ns
 
@@ -621,8 +623,10 @@ _CHAR_IN = 0.075
 
 
 def _mpl_text(s: str) -> str:
-    """Text shown literally by matplotlib: ``$`` would start mathtext."""
-    return s.replace("$", r"\$")
+    """Text shown literally by matplotlib: ``$`` would start mathtext; control characters
+    (which XML cannot hold, and which matplotlib warns about with the raw character) are
+    written out."""
+    return one_line(s).replace("$", r"\$")
 
 
 def _fit(s: str, inches: float) -> str:
@@ -807,7 +811,7 @@ def render(chart: Chart, fmt: str, *, salt: str = "storbench") -> bytes:
     with matplotlib.rc_context({**_STYLE, "svg.fonttype": "path", "svg.hashsalt": salt}):
         fig, drawn = _draw(chart)
         buf = io.BytesIO()
-        meta: dict[str, Any] = {"Title": chart.title}
+        meta: dict[str, Any] = {"Title": one_line(chart.title)}
         if fmt == "svg":
             meta["Date"] = None
         fig.savefig(buf, format=fmt, dpi=150, metadata=meta)
@@ -870,7 +874,8 @@ _ID_ATTR = re.compile(r'(\sid=")([^"]+)(")|(url\(#)([^)]+)(\))|(href="#)([^"]+)(
 
 
 def _esc(s: str) -> str:
-    return html.escape(s, quote=True)
+    """Text for the SVG: XML-escaped, control characters (not allowed in XML) written out."""
+    return html.escape(visible(s), quote=True)
 
 
 def _point_group(mark: Mark, inline: bool, inner: str) -> str:

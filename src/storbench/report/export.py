@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from storbench.metrics import DIRECTIONS, PERCENTILES, LatencyStats, Measurement, pct_key
+from storbench.report.safe import csv_cell
 from storbench.store import EventRow, MeasurementRow, RunRow
 
 #: Percentile keys of LatencyStats.percentiles ("50", "99.9"); exported as "p50", "p99.9".
@@ -141,7 +142,8 @@ def to_json(run: RunRow, rows: list[MeasurementRow], events: list[EventRow] | No
 def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
     """One row per measurement; in a run on several hosts (``hosts:``) each point's row (the
     aggregate, column ``host`` empty) is followed by one row per host, and the timing
-    columns (start/end of each host, overlap of the aggregate) are added."""
+    columns (start/end of each host, overlap of the aggregate) are added. A text cell that
+    would start a spreadsheet formula (``=HYPERLINK(...)`` as a job name) starts with ``'``."""
     recs = records(run, rows)
     with_hosts = any("clients" in r for r in recs)  # storbench's own runs on hosts
     param_keys = list(dict.fromkeys(k for r in recs for k in (r["params"] or {})))
@@ -177,7 +179,7 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
     cols += ["usr_cpu_pct", "sys_cpu_pct"]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
+    w.writer.writerow([csv_cell(c) for c in cols])  # option names come from plans and files
     for r in recs:
         flat: dict[str, Any] = {
             k: r.get(k)
@@ -199,7 +201,7 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
         if "clients" in r:
             flat["clients"] = r.get("clients")
             flat.update({k: v for k, v in (r.get("aggregate") or {}).items() if k in cols})
-        w.writerow(flat)
+        w.writerow(_safe_row(flat))
         for host, h in (r.get("hosts") or {}).items() if "clients" in r else ():
             row = {k: flat[k] for k in ("run", "measurement", "point", "repetition", "workload")}
             row.update(r["params"] or {})
@@ -208,8 +210,13 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
             row.update({k: h.get(k) for k in ("status", "error", "start_s", "end_s")})
             row.update(usr_cpu_pct=h.get("usr_cpu_pct"), sys_cpu_pct=h.get("sys_cpu_pct"))
             _flat_dirs(row, h, metrics, lat_cols)
-            w.writerow(row)
+            w.writerow(_safe_row(row))
     return buf.getvalue()
+
+
+def _safe_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row whose text cells a spreadsheet will not run as formulas (safe.csv_cell)."""
+    return {k: csv_cell(v) for k, v in row.items()}
 
 
 def _flat_dirs(

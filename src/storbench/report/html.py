@@ -3,9 +3,10 @@ leaves the page) with the test bed, the plan, a summary table, charts with hover
 one click away from any point, its fio job file and raw output.
 
 Escaping: every value from a plan, a host or fio reaches the page through Jinja2 with
-autoescape on, or through :mod:`storbench.report.charts`, which escapes what it puts into the
-SVG. Raw fio output is gzip-compressed and base64-encoded (a 500-point run stays well under
-5 MB) and is decompressed in the page, on opening, into ``textContent`` — never parsed as HTML.
+autoescape on (and control characters written out, :func:`_visible`), or through
+:mod:`storbench.report.charts`, which escapes what it puts into the SVG. Raw fio output is
+gzip-compressed and base64-encoded (a 500-point run stays well under 5 MB) and is
+decompressed in the page, on opening, into ``textContent`` — never parsed as HTML.
 A Content-Security-Policy allows only the page's own script (by nonce), inline styles and
 ``data:`` images: no request can leave the page, and no injected script could run.
 """
@@ -34,6 +35,7 @@ from storbench.report import charts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
 from storbench.report.hosts import host_rows
+from storbench.report.safe import visible
 from storbench.report.terminal import fmt_direction_latency, fmt_latency
 from storbench.store import Store
 from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
@@ -58,6 +60,15 @@ _SECTION_TITLES = {
 }
 
 
+def _visible(value: Any) -> Any:
+    """Every value a template prints, with its control characters written out (safe.visible):
+    invisible in a browser, they would still reach a terminal that shows the file, and an SVG
+    (XML) cannot hold them. Escaped text stays escaped: the replacements are plain ASCII."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value)))
+    return visible(value) if isinstance(value, str) else value
+
+
 def _env() -> Environment:
     env = Environment(
         loader=PackageLoader("storbench.report", "templates"),
@@ -65,6 +76,7 @@ def _env() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_visible,
     )
     return env
 

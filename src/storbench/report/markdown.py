@@ -10,6 +10,7 @@
 - two or more runs: seed 004's comparison of each later run against the first.
 
 Figures with repetitions carry their spread (the 95 % confidence interval's half width).
+Names and messages show as themselves: every one passes through safe.md_text (or md_code).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from storbench.metrics import Measurement
 from storbench.report import suites
 from storbench.report.ceph import CephReport, ceph_markdown
 from storbench.report.hosts import host_rows
+from storbench.report.safe import md_code, md_text
 from storbench.report.terminal import (
     COMPARISON_HEADERS,
     LAT_NOTE,
@@ -41,7 +43,9 @@ from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 
 def _cell(v: Any) -> str:
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    """A table cell: text that shows as itself (safe.md_text escapes pipes, HTML, emphasis,
+    links and line breaks of names that came from plans, files or fio)."""
+    return md_text(v)
 
 
 def table(headers: list[str], rows: Iterable[list[Any]], right: set[int] | None = None) -> str:
@@ -133,9 +137,12 @@ def qualify_markdown(summaries: list[PointSummary], inventory: dict[str, Any]) -
     if not rows:
         return "(no numjobs sweep in this run)\n"
     notes = [
-        f"- {r['target']}: best {r['jobs']} jobs, {r['iops']:,.0f} IOPS; "
-        f"{r['saturation']} job{'s' if str(r['saturation']) != '1' else ''} reach 95 % of it; "
-        + suites.knee_text(r["knee"], "numjobs")
+        "- "
+        + md_text(
+            f"{r['target']}: best {r['jobs']} jobs, {r['iops']:,.0f} IOPS; "
+            f"{r['saturation']} job{'s' if str(r['saturation']) != '1' else ''} reach 95 % of "
+            "it; " + suites.knee_text(r["knee"], "numjobs")
+        )
         for r in rows
     ]
     return suites.qualify_markdown(rows) + "\n" + "\n".join(notes) + "\n"
@@ -152,7 +159,7 @@ def matrix_markdown(summaries: list[PointSummary]) -> str:
         qds = list(dict.fromkeys(s.params.get("iodepth", 1) for s in items))
         bss = list(dict.fromkeys(s.params.get("bs", "4k") for s in items))
         cell = {(s.params.get("bs", "4k"), s.params.get("iodepth", 1)): s for s in items}
-        out.append(f"### {target}: {rw} IOPS by block size and iodepth\n")
+        out.append(f"### {md_text(target)}: {md_text(rw)} IOPS by block size and iodepth\n")
         rows = [
             [str(bs)]
             + [
@@ -204,7 +211,7 @@ def matrix_markdown(summaries: list[PointSummary]) -> str:
 def run_markdown(run: RunReport) -> str:
     """The Markdown of one run, in the layout of its suite (module doc)."""
     s = run.summaries
-    head = f"## {run.title}\n\n"
+    head = f"## {md_text(run.title)}\n\n"
     if not s:
         return head + "(no measurements)\n" + ceph_markdown(run.ceph)
     if run.report == "qualify":
@@ -258,17 +265,20 @@ def hosts_markdown(items: list[tuple[str, Measurement]]) -> str:
 def comparison_markdown(c: Comparison, *, points: bool = True) -> str:
     """Seed 004's comparison: headline, averages per iodepth and per block size, then
     (``points``) every matched point, then the points without a partner."""
-    out = [f"## {c.other_name} vs {c.base_name}\n"]
-    out.append(f"**{summary_sentence(c)}.**\n")
+    base, other = md_text(c.base_name), md_text(c.other_name)
+    out = [f"## {other} vs {base}\n"]
+    out.append(f"**{md_text(summary_sentence(c))}.**\n")
     out.append(
         f"Verdicts (Welch's t-test on IOPS per repetition, 95 %): {verdict_counts(c)}. "
-        f"{len(c.matched)} matched points, {len(c.only_base)} only in {c.base_name}, "
-        f"{len(c.only_other)} only in {c.other_name}.\n"
+        f"{len(c.matched)} matched points, {len(c.only_base)} only in {base}, "
+        f"{len(c.only_other)} only in {other}.\n"
     )
     if c.differs:
         out.append(
             "The runs differ in "
-            + ", ".join(f"`{k}` ({b} → {o})" for k, (b, o) in c.differs.items())
+            + ", ".join(
+                f"{md_code(k)} ({md_text(b)} → {md_text(o)})" for k, (b, o) in c.differs.items()
+            )
             + "; points are matched on everything else.\n"
         )
     if len(c.by_iodepth) > 1:  # one group would only repeat the overall average

@@ -10,6 +10,7 @@ from rich.table import Table
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee, Sweep, sweeps
 from storbench.plan import RADOS_BENCH
+from storbench.report.safe import md_text
 from storbench.units import (
     UnitError,
     fmt_iops,
@@ -72,10 +73,8 @@ def qualify_markdown(rows: list[dict[str, Any]]) -> str:
         "|----|------|------|-------|-----:|------:|-------|",
     ]
     for r in rows:
-        lines.append(
-            f"| {r['id']} | {r['size']} | {r['type']} | {r['proto']} | "
-            f"{r['iops']:.0f} | {r['jobs']} | {r['notes']} |"
-        )
+        cells = [r["id"], r["size"], r["type"], r["proto"], f"{r['iops']:.0f}", r["jobs"]]
+        lines.append("| " + " | ".join(md_text(c) for c in [*cells, r["notes"]]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -180,7 +179,7 @@ def profiles_markdown(rows: list[dict[str, Any]]) -> str:
     ]
     for r in rows:
         lines.append(
-            f"| {r['target']} | {fmt_rate(r.get('seq_read_bw'))} MiB/s | "
+            f"| {md_text(r['target'])} | {fmt_rate(r.get('seq_read_bw'))} MiB/s | "
             f"{fmt_rate(r.get('seq_write_bw'))} MiB/s | "
             f"{fmt_iops(r.get('rand_read_iops'))} IOPS | "
             f"{fmt_iops(r.get('rand_write_iops'))} IOPS |"
@@ -195,7 +194,7 @@ def profiles_markdown(rows: list[dict[str, Any]]) -> str:
             for ddir in ("read", "write"):
                 if f"{kind}_{ddir}_mean" in r:
                     lines.append(
-                        f"| {r['target']} | {label} {ddir} | "
+                        f"| {md_text(r['target'])} | {label} {ddir} | "
                         f"{fmt_ns(r.get(f'{kind}_{ddir}_mean'))} | "
                         f"{fmt_ns(r.get(f'{kind}_{ddir}_p95'))} | "
                         f"{fmt_ns(r.get(f'{kind}_{ddir}_p99'))} |"
@@ -467,7 +466,7 @@ def rados_markdown(summaries: list[PointSummary]) -> str:
         heading = g["heading"] + (f" — {g['target']}" if several_targets else "")
         cols = g["columns"]
         lines = [
-            f"### {heading}",
+            f"### {md_text(heading)}",
             "",
             "| | " + " | ".join(clients_heading(n) for n, _ in cols) + " |",
             "|---|" + "---:|" * len(cols),
@@ -477,6 +476,6 @@ def rados_markdown(summaries: list[PointSummary]) -> str:
             cells = [_fmt_figure(g["figures"][n][key], divisor, decimals) for n, _ in cols]
             lines.append(f"| {read_label if read else write_label} | " + " | ".join(cells) + " |")
         lines.append("")
-        lines += [f"- {note}" for note in rados_notes(g)]
+        lines += [f"- {md_text(note)}" for note in rados_notes(g)]
         out.append("\n".join(lines) + "\n")
     return "\n".join(out) if out else "(no rados bench point in this run)\n"

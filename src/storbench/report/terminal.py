@@ -2,6 +2,10 @@
 
 On a terminal the progress is a live bar; in a log (CI, a pipe) it is one plain line per
 point, so the output stays readable.
+
+Tables and lines here hold names, paths and fio's messages as plain strings: print them on
+a :func:`storbench.report.safe.console`, which shows every string as text (a plain Rich
+console would read ``[/dev/sdb]`` as markup). The progress prints its own lines safely.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from storbench.analysis.summary import PointSummary
 from storbench.metrics import OVERLAP_MIN, ClatOrLat, LatencyStats, Measurement
 from storbench.plan import Point
 from storbench.report.ceph import CephReport, cluster_line
+from storbench.report.safe import one_line, visible
 from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
 
@@ -106,9 +111,9 @@ class ProgressReporter:
     def __enter__(self) -> ProgressReporter:
         if self.live:
             self.progress = Progress(
-                TextColumn("[bold]{task.fields[n]}[/]"),
+                TextColumn("{task.fields[n]}", style="bold", markup=False),
                 BarColumn(),
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),  # made visible() below
                 _EtaColumn(self.eta),
                 console=self.console,
                 transient=True,
@@ -121,6 +126,12 @@ class ProgressReporter:
         if self.progress is not None:
             self.progress.__exit__(None, None, None)
 
+    def _say(self, text: str, style: str | None = None) -> None:
+        """A line of text on any console: names and fio's messages never as markup."""
+        self.console.print(
+            visible(text), style=style, markup=False, emoji=False, highlight=False, soft_wrap=True
+        )
+
     def point_started(self, point: Point, n: int, total: int) -> None:
         self.eta.current_started = time.monotonic()
         label = f"[{n}/{total}]"
@@ -128,10 +139,9 @@ class ProgressReporter:
         if point.repetition:
             desc += f" (repetition {point.repetition + 1})"
         if self.progress is not None:
-            self.progress.update(self.task, description=desc, n=label)
+            self.progress.update(self.task, description=one_line(desc), n=label)
         else:
-            eta = fmt_duration(self.eta.remaining())
-            self.console.print(f"{label} {desc}  (ETA {eta})", highlight=False, soft_wrap=True)
+            self._say(f"{label} {desc}  (ETA {fmt_duration(self.eta.remaining())})")
 
     def point_finished(
         self, point: Point, meas: Measurement, n: int, total: int, seconds: float
@@ -143,21 +153,12 @@ class ProgressReporter:
         style = "red" if meas.status != "ok" else None
         if self.progress is not None:
             self.progress.advance(self.task)
-            self.console.print(
-                f"[{n}/{total}] {point.label()}: {line}",
-                style=style,
-                highlight=False,
-                soft_wrap=True,
-            )
+            self._say(f"[{n}/{total}] {point.label()}: {line}", style)
         else:
-            self.console.print(f"      -> {line}", style=style, highlight=False, soft_wrap=True)
+            self._say(f"      -> {line}", style)
 
     def point_interrupted(self, point: Point) -> None:
-        self.console.print(
-            f"interrupted during {point.label()}: that point is not recorded",
-            style="yellow",
-            highlight=False,
-        )
+        self._say(f"interrupted during {point.label()}: that point is not recorded", "yellow")
 
 
 #: a percentile the engine does not report (rados bench): shown as this, never as 0
@@ -423,7 +424,7 @@ def comparison_text(c: Comparison) -> str:
                 "  (points match by workload and parameters, not by target; to compare two "
                 "targets, filter each side: RUN:target=PATH)"
             )
-    return "\n".join(out) + "\n"
+    return visible("\n".join(out) + "\n")  # written as it is, not through a console
 
 
 # ---------------------------------------------------------------------------- many hosts
