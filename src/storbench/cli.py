@@ -438,7 +438,12 @@ Examples:
 def plan_check(
     plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...], ceph_conf: str | None
 ) -> None:
-    """Validate PLAN (file or suite) without any I/O; fio parses every job when installed."""
+    """Validate PLAN (file or suite) without any I/O; fio parses every job when installed.
+
+    Refused with the line and a fix: values that would change fio's job file (control
+    characters, `;`, `#`, `${`), options that run commands or replay I/O logs, and log files
+    that are not absolute paths.
+    """
     p = load_plan(plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf)
     points = p.expand()
     if fio.fio_path() is not None:

@@ -11,6 +11,13 @@ starts a private loopback server itself). A host may list its own targets (each 
 targets: point *i* of the matrix uses each host's *i*-th target. ``clients`` is a reserved
 workload key (never passed to fio): ``clients: [1, 2, 3]`` is an axis that runs the point
 on the first 1, 2, 3 hosts.
+
+What a plan says never reaches fio's job file as anything but the value it is (fio 3.33 reads
+a job file line by line, ends a line at its first ``;`` or ``#``, cuts lines at 8191 bytes and
+replaces ``${VAR}`` from the environment): values holding such characters are refused here,
+with the line and a fix, and again where the job file is written (engines/fio.py). Options
+that run commands or replay I/O on files storbench cannot check are refused; options that
+write files of their own must name them by absolute path (preflight refuses existing ones).
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import json
 import os
 import re
 import stat
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -103,6 +112,56 @@ INT_RANGES: dict[str, tuple[int, int | None]] = {
     "rwmixwrite": (0, 100),
     "direct": (0, 1),
 }
+#: The longest value (UTF-8 bytes) storbench writes into a fio job file: fio reads job files in
+#: lines of at most 8191 bytes and reads the rest of a longer line as a line of its own.
+MAX_VALUE_BYTES = 4096
+#: The longest name (plan, workload, target, host): names go into job-file comment lines.
+MAX_NAME_CHARS = 256
+#: fio options a plan may not use, why, and the fix: storbench runs no commands from a plan
+#: and writes only what preflight checked.
+REFUSED_OPTIONS: dict[str, tuple[str, str]] = {
+    "exec_prerun": (
+        "runs a command (fio passes it to system()): storbench does not run commands from a plan",
+        "run the command yourself before `storbench run`",
+    ),
+    "exec_postrun": (
+        "runs a command (fio passes it to system()): storbench does not run commands from a plan",
+        "run the command yourself after `storbench run`",
+    ),
+    "read_iolog": (
+        "replays an I/O log on the files and devices the log names, which storbench cannot check",
+        "replay it with fio yourself, or describe the workload with fio options",
+    ),
+    "replay_redirect": (
+        "replays an I/O log (read_iolog) onto a device storbench cannot check",
+        "replay it with fio yourself",
+    ),
+    "merge_blktrace_file": (
+        "replays I/O logs (read_iolog) and writes their merge to a file storbench cannot check",
+        "merge and replay them with fio yourself",
+    ),
+    "profile": (
+        "runs a fio profile (act, tiobench) on devices and directories of its own "
+        "(`device-names`, `dir`), not on the plan's targets",
+        "describe the workload with fio options and name its targets under `targets:`",
+    ),
+}
+#: fio engines that change the target whatever ``rw`` says (fio 3.33 engines/: falloc
+#: allocates even to "read", filedelete deletes): a point that uses one counts as writing.
+WRITING_ENGINES = frozenset(
+    ("falloc", "ftruncate", "e4defrag", "filecreate", "filedelete", "dircreate", "dirdelete")
+)
+#: Flags that make fio delete the target file at the end: they count as writing.
+UNLINK_OPTIONS = ("unlink", "unlink_each_loop")
+#: Options with which fio writes a log file of its own: write_iolog names the file (fio
+#: appends to it); the others a prefix to which fio adds ``_bw.N.log``, ``_clat.N.log`` ...
+LOG_PREFIX_OPTIONS = ("write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log")
+FILE_OPTIONS = ("write_iolog", *LOG_PREFIX_OPTIONS)
+#: The log types fio appends to a write_*_log prefix (init.c setup_log_names).
+LOG_TYPES = ("bw", "lat", "slat", "clat", "clat_hist", "iops")
+#: ``mem``/``iomem`` types that may name a file (``mmap:/path``): fio creates, truncates and
+#: at the end removes it.
+MMAP_TYPES = ("mmap", "mmaphuge", "mmapshared")
 #: Example values shown in a fix.
 _EXAMPLE = {
     "bs": "4k",
@@ -154,6 +213,8 @@ WRITE_RW = (
 NEEDS_VALUE = frozenset(
     (*SIZE_OPTIONS, *TIME_OPTIONS, *INT_OPTIONS, "rw", "readwrite", "ioengine", "mode", "engine")
 )
+#: Options whose value is a path fio opens (besides the target's own): the stricter rule.
+PATH_OPTIONS = (*FILE_OPTIONS, "donorname")
 
 Scalar = str | int | float | bool | None
 
@@ -173,6 +234,87 @@ def suite_names() -> tuple[str, ...]:
 
 def suite_text(name: str) -> str:
     return resources.files("storbench.suites").joinpath(f"{name}.yaml").read_text()
+
+
+# ---------------------------------------------------------------------------- values
+
+
+def _char_name(c: str) -> str:
+    names = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", "\0": "a NUL"}
+    return names.get(c, f"U+{ord(c):04X}")
+
+
+def control_char(text: str, allow: str = "") -> str | None:
+    """The first control character of ``text`` (newlines and the Unicode line and paragraph
+    separators included) that is not in ``allow``, named, or None."""
+    for c in text:
+        if c not in allow and unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp"):
+            return _char_name(c)
+    return None
+
+
+def name_problem(text: str, allow: str = "") -> str | None:
+    """Why ``text`` cannot be a name (of a plan, workload, target or host), or None."""
+    c = control_char(text, allow)
+    if c is not None:
+        return f"holds a control character ({c})"
+    if len(text) > MAX_NAME_CHARS:
+        return f"is longer than {MAX_NAME_CHARS} characters"
+    return None
+
+
+def job_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be written as a value in a fio job file, or None.
+
+    fio 3.33 reads the file line by line (a newline or carriage return would start an option
+    of its own), ends a line at its first ``;`` or ``#`` (the rest would be dropped
+    silently), reads lines in pieces of 8191 bytes, and replaces ``${VAR}`` with the
+    environment variable (always, even unset), so storbench's checks would see other text
+    than fio."""
+    c = control_char(value)
+    if c is not None:
+        return (
+            f"holds a control character ({c}), which would end or change its line of fio's job file"
+        )
+    for ch in ";#":
+        if ch in value:
+            return f"holds `{ch}`: fio's job file ends a line there and drops the rest"
+    if "${" in value:
+        return "holds `${`: fio replaces ${VAR} with the environment variable VAR"
+    if len(value.encode(errors="surrogatepass")) > MAX_VALUE_BYTES:
+        return f"is longer than {MAX_VALUE_BYTES} bytes: fio reads job files in lines of 8191"
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why ``path`` cannot name a file fio opens, or None: the job-file rule, and no ``$``
+    (fio replaces $pagesize, $ncpus, ${VAR} ... in values) nor blanks at either end (fio strips
+    them, so it would open another file than the one storbench checked)."""
+    if not path:
+        return "is empty"
+    problem = job_value_problem(path)
+    if problem:
+        return problem
+    if "$" in path:
+        return "holds `$`: fio replaces $pagesize, $ncpus and ${VAR} in values"
+    if path != path.strip():
+        return "starts or ends with a blank, which fio strips"
+    return None
+
+
+def fix_for(problem: str) -> str:
+    """The fix for a :func:`job_value_problem` / :func:`path_problem` / :func:`name_problem`."""
+    if "control character" in problem:
+        return "remove the control character: one value, on one line"
+    if "`$`" in problem or "`${`" in problem:
+        return "write the value itself, without `$` (fio would substitute it)"
+    if "`;`" in problem or "`#`" in problem:
+        return "remove the `;` and `#`: a value in fio's job file cannot hold them"
+    if "longer than" in problem:
+        return "shorten it"
+    if "blank" in problem:
+        return "remove the blanks at its ends"
+    return "give a path"
 
 
 @dataclass(frozen=True)
@@ -354,9 +496,44 @@ class Point:
 
 
 def workload_writes(params: dict[str, Any]) -> bool:
-    """Whether a workload writes: fio's default rw is read; verify/trim writes count too."""
+    """Whether a workload writes: fio's default rw is read; verify/trim writes count too, and
+    so do engines that change files whatever ``rw`` says and ``unlink`` (fio deletes the file)."""
     rw = str(params.get("rw", params.get("readwrite", "read"))).split(":")[0]
-    return rw in WRITE_RW
+    if rw in WRITE_RW or str(params.get("ioengine", "")).strip() in WRITING_ENGINES:
+        return True
+    return any(k in params and _flag_set(params[k]) for k in UNLINK_OPTIONS)
+
+
+def _flag_set(value: Any) -> bool:
+    """Whether a fio bool option is on (a bare flag is; unsure values count as on)."""
+    if value is None:
+        return True
+    if isinstance(value, int | float):
+        return value != 0
+    return str(value).strip().lower() not in ("0", "false", "no", "off")
+
+
+def mmap_file(params: dict[str, Any]) -> str | None:
+    """The file fio's buffers are mapped from (``mem: mmap:/path``), or None."""
+    for opt in ("mem", "iomem"):
+        kind, sep, path = str(params.get(opt) or "").partition(":")
+        if sep and kind.strip() in MMAP_TYPES:
+            return path
+    return None
+
+
+def output_files(params: dict[str, Any], target: Target) -> list[tuple[str, str, bool]]:
+    """The files fio writes for a point besides its target, as (option, path, prefix):
+    ``prefix`` True when fio adds ``_TYPE.N.log`` to the path (write_bw_log ...). e4defrag's
+    donor file counts in a directory target (elsewhere fio puts it in its working directory,
+    a temporary one of storbench's)."""
+    out = [(o, str(params[o]), o in LOG_PREFIX_OPTIONS) for o in FILE_OPTIONS if o in params]
+    mapped = mmap_file(params)
+    if mapped is not None:
+        out.append(("mem" if "mem" in params else "iomem", mapped, False))
+    if "donorname" in params and target.kind == "directory":
+        out.append(("donorname", os.path.join(target.path, str(params["donorname"])), False))
+    return out
 
 
 @dataclass
@@ -604,13 +781,24 @@ def ceph_target(kind: str, path: str, conf: str | None = None, **kw: Any) -> Tar
     path = path.strip()
     parts = path.split("/")
     want = 2 if kind == "rbd" else 1
-    if len(parts) != want or not all(parts) or any(c.isspace() for c in path):
+    if (
+        len(parts) != want
+        or not all(parts)
+        or any(c.isspace() for c in path)
+        or path_problem(path) is not None
+    ):
         raise ValueError(
             "rbd:POOL/IMAGE (e.g. rbd:bench/storbench)"
             if kind == "rbd"
             else "rados:POOL (e.g. rados:bench)"
         )
     conf = os.path.abspath(conf) if conf else os.path.abspath(default_ceph_conf())
+    problem = path_problem(conf)
+    if problem:
+        raise ValueError(f"the ceph.conf path {conf!r} {problem}: {fix_for(problem)}")
+    client = kw.get("client")
+    if client is not None and path_problem(client):
+        raise ValueError(f"the client name {client!r} {path_problem(client)}")
     return Target(kind, path, conf=conf, **kw)
 
 
@@ -626,30 +814,46 @@ def parse_target_arg(arg: str, ceph_conf: str | None = None) -> Target:
             except ValueError as e:
                 article = "an" if kind == "rbd" else "a"
                 raise PlanError(
-                    f"--target {arg}: not {article} {kind} target", fix=str(e)
+                    f"--target {shown(arg)}: not {article} {kind} target", fix=str(e)
                 ) from None
     for kind in (*FS_KINDS, "dir"):
         if arg.startswith(kind + ":"):
             path = arg[len(kind) + 1 :]
             if not path:
                 raise PlanError(
-                    f"--target {arg}: no path after {kind}:", fix=f"--target {kind}:/path"
+                    f"--target {shown(arg)}: no path after {kind}:", fix=f"--target {kind}:/path"
                 )
+            _check_target_arg(arg, path)
             kind = "directory" if kind == "dir" else kind
-            return Target(kind, path if kind == "device" else os.path.abspath(path))
+            return Target(kind, os.path.abspath(path))
     if not arg.strip():
         raise PlanError("--target needs a path", fix="--target ./scratch.dat or --target /dev/sdb")
+    _check_target_arg(arg, arg)
+    # absolute: fio runs in a temporary directory of its own
+    path = os.path.abspath(arg)
     try:
         mode = os.stat(arg).st_mode
     except OSError:
-        if os.path.abspath(arg).startswith("/dev/"):
-            return Target("device", arg)  # preflight says it does not exist
-        return Target("file", os.path.abspath(arg))
+        if path.startswith("/dev/"):
+            return Target("device", path)  # preflight says it does not exist
+        return Target("file", path)
     if stat.S_ISBLK(mode):
-        return Target("device", arg)
+        return Target("device", path)
     if stat.S_ISDIR(mode):
-        return Target("directory", os.path.abspath(arg))
-    return Target("file", os.path.abspath(arg))
+        return Target("directory", path)
+    return Target("file", path)
+
+
+def _check_target_arg(arg: str, path: str) -> None:
+    problem = path_problem(path)
+    if problem:
+        raise PlanError(f"--target {shown(arg)}: the path {problem}", fix=fix_for(problem))
+
+
+def shown(text: str) -> str:
+    """``text`` as an error message may show it: quoted and escaped when it holds a control
+    character (a newline would forge a line of the message)."""
+    return repr(text) if control_char(text) is not None else text
 
 
 class _Loader:
@@ -671,7 +875,7 @@ class _Loader:
         if origin_key is not None and origin_key in self.set_keys:
             if fix:  # show examples in the form they were given: `--set bs=4k`, not `bs: 4k`
                 fix = fix.replace(f"`{origin_key}: ", f"`--set {origin_key}=")
-            return PlanError(msg, file=f"--set {self.set_keys[origin_key]}", fix=fix)
+            return PlanError(msg, file=f"--set {shown(self.set_keys[origin_key])}", fix=fix)
         line, col = _position(node, key)
         return PlanError(msg, file=self.source, line=line, column=col, fix=fix)
 
@@ -762,6 +966,7 @@ class _Loader:
                 fix='name: my-plan (quote it if it looks like a number: name: "2024")',
                 origin_key="name",
             )
+        self.check_name("`name`", name, doc, "name")
         description = doc.get("description") or ""
         if not isinstance(description, str):
             raise self.err(
@@ -769,6 +974,16 @@ class _Loader:
                 doc,
                 "description",
                 fix="description: what the plan measures (use `|` for several lines)",
+                origin_key="description",
+            )
+        # never in a job file: newlines and tabs are fine, other control characters not
+        c = control_char(description, allow="\n\t")
+        if c is not None:
+            raise self.err(
+                f"`description` holds a control character ({c})",
+                doc,
+                "description",
+                fix="remove it (newlines are fine: `description: |` and the text below)",
                 origin_key="description",
             )
         repeat = doc.get("repeat", 1)
@@ -813,6 +1028,7 @@ class _Loader:
         if hosts:
             pairs = [(t, h.local) for h in hosts for t in (h.targets or targets)]
             self.check_sizes(list(dict.fromkeys(pairs)), workloads, doc)
+            self.check_no_output_files(workloads, doc)
         else:
             self.check_sizes([(t, True) for t in targets], workloads, doc)
         plan = Plan(
@@ -888,7 +1104,7 @@ class _Loader:
                 value = YAML(typ="safe").load(raw) if raw.strip() else None
             except YAMLError:
                 raise PlanError(
-                    f"--set {arg}: the value is not valid YAML",
+                    f"--set {shown(arg)}: the value is not valid YAML",
                     fix="quote it, or write a list as [1,32]",
                 ) from None
             self.set_keys[key] = arg
@@ -902,13 +1118,13 @@ class _Loader:
                 continue
             if key in TARGET_OPTIONS:
                 raise PlanError(
-                    f"--set {arg}: `{key}` comes from the target, not the workload",
-                    fix=f"pass --target {raw.strip() or 'PATH'} instead",
+                    f"--set {shown(arg)}: `{key}` comes from the target, not the workload",
+                    fix=f"pass --target {shown(raw.strip()) or 'PATH'} instead",
                 )
             known = fio_option_names() | set(RESERVED_KEYS) | set(RADOS_BENCH_KEYS)
             if key not in known:
                 raise PlanError(
-                    f"--set {arg}: {key!r} is not a fio option or plan key",
+                    f"--set {shown(arg)}: {key!r} is not a fio option or plan key",
                     fix=suggestion(
                         key,
                         known | set(TOP_KEYS),
@@ -933,7 +1149,7 @@ class _Loader:
                 else:
                     fix = "only `engine: rados-bench` workloads take it"
                 raise PlanError(
-                    f"--set {arg}: no workload of the plan has `{key}`",
+                    f"--set {shown(arg)}: no workload of the plan has `{key}`",
                     file=self.source,
                     fix=fix,
                 )
@@ -990,6 +1206,9 @@ class _Loader:
                     + (" (fio's own: `thread` runs jobs as threads)" if opt_s == "threads" else ""),
                     origin_key=opt_s,
                 )
+            if opt_s in REFUSED_OPTIONS:
+                why, fix = REFUSED_OPTIONS[opt_s]
+                raise self.err(f"{where}: `{opt_s}` {why}", node, opt, fix=fix, origin_key=opt_s)
             if opt_s in TARGET_OPTIONS:
                 raise self.err(
                     f"{where}: `{opt_s}` comes from the target, not the workload",
@@ -1054,10 +1273,21 @@ class _Loader:
             value = int(value)
         if value is None and opt == "ioengine":
             value = "null"  # YAML reads fio's `null` engine as a null value
+        if value is None and opt in FILE_OPTIONS:
+            raise fail(
+                "needs an absolute path (without one, fio writes into its working directory, "
+                "a temporary one storbench removes after the run)",
+                f"e.g. `{opt}: /var/tmp/storbench/{'w' if opt != 'write_iolog' else 'w.iolog'}`",
+            )
         if value is None:
             if opt in NEEDS_VALUE:
                 raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")
             return None  # a flag such as `group_reporting:` is written as a bare option
+        if isinstance(value, str):
+            problem = job_value_problem(value)
+            if problem:
+                raise fail(problem, fix_for(problem))
+        self.check_value(opt, value, fail)
         try:
             if opt in SIZE_OPTIONS and not _compound(value):
                 parse_size(value)
@@ -1110,6 +1340,96 @@ class _Loader:
             return value
         return str(value)
 
+    def check_value(self, opt: str, value: Any, fail: Callable[[str, str], PlanError]) -> None:
+        """Values that run a command, let fio write a mounted device or name a file badly."""
+        text = str(value).strip()
+        if opt == "ioengine" and text == "exec":
+            raise fail(
+                "`exec` runs a command: storbench does not run commands from a plan",
+                "run the command yourself, before or beside `storbench run`",
+            )
+        if opt == "allow_mounted_write" and _flag_set(value):
+            raise fail(
+                "lets fio write to a mounted device: storbench never does",
+                "remove it (unmount the device to benchmark it)",
+            )
+        path: str | None = None
+        if opt in FILE_OPTIONS:
+            path = str(value)
+        elif opt in ("mem", "iomem"):
+            path = mmap_file({opt: value})
+        if path is not None:
+            problem = path_problem(path) if path else None
+            if problem:
+                raise fail(f"names a file that {problem}", fix_for(problem))
+            if not os.path.isabs(path):
+                example = "/var/tmp/storbench/" + ("w.iolog" if opt == "write_iolog" else "w")
+                if opt in ("mem", "iomem"):
+                    example = f"{text.partition(':')[0].strip()}:/var/tmp/storbench.mmap"
+                raise fail(
+                    f"must name an absolute path, not {path!r} (fio runs in a temporary "
+                    "directory storbench removes after the run)",
+                    f"e.g. `{opt}: {example}`",
+                )
+        if opt == "donorname":
+            problem = path_problem(str(value))
+            if problem:
+                raise fail(problem, fix_for(problem))
+            if "/" in str(value) or str(value) in (".", ".."):
+                raise fail(
+                    "must be a file name: fio puts e4defrag's donor file in the target "
+                    "directory (or in its own temporary one)",
+                    "e.g. `donorname: storbench.donor`",
+                )
+
+    def check_name(self, what: str, name: Any, node: Any, key: Any) -> None:
+        """A name shown in tables and written into job-file comment lines: a short string
+        on one line."""
+        origin = "name" if what == "`name`" else None
+        if not isinstance(name, str | int | float):
+            raise self.err(
+                f"{what} must be a string, not {_describe(name)}",
+                node,
+                key,
+                fix="e.g. `name: fast-disk`",
+                origin_key=origin,
+            )
+        problem = name_problem(str(name))
+        if problem:
+            raise self.err(f"{what} {problem}", node, key, fix=fix_for(problem), origin_key=origin)
+
+    def option_at(self, doc: CommentedMap, i: int, opt: str) -> tuple[Any, Any]:
+        """Where workload ``i`` got option ``opt``: its own key, else ``global:``'s."""
+        items = doc.get("workloads")
+        item = items[i] if isinstance(items, list) else None
+        if isinstance(item, dict) and opt in item:
+            return item, opt
+        glob = doc.get("global")
+        if isinstance(glob, dict) and opt in glob:
+            return glob, opt
+        return items, i
+
+    def check_no_output_files(self, workloads: list[Workload], doc: CommentedMap) -> None:
+        """With ``hosts:`` fio writes the files of write_iolog, write_*_log, mem=mmap:FILE
+        and donorname where storbench cannot check them: on each host, or (the logs) on
+        this machine as NAME.HOST through fio's client."""
+        for i, wl in enumerate(workloads):
+            for opt in (*FILE_OPTIONS, "mem", "iomem", "donorname"):
+                value = wl.options.get(opt)
+                values = value if isinstance(value, list) else [value]
+                if opt not in wl.options or (
+                    opt in ("mem", "iomem") and all(mmap_file({opt: v}) is None for v in values)
+                ):
+                    continue
+                raise self.err(
+                    f"workload {wl.name!r}: `{opt}` writes a file, and with `hosts:` fio "
+                    "writes it where storbench cannot check that it overwrites nothing (on "
+                    "each host, or as NAME.HOST on this machine)",
+                    *self.option_at(doc, i, opt),
+                    fix="remove it, or run the workload in a plan without `hosts:`",
+                    origin_key=opt,
+                )
+
     def workloads(self, doc: CommentedMap, global_opts: dict[str, Any]) -> list[Workload]:
         node = doc.get("workloads")
         example = "workloads:\n  - name: rand4k\n    rw: randread\n    bs: 4k\n    size: 1g"
@@ -1148,6 +1468,7 @@ class _Loader:
                     fix="name: rand4k",
                 )
             name = str(raw_name).strip()
+            self.check_name("workload `name`", name, item, "name")
             if name in seen:
                 raise self.err(
                     f"two workloads are named {name!r}",
@@ -1282,9 +1603,26 @@ class _Loader:
                 )
             name = item.get("name")
             path = path.strip()
-            if kind != "device":
-                path = os.path.abspath(path)
-            out.append(Target(kind=kind, path=path, name=str(name) if name is not None else None))
+            problem = path_problem(path)
+            if problem:
+                raise self.err(f"the {kind} path {problem}", item, kind, fix=fix_for(problem))
+            if kind == "device" and not os.path.isabs(path):
+                raise self.err(
+                    f"a device path must be absolute, not {path!r} (fio runs in a directory "
+                    "of its own)",
+                    item,
+                    kind,
+                    fix="e.g. `- device: /dev/sdb`",
+                )
+            if name is not None:
+                self.check_name("target `name`", name, item, "name")
+            out.append(
+                Target(
+                    kind=kind,
+                    path=os.path.abspath(path),
+                    name=str(name) if name is not None else None,
+                )
+            )
         return out
 
     def ceph_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
@@ -1325,6 +1663,12 @@ class _Loader:
         if isinstance(client, str) and client.startswith("client."):
             client = client[len("client.") :]
         name = item.get("name")
+        for k in ("conf", "clientname"):
+            problem = path_problem(item[k].strip()) if k in item else None
+            if problem:
+                raise self.err(f"`{k}` {problem}", item, k, fix=fix_for(problem))
+        if name is not None:
+            self.check_name("target `name`", name, item, "name")
         try:
             return ceph_target(
                 kind,
@@ -1385,7 +1729,19 @@ class _Loader:
                     "`storbench agent`), or `- address: local` for this machine",
                 )
             address = address.strip()
-            if address.startswith(("[", "ip6:")) or any(c in address for c in ",: "):
+            if control_char(address) is not None:
+                raise self.err(
+                    f"host address {shown(address)} holds a control character "
+                    f"({control_char(address)})",
+                    item,
+                    "address",
+                    fix="give the address alone, e.g. `address: 192.0.2.10`",
+                )
+            if (
+                address.startswith(("[", "ip6:"))
+                or any(c in address for c in ",: ;#$")
+                or len(address) > MAX_NAME_CHARS
+            ):
                 raise self.err(
                     f"host address {address!r} is not an IPv4 address or host name",
                     item,
@@ -1416,6 +1772,8 @@ class _Loader:
                     "name",
                     fix="e.g. `name: vm01`",
                 )
+            if name is not None:
+                self.check_name("host `name`", str(name).strip(), item, "name")
             own = (
                 tuple(self.target_list(item["targets"], item, "targets"))
                 if item.get("targets") is not None

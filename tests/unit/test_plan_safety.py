@@ -1,0 +1,313 @@
+"""Plan safety at load time (issue 17, points 4-6): nothing a plan says may change what fio
+reads from its job file (injection), run commands, write files storbench cannot vouch for,
+run forever, or make storbench itself expand without bound.
+
+fio's job-file syntax (fio 3.33, init.c/parse.c/options.c): a line ends at a newline, and at
+the first `;` or `#` in it; lines are read in 8191-byte pieces; `${VAR}` is replaced by the
+environment; `:` separates file names in filename= and directory= (`\\:` escapes one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from storbench.engines import fio
+from storbench.errors import PlanError
+from storbench.plan import (
+    Point,
+    PointHost,
+    Target,
+    parse_plan,
+    parse_target_arg,
+)
+
+
+def plan(body: str, *, head: str = "targets: [file: /tmp/sb-safety.dat]\n") -> str:
+    """A plan with one workload whose option lines are ``body`` (indented for you); the
+    options start on line 5."""
+    lines = "".join(f"    {ln}\n" for ln in body.strip("\n").splitlines())
+    return f"{head}workloads:\n  - name: w\n    size: 1m\n{lines}"
+
+
+def plan_error(text: str, **kw: object) -> PlanError:
+    with pytest.raises(PlanError) as ei:
+        parse_plan(text, "p.yaml", **kw)  # type: ignore[arg-type]
+    assert ei.value.fix, ei.value
+    return ei.value
+
+
+# ---------------------------------------------------------------------------- injection
+
+
+def test_plan_injection_newline_in_an_option_value_is_refused() -> None:
+    # the issue's value: fio read the second line as an option of its own and overwrote
+    # /tmp/x/victim, a file storbench did not create
+    e = plan_error(plan('rw: write\nbuffer_pattern: "0xdeadbeef\\nfilename=/tmp/x/victim"'))
+    assert (e.file, e.line) == ("p.yaml", 6)
+    assert "`buffer_pattern`" in e.message
+    assert "newline" in e.message
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ('"a\\rfilename=/tmp/v"', "carriage return"),
+        ('"a\\0b"', "NUL"),
+        ('"a\\x1bb"', "U+001B"),
+        ('"a\\u2028filename=/tmp/v"', "U+2028"),
+        ('"0xdead;filename=/tmp/v"', "`;`"),
+        ('"0xdead #1"', "`#`"),
+        ('"${HOME}"', "${"),
+        ('"' + "a" * 8200 + '"', "longer than"),
+    ],
+)
+def test_plan_injection_job_file_syntax_in_a_value_is_refused(value: str, says: str) -> None:
+    e = plan_error(plan(f"buffer_pattern: {value}"))
+    assert e.line == 5
+    assert says in e.message
+
+
+def test_plan_injection_in_an_axis_value_points_at_the_item() -> None:
+    e = plan_error(plan('verify_pattern:\n  - "0xff"\n  - "0xaa\\nfilename=/tmp/v"'))
+    assert e.line == 7
+    assert "newline" in e.message
+
+
+def test_plan_injection_through_set_is_refused() -> None:
+    arg = 'buffer_pattern="0xdeadbeef\\nfilename=/tmp/x/victim"'
+    e = plan_error(plan("rw: write"), sets=[arg])
+    assert e.file == f"--set {arg}"
+    assert "newline" in e.message
+
+
+HOSTS = "targets: [file: /tmp/a.dat]\nhosts: [{}]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "says"),
+    [
+        ('name: "a\\nb"\n' + plan(""), 1, "`name`"),
+        ('description: "a\\x07b"\n' + plan(""), 1, "`description`"),
+        (plan("", head='targets: [{file: /tmp/a.dat, name: "x\\ny"}]\n'), 1, "target `name`"),
+        (plan("").replace("name: w", 'name: "w\\nfilename=/tmp/v"'), 3, "workload `name`"),
+        (plan("", head=HOSTS.format('{address: local, name: "h\\nx"}')), 2, "host `name`"),
+        (
+            plan("", head=HOSTS.format('{address: "10.0.0.1\\nfilename=/tmp/v"}')),
+            2,
+            "host address",
+        ),
+    ],
+)
+def test_plan_injection_control_characters_in_names(text: str, line: int, says: str) -> None:
+    e = plan_error(text)
+    assert e.line == line
+    assert says in e.message
+    assert "control character" in e.message
+
+
+def test_plan_injection_description_may_have_several_lines() -> None:
+    p = parse_plan('description: "one\\ntwo\\tthree"\n' + plan(""), "p.yaml")
+    assert p.description == "one\ntwo\tthree"
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ('"/tmp/a\\nfilename=/tmp/v"', "newline"),
+        ('"/tmp/a;b"', "`;`"),
+        ('"/tmp/a#b"', "`#`"),
+        ('"/tmp/${HOME}"', "${"),
+        ('"/tmp/$pagesize"', "`$`"),
+    ],
+)
+@pytest.mark.parametrize("kind", ["file", "directory", "device"])
+def test_plan_injection_in_a_target_path_is_refused(kind: str, path: str, says: str) -> None:
+    e = plan_error(plan("", head=f"targets:\n  - {kind}: {path}\n"))
+    assert e.line == 2
+    assert says in e.message
+
+
+def test_plan_injection_in_a_ceph_target_is_refused() -> None:
+    e = plan_error(plan("", head='targets:\n  - rados: bench\n    conf: "/etc/ceph/c;x"\n'))
+    assert e.line == 3
+    assert "`;`" in e.message
+    e = plan_error(plan("", head='targets:\n  - rbd: "bench/im#g"\n'))
+    assert e.line == 2
+
+
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "file:/tmp/a\nfilename=/tmp/v",
+        "/tmp/a\nfilename=/tmp/v",
+        "directory:/tmp/a;b",
+        "device:/dev/sd${X}",
+        "file:/tmp/$ncpus",
+        "rados:bench;x",
+    ],
+)
+def test_plan_injection_in_a_target_argument_is_refused(arg: str) -> None:
+    with pytest.raises(PlanError) as ei:
+        parse_target_arg(arg)
+    assert ei.value.message.startswith("--target ")
+    assert ei.value.fix
+
+
+def test_plan_device_paths_must_be_absolute() -> None:
+    # fio runs in a temporary directory: a relative device path would name another file
+    e = plan_error(plan("", head="targets:\n  - device: sdb\n"))
+    assert e.line == 2
+    assert "absolute" in e.message
+    assert parse_target_arg("device:sdb").path == os.path.abspath("sdb")
+
+
+def test_plan_injection_colon_in_a_path_is_escaped_in_the_job_file(tmp_path: Path) -> None:
+    # fio splits filename= and directory= at `:`; `\:` keeps one name (checked with real
+    # fio in tests/integration/test_plan_injection.py)
+    dev = "/dev/disk/by-path/pci-0000:00:1f.2-ata-1"
+    text = plan(
+        "",
+        head=f"targets:\n  - file: {tmp_path}/a:b.dat\n  - device: {dev}\n"
+        f"  - directory: {tmp_path}/d:x\n",
+    )
+    jobs = [fio.job_file(pt) for pt in parse_plan(text, "p.yaml").expand()]
+    assert f"filename={tmp_path}/a\\:b.dat\n" in jobs[0]
+    assert "filename=/dev/disk/by-path/pci-0000\\:00\\:1f.2-ata-1\n" in jobs[1]
+    assert f"directory={tmp_path}/d\\:x\n" in jobs[2]
+
+
+# ---------------------------------------------------------------------------- job file
+
+
+def _point(**params: object) -> Point:
+    return Point(
+        index=0,
+        key="k",
+        repetition=0,
+        target=Target("file", "/tmp/sb-safety.dat"),
+        workload="w",
+        params={"rw": "read", "size": "1m", **params},
+        axes={},
+    )
+
+
+@pytest.mark.parametrize(
+    "value", ["0xdeadbeef\nfilename=/tmp/v", "a\rb", "a;b", "a#b", "${HOME}", "x" * 9000]
+)
+def test_job_file_never_holds_a_line_a_value_could_break(value: str) -> None:
+    # the last line of defence: a point that did not come through the loader (a stored
+    # point, a caller's own) still never reaches a job file
+    with pytest.raises(PlanError) as ei:
+        fio.job_file(_point(buffer_pattern=value))
+    assert "buffer_pattern" in ei.value.message
+    with pytest.raises(PlanError):
+        fio.job_file(dataclasses.replace(_point(), target=Target("file", "/tmp/a\nb")))
+
+
+def test_job_file_refuses_an_option_name_that_is_not_one() -> None:
+    with pytest.raises(PlanError):
+        fio.job_file(_point(**{"rw=read\nfilename": "/tmp/v"}))
+
+
+def test_job_file_refuses_a_host_label_that_breaks_its_comment_line() -> None:
+    pt = _point()
+    for label in ("h\nfilename=/tmp/v", "h" * 9000):
+        pt.hosts = [PointHost(label, "127.0.0.1", 8765, Target("file", "/tmp/sb.dat"))]
+        with pytest.raises(PlanError):
+            fio.job_file(pt)
+
+
+# ---------------------------------------------------------------------------- commands, files
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("exec_prerun: touch /tmp/x", "runs a command"),
+        ("exec_postrun: rm -rf /tmp/x", "runs a command"),
+        ("ioengine: exec", "runs a command"),
+        ("ioengine: [psync, exec]", "runs a command"),
+        ("read_iolog: /tmp/trace.log", "replays"),
+        ("replay_redirect: /dev/sdb", "replays"),
+        ("merge_blktrace_file: /tmp/m.bin", "replays"),
+        ("profile: act", "profile"),
+        ("allow_mounted_write: 1", "mounted"),
+    ],
+)
+def test_plan_options_that_run_commands_or_bypass_targets_are_refused(body: str, says: str) -> None:
+    e = plan_error(plan(body))
+    assert e.line == 5
+    assert says in e.message
+
+
+def test_plan_options_refused_in_global_and_through_set() -> None:
+    e = plan_error("global:\n  exec_postrun: reboot\n" + plan(""))
+    assert e.line == 2
+    e = plan_error(plan(""), sets=["exec_prerun=reboot"])
+    assert e.file == "--set exec_prerun=reboot"
+
+
+@pytest.mark.parametrize(
+    ("body", "says", "fix"),
+    [
+        ("write_iolog: trace.log", "absolute", "/"),
+        ("write_bw_log:", "absolute", "write_bw_log: /"),
+        ("write_lat_log: logs/w", "absolute", "/"),
+        ("write_iops_log: /tmp/$pagesize", "`$`", ""),
+        ('write_hist_log: "/tmp/a\\nfilename=/tmp/v"', "newline", ""),
+        ("mem: mmap:buffers", "absolute", "/"),
+        ('iomem: "mmapshared:"', "absolute", "/"),
+        ("donorname: /tmp/donor", "file name", "donorname:"),
+    ],
+)
+def test_plan_options_that_write_files_need_a_clean_absolute_path(
+    body: str, says: str, fix: str
+) -> None:
+    e = plan_error(plan(body))
+    assert e.line == 5
+    assert says in e.message
+    assert fix in (e.fix or "")
+
+
+def test_plan_options_that_write_files_are_accepted_with_an_absolute_path(
+    tmp_path: Path,
+) -> None:
+    body = f"write_iolog: {tmp_path}/t.log\nwrite_bw_log: {tmp_path}/w\nmem: mmap:{tmp_path}/m"
+    (pt,) = parse_plan(plan(body), "p.yaml").expand()
+    assert pt.params["write_bw_log"] == f"{tmp_path}/w"
+    assert parse_plan(plan("mem: mmap"), "p.yaml")  # anonymous memory: no file
+
+
+def test_plan_options_that_write_files_are_refused_with_hosts() -> None:
+    head = "targets: [directory: /tmp]\nhosts: [{address: local}]\n"
+    e = plan_error(plan("write_iolog: /tmp/t.log", head=head))
+    assert e.line == 6
+    assert "hosts" in e.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "ioengine: falloc",
+        "ioengine: ftruncate",
+        "ioengine: filecreate",
+        "ioengine: filedelete",
+        "ioengine: e4defrag\ndonorname: donor",
+        "unlink: 1",
+        "unlink:",
+        "unlink_each_loop: true",
+    ],
+)
+def test_plan_engines_and_options_that_modify_files_count_as_writing(body: str) -> None:
+    (pt,) = parse_plan(plan("rw: randread\n" + body), "p.yaml").expand()
+    assert pt.writes
+
+
+def test_plan_reads_stay_reads() -> None:
+    for body in ("ioengine: psync", "unlink: 0", "ioengine: filestat", ""):
+        (pt,) = parse_plan(plan("rw: randread\n" + body), "p.yaml").expand()
+        assert not pt.writes, body
