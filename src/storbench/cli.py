@@ -441,8 +441,8 @@ def plan_check(
     """Validate PLAN (file or suite) without any I/O; fio parses every job when installed.
 
     Refused with the line and a fix: values that would change fio's job file (control
-    characters, `;`, `#`, `${`), options that run commands or replay I/O logs, and log files
-    that are not absolute paths.
+    characters, `;`, `#`, `${`), options that run commands or replay I/O logs, log files
+    that are not absolute paths, negative times, sizes of 0 and a `bs` larger than `size`.
     """
     p = load_plan(plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf)
     points = p.expand()

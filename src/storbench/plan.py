@@ -26,6 +26,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import re
 import stat
@@ -86,14 +87,16 @@ TARGET_OPTIONS = (
     "clientname",
     "conf",
 )
-SIZE_OPTIONS = ("size", "io_size", "io_limit", "bs", "blocksize", "filesize", "ba")
-TIME_OPTIONS = ("runtime", "ramp_time", "startdelay")
+# (with fio's aliases: timeout is runtime, blockalign ba, nr_files nrfiles)
+SIZE_OPTIONS = ("size", "io_size", "io_limit", "bs", "blocksize", "filesize", "ba", "blockalign")
+TIME_OPTIONS = ("runtime", "timeout", "ramp_time", "startdelay")
 INT_OPTIONS = (
     "iodepth",
     "numjobs",
     "rwmixread",
     "rwmixwrite",
     "nrfiles",
+    "nr_files",
     "direct",
     "iodepth_batch",
     "iodepth_batch_complete_min",
@@ -101,22 +104,45 @@ INT_OPTIONS = (
     "clients",
     "threads",
 )
-#: Options whose whole number must lie in a range (inclusive; None: no upper bound).
-INT_RANGES: dict[str, tuple[int, int | None]] = {
-    "clients": (1, None),
-    "threads": (1, None),
-    "iodepth": (1, None),
-    "numjobs": (1, None),
-    "nrfiles": (1, None),
+#: The most jobs one fio 3.33 process holds: REAL_MAX_JOBS (4096) thread slots in segments of
+#: 8, of which fio never uses the last (init.c add_thread_segment); 4089 is refused there.
+FIO_MAX_JOBS = 4088
+#: The deepest queue storbench passes on: libaio's default aio-max-nr (io_uring's own maximum
+#: is 32768 entries); fio itself has no bound and allocates one buffer per entry.
+MAX_IODEPTH = 65536
+#: rados bench processes storbench starts at once on this machine for one point.
+MAX_RADOS_CLIENTS = 1024
+#: fio reads whole numbers into 32-bit integers.
+MAX_INT = 2**31 - 1
+#: fio counts bytes in 64-bit integers.
+MAX_SIZE = 2**63 - 1
+#: Options whose whole number must lie in a range (inclusive).
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "clients": (1, MAX_RADOS_CLIENTS),
+    "threads": (1, MAX_INT),
+    "iodepth": (1, MAX_IODEPTH),
+    "numjobs": (1, FIO_MAX_JOBS),
+    "nrfiles": (1, MAX_INT),
+    "nr_files": (1, MAX_INT),
     "rwmixread": (0, 100),
     "rwmixwrite": (0, 100),
     "direct": (0, 1),
+}
+#: Why an option has the upper bound it has.
+RANGE_WHY = {
+    "numjobs": "fio holds at most 4088 jobs in one process",
+    "iodepth": "fio allocates a buffer per entry; libaio's default aio-max-nr is 65536",
+    "clients": "rados bench starts a process on this machine for each",
 }
 #: The longest value (UTF-8 bytes) storbench writes into a fio job file: fio reads job files in
 #: lines of at most 8191 bytes and reads the rest of a longer line as a line of its own.
 MAX_VALUE_BYTES = 4096
 #: The longest name (plan, workload, target, host): names go into job-file comment lines.
 MAX_NAME_CHARS = 256
+#: The only fio option with a negative value (fio 3.33 options.c: every other number is 0 or
+#: more; fio reads a negative one as a huge unsigned number, e.g. thinktime=-1 as 71 minutes).
+NEGATIVE_OK = ("nice",)
+_NEGATIVE = re.compile(r"\s*-\s*\d")
 #: fio options a plan may not use, why, and the fix: storbench runs no commands from a plan
 #: and writes only what preflight checked.
 REFUSED_OPTIONS: dict[str, tuple[str, str]] = {
@@ -613,6 +639,14 @@ class Plan:
         return points
 
 
+def fmt_count(n: int) -> str:
+    """``1,000,000``; a number too long to print in full (Python refuses ints of more than
+    4300 digits) as its order of magnitude."""
+    if n.bit_length() > 200:
+        return f"about 10^{int(n.bit_length() * math.log10(2))}"
+    return f"{n:,}"
+
+
 class _Datasets:
     """The objects a rados bench ``write`` leaves for the ``seq``/``rand`` points after it.
 
@@ -675,11 +709,12 @@ def point_key(
 def estimate_seconds(params: dict[str, Any]) -> float | None:
     """Planned duration of a point: ramp_time + runtime (an upper bound unless time_based)."""
     try:
-        runtime = parse_time(params["runtime"]) if "runtime" in params else None
+        limit = params.get("runtime", params.get("timeout"))  # timeout: fio's alias
+        runtime = parse_time(limit) if limit is not None else None
         ramp = parse_time(params.get("ramp_time", 0))
     except UnitError:
         return None
-    if runtime is None:
+    if not runtime:  # none, or 0: fio's "no time limit" (the point ends with its size)
         return None
     return ramp + runtime
 
@@ -862,6 +897,8 @@ class _Loader:
         self.source = source
         self.ceph_conf = ceph_conf
         self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
+        #: where each target was given: (node, key) in the plan, or the --target argument
+        self.target_at: dict[Target, tuple[Any, Any] | str] = {}
 
     # -- error helpers
     def err(
@@ -1009,11 +1046,11 @@ class _Loader:
             self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}
         )
         workloads = self.workloads(doc, global_opts)
-        targets = (
-            [parse_target_arg(a, self.ceph_conf) for a in target_args]
-            if target_args
-            else self.targets(doc)
-        )
+        if target_args:
+            targets = [parse_target_arg(a, self.ceph_conf) for a in target_args]
+            self.target_at.update((t, a) for t, a in zip(targets, target_args, strict=True))
+        else:
+            targets = self.targets(doc)
         hosts = self.hosts(doc, targets) if "hosts" in doc else []
         if not targets and not (hosts and all(h.targets is not None for h in hosts)):
             raise self.err(
@@ -1027,10 +1064,14 @@ class _Loader:
         self.check_clients(workloads, hosts, doc)
         if hosts:
             pairs = [(t, h.local) for h in hosts for t in (h.targets or targets)]
-            self.check_sizes(list(dict.fromkeys(pairs)), workloads, doc)
-            self.check_no_output_files(workloads, doc)
         else:
-            self.check_sizes([(t, True) for t in targets], workloads, doc)
+            pairs = [(t, True) for t in targets]
+        pairs = list(dict.fromkeys(pairs))
+        self.check_local_targets([t for t, local in pairs if local])
+        self.check_sizes(pairs, workloads, doc)
+        self.check_blocks(workloads, [t for t, _ in pairs], doc)
+        if hosts:
+            self.check_no_output_files(workloads, doc)
         plan = Plan(
             name=name.strip(),
             source=self.source,
@@ -1283,6 +1324,8 @@ class _Loader:
             if opt in NEEDS_VALUE:
                 raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")
             return None  # a flag such as `group_reporting:` is written as a bare option
+        if isinstance(value, float) and not math.isfinite(value):
+            raise fail(f"must be a finite number, not {value}", "give a number")
         if isinstance(value, str):
             problem = job_value_problem(value)
             if problem:
@@ -1290,9 +1333,30 @@ class _Loader:
         self.check_value(opt, value, fail)
         try:
             if opt in SIZE_OPTIONS and not _compound(value):
-                parse_size(value)
+                size = parse_size(value)
+                if size <= 0:
+                    raise fail(
+                        f"must be more than 0, not {value}",
+                        "omit `size` to use the whole file or device (fio's default; a file "
+                        "storbench creates needs one), or give e.g. `size: 10g`"
+                        if opt == "size"
+                        else f"omit it for fio's default, or give e.g. "
+                        f"`{opt}: {_EXAMPLE.get(opt, '4k')}`",
+                    )
+                if size > MAX_SIZE:
+                    raise fail(f"is larger than fio can count: {value}", f"at most {MAX_SIZE}")
             elif opt in TIME_OPTIONS:
-                parse_time(value)
+                secs = parse_time(value)
+                if not math.isfinite(secs):
+                    raise fail(f"must be a finite time, not {value}", f"e.g. `{opt}: 60`")
+                if secs < 0:
+                    raise fail(
+                        f"must be 0 or more, not {value}",
+                        f"e.g. `{opt}: {_EXAMPLE.get(opt, 0)}` (seconds)"
+                        + ("; 0: no time limit" if opt == "runtime" else ""),
+                    )
+                if secs * 1e6 >= 2**63:
+                    raise fail(f"is longer than fio can count: {value}", f"e.g. `{opt}: 60`")
         except UnitError:
             if opt in SIZE_OPTIONS:
                 raise fail(
@@ -1314,11 +1378,23 @@ class _Loader:
                     if opt in ("iodepth", "numjobs")
                     else f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`",
                 )
-            lo, hi = INT_RANGES.get(opt, (0, None))
+            lo, hi = INT_RANGES.get(opt, (0, MAX_INT))
             n = int(value)
-            if n < lo or (hi is not None and n > hi):
-                span = f"{lo} to {hi}" if hi is not None else f"{lo} or more"
-                raise fail(f"must be {span}, not {n}", f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`")
+            if n < lo or n > hi:
+                span = f"{lo} or more" if n < lo and hi > 1000 else f"{lo} to {hi}"
+                raise fail(
+                    f"must be {span}, not {fmt_count(n)}"
+                    + (f" ({RANGE_WHY[opt]})" if opt in RANGE_WHY and n > hi else ""),
+                    f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`",
+                )
+        negative = (
+            value < 0 if isinstance(value, int | float) else bool(_NEGATIVE.match(str(value)))
+        )
+        if negative and opt not in NEGATIVE_OK:
+            raise fail(
+                f"must be 0 or more, not {value} (fio reads a negative number as a huge one)",
+                f"give `{opt}` a value of 0 or more",
+            )
         if opt == "engine" and value not in ENGINES:
             raise fail(
                 f"cannot be {value!r}",
@@ -1398,6 +1474,46 @@ class _Loader:
         if problem:
             raise self.err(f"{what} {problem}", node, key, fix=fix_for(problem), origin_key=origin)
 
+    def check_local_targets(self, targets: list[Target]) -> None:
+        """What a local target is must match its kind: a ``file:`` that is a directory, a
+        ``device:`` that is no block device or a ``directory:`` that is a file would record a
+        failed point (a missing one is for preflight to report: it may appear before the
+        run). Targets of remote hosts are not on this machine: nothing to look at here."""
+        for t in targets:
+            if t.ceph:
+                continue
+            try:
+                mode = os.stat(t.path).st_mode
+            except OSError:
+                continue
+            at = self.target_at.get(t)
+            arg = isinstance(at, str)  # given as --target
+            if t.kind == "file" and stat.S_ISDIR(mode):
+                msg = f"`file:` target {t.path} is a directory"
+                fix = (
+                    f"--target directory:{t.path}" if arg else f"`- directory: {t.path}`"
+                ) + " (fio makes files of its own in it), or name a file inside it"
+            elif t.kind == "device" and not stat.S_ISBLK(mode):
+                what = (
+                    "a directory"
+                    if stat.S_ISDIR(mode)
+                    else "a character device"
+                    if stat.S_ISCHR(mode)
+                    else "a file"
+                )
+                msg = f"{t.path} is not a block device but {what}: `device:` must be one"
+                fix = "name a block device (lsblk lists them)" + (
+                    ", or a file with `file:`" if not stat.S_ISDIR(mode) else ""
+                )
+            elif t.kind == "directory" and not stat.S_ISDIR(mode):
+                msg = f"`directory:` target {t.path} is not a directory"
+                fix = "name a directory, or a file with `file:`"
+            else:
+                continue
+            if isinstance(at, str):
+                raise PlanError(f"--target {shown(at)}: {msg}", fix=fix)
+            raise self.err(msg, *(at or (None, None)), fix=fix)
+
     def option_at(self, doc: CommentedMap, i: int, opt: str) -> tuple[Any, Any]:
         """Where workload ``i`` got option ``opt``: its own key, else ``global:``'s."""
         items = doc.get("workloads")
@@ -1408,6 +1524,58 @@ class _Loader:
         if isinstance(glob, dict) and opt in glob:
             return glob, opt
         return items, i
+
+    def check_blocks(
+        self, workloads: list[Workload], targets: list[Target], doc: CommentedMap
+    ) -> None:
+        """Every block size of a workload fits each of its sizes (every combination of the
+        axes): fio refuses to run a job whose size is below its block size, and a directory
+        target's files (size / nrfiles each) smaller than a block get no I/O at all."""
+        directories = any(t.kind == "directory" for t in targets)
+
+        def sizes(wl: Workload, opt: str) -> list[tuple[Any, int]]:
+            values = wl.options.get(opt)
+            out = []
+            for v in values if isinstance(values, list) else [values]:
+                if v is None or _compound(v):
+                    continue
+                try:
+                    out.append((v, parse_size(v)))
+                except UnitError:
+                    continue
+            return out
+
+        for i, wl in enumerate(workloads):
+            if wl.options.get("engine") == RADOS_BENCH:
+                continue
+            bs_opt = "bs" if "bs" in wl.options else "blocksize"
+            for bs_text, bs in sizes(wl, bs_opt):
+                for other in ("size", "filesize"):
+                    for text, n in sizes(wl, other):
+                        if bs > n:
+                            raise self.err(
+                                f"workload {wl.name!r}: `{bs_opt}` {bs_text} is larger than "
+                                f"`{other}` {text}: fio refuses a job smaller than its block",
+                                *self.option_at(doc, i, bs_opt),
+                                fix=f"lower `{bs_opt}` or raise `{other}` (each `{bs_opt}` "
+                                f"must fit each `{other}` of the axes)",
+                                origin_key=bs_opt,
+                            )
+                if not directories or "filesize" in wl.options:
+                    continue
+                nrfiles = wl.options.get("nrfiles", wl.options.get("nr_files", 1))
+                for files in nrfiles if isinstance(nrfiles, list) else [nrfiles]:
+                    for text, n in sizes(wl, "size"):
+                        if int(files) > 1 and bs > n // int(files):
+                            raise self.err(
+                                f"workload {wl.name!r}: `size` {text} over `nrfiles` {files} "
+                                f"gives each of the {files} files in a directory target "
+                                f"{fmt_size_short(n // int(files))} bytes, less than "
+                                f"`{bs_opt}` {bs_text}: fio would do no I/O on them",
+                                *self.option_at(doc, i, "nrfiles"),
+                                fix="raise `size`, lower `nrfiles`, or give each file a `filesize`",
+                                origin_key="nrfiles",
+                            )
 
     def check_no_output_files(self, workloads: list[Workload], doc: CommentedMap) -> None:
         """With ``hosts:`` fio writes the files of write_iolog, write_*_log, mem=mmap:FILE
@@ -1616,13 +1784,11 @@ class _Loader:
                 )
             if name is not None:
                 self.check_name("target `name`", name, item, "name")
-            out.append(
-                Target(
-                    kind=kind,
-                    path=os.path.abspath(path),
-                    name=str(name) if name is not None else None,
-                )
+            target = Target(
+                kind=kind, path=os.path.abspath(path), name=str(name) if name is not None else None
             )
+            self.target_at.setdefault(target, (item, kind))
+            out.append(target)
         return out
 
     def ceph_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
@@ -1649,6 +1815,13 @@ class _Loader:
                     "size",
                     fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
                 ) from None
+            if not 0 < size <= MAX_SIZE:
+                raise self.err(
+                    f"`size` must be more than 0 (and less than 8 EiB), not {size}",
+                    item,
+                    "size",
+                    fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
+                )
         for k in ("conf", "clientname"):
             if k in item and (not isinstance(item[k], str) or not item[k].strip()):
                 raise self.err(
@@ -1902,8 +2075,13 @@ def _describe(value: Any) -> str:
 
 
 def _compound(value: Any) -> bool:
-    """fio values such as bs=4k,8k (read,write), bssplit or percentages: not checked here."""
-    return isinstance(value, str) and any(c in value for c in ",:%/-")
+    """fio values such as bs=4k,8k (read,write), bssplit or percentages: not checked here
+    (a leading minus is a negative number, not a range)."""
+    return (
+        isinstance(value, str)
+        and not value.strip().startswith("-")
+        and any(c in value for c in ",:%/-")
+    )
 
 
 def _submap(node: CommentedMap | dict[str, Any], keys: dict[str, Any]) -> Any:

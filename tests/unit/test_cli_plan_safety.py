@@ -93,3 +93,40 @@ def test_cli_file_writing_option_needs_an_existing_directory(tmp_path: Path) -> 
     r = storbench(tmp_path, "run", str(plan))
     assert_one_error(r, says=(f"{tmp_path}/no/such/dir", "does not exist"), fix=("create",))
     assert recorded_runs(tmp_path) == 0
+
+
+def test_cli_negative_runtime_is_refused_by_plan_check(tmp_path: Path) -> None:
+    # it passed as "planned 0s" and then ran forever
+    plan = write_plan(tmp_path, GOOD)
+    r = storbench(tmp_path, "plan", "check", str(plan), "--set", "runtime=-1")
+    assert_one_error(r, says=("`runtime` must be 0 or more",), fix=("--set runtime=",))
+    assert "planned" not in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "says"),
+    [
+        (("size: 1m", "size: 0"), 9, "`size` must be more than 0"),
+        (("size: 1m", "size: -1"), 9, "`size` must be more than 0"),
+        (("bs: 4k", "bs: 2m"), 7, "larger than `size`"),
+        (("iodepth: 1", "numjobs: 100000"), 8, "`numjobs` must be 1 to 4088"),
+    ],
+)
+def test_cli_values_that_would_record_a_failed_point(
+    tmp_path: Path, change: tuple[str, str], line: int, says: str
+) -> None:
+    plan = write_plan(tmp_path, GOOD.replace(*change))
+    r = storbench(tmp_path, "run", str(plan))
+    assert_one_error(r, where=f"{plan}:{line}", says=(says,))
+    assert not db_path(tmp_path).exists()
+    assert not (tmp_path / "scratch.dat").exists()
+
+
+def test_cli_file_target_that_is_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    plan = write_plan(tmp_path, GOOD.replace("{tmp}/scratch.dat", "{tmp}/d"))
+    r = storbench(tmp_path, "run", str(plan))
+    assert_one_error(r, where=f"{plan}:3", says=("is a directory",), fix=("directory:",))
+    r = storbench(tmp_path, "plan", "check", "quick", "--target", f"file:{tmp_path}/d")
+    assert_one_error(r, says=("is a directory",))
+    assert not db_path(tmp_path).exists()

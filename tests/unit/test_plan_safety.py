@@ -311,3 +311,143 @@ def test_plan_reads_stay_reads() -> None:
     for body in ("ioengine: psync", "unlink: 0", "ioengine: filestat", ""):
         (pt,) = parse_plan(plan("rw: randread\n" + body), "p.yaml").expand()
         assert not pt.writes, body
+
+
+# ---------------------------------------------------------------------------- values (point 5)
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("runtime: -1", "`runtime` must be 0 or more"),
+        ("ramp_time: -5", "`ramp_time` must be 0 or more"),
+        ("startdelay: -1", "`startdelay` must be 0 or more"),
+        ("runtime: .inf", "`runtime` must be"),
+        ("runtime: .nan", "`runtime` must be"),
+        ("bs: -4096", "`bs` must be more than 0"),
+        ("bs: 0", "`bs` must be more than 0"),
+        ("io_size: -1", "`io_size` must be more than 0"),
+        ("filesize: 99999999999999999999999", "`filesize` is larger"),
+        ("numjobs: 100000", "`numjobs` must be 1 to 4088"),
+        ("iodepth: 10000000", "`iodepth` must be 1 to 65536"),
+        ("nrfiles: 99999999999999", "`nrfiles` must be"),
+        ("nr_files: 0", "`nr_files` must be 1 or more"),
+        ("timeout: -1", "`timeout` must be 0 or more"),  # fio's alias of runtime
+        ("blockalign: 0", "`blockalign` must be more than 0"),
+        ("thinktime: -1", "`thinktime` must be 0 or more"),
+        ('rate_iops: "-5"', "`rate_iops` must be 0 or more"),
+    ],
+)
+def test_plan_values_out_of_range_are_refused(body: str, says: str) -> None:
+    e = plan_error(plan(body))
+    assert e.line == 5
+    assert says in e.message
+
+
+def test_plan_negative_nice_is_fine() -> None:
+    (pt,) = parse_plan(plan("nice: -5"), "p.yaml").expand()
+    assert pt.params["nice"] == -5
+
+
+@pytest.mark.parametrize("size", ["0", "-1", "0.1"])
+def test_plan_size_zero_or_negative_is_refused(size: str) -> None:
+    e = plan_error(plan("").replace("size: 1m", f"size: {size}"))
+    assert e.line == 4
+    assert "`size` must be more than 0" in e.message
+    assert "omit" in (e.fix or "")
+
+
+def test_plan_runtime_minus_one_through_set_is_refused() -> None:
+    e = plan_error(plan("runtime: 10"), sets=["runtime=-1"])
+    assert e.file == "--set runtime=-1"
+    assert "0 or more" in e.message
+    assert "--set runtime=" in (e.fix or "")
+
+
+def test_plan_runtime_zero_has_no_planned_duration() -> None:
+    # runtime=0 is fio's "no time limit": the point runs until size is done
+    (pt,) = parse_plan(plan("runtime: 0"), "p.yaml").expand()
+    assert pt.est_seconds is None
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "says"),
+    [
+        ("bs: 2m", 5, "`bs` 2m is larger than `size` 1m"),
+        ("bs: [4k, 2m]", 5, "`bs` 2m is larger than `size` 1m"),
+        ("blocksize: 4m", 5, "`blocksize` 4m is larger than `size` 1m"),
+        ("bs: 64k\nfilesize: 16k", 5, "larger than `filesize` 16k"),
+    ],
+)
+def test_plan_block_size_larger_than_size_is_refused(body: str, line: int, says: str) -> None:
+    e = plan_error(plan(body))
+    assert e.line == line
+    assert says in e.message
+
+
+def test_plan_block_size_against_each_size_of_an_axis() -> None:
+    text = plan("bs: [4k, 64k]").replace("size: 1m", "size: [1m, 32k]")
+    e = plan_error(text)
+    assert "`bs` 64k is larger than `size` 32k" in e.message
+    assert parse_plan(plan("bs: [4k, 64k]"), "p.yaml")  # every pair fits
+    assert parse_plan(plan("bs: 4k,64k"), "p.yaml")  # compound values: fio's business
+
+
+def test_plan_block_size_against_the_files_of_a_directory(tmp_path: Path) -> None:
+    head = f"targets: [directory: {tmp_path}]\n"
+    e = plan_error(plan("bs: 4k\nnrfiles: 1024", head=head))
+    assert "1024 files" in e.message
+    assert parse_plan(plan("bs: 4k\nnrfiles: 1024", head="targets: [file: /tmp/a]\n"), "p")
+
+
+def test_plan_file_target_that_is_a_directory(tmp_path: Path) -> None:
+    e = plan_error(plan("", head=f"targets:\n  - file: {tmp_path}\n"))
+    assert e.line == 2
+    assert "is a directory" in e.message
+    assert "directory:" in (e.fix or "")
+    e = plan_error(plan(""), targets=[f"file:{tmp_path}"])
+    assert e.message.startswith(f"--target file:{tmp_path}: ")
+
+
+def test_plan_device_target_that_is_not_a_block_device(tmp_path: Path) -> None:
+    f = tmp_path / "disk.img"
+    f.write_bytes(b"")
+    for path in (str(f), "/dev/null"):
+        e = plan_error(plan("", head=f"targets:\n  - device: {path}\n"))
+        assert e.line == 2
+        assert "not a block device" in e.message
+    e = plan_error(plan(""), targets=[f"device:{f}"])
+    assert "not a block device" in e.message
+    # missing: preflight says so (it may appear before the run)
+    assert parse_plan(plan("", head="targets:\n  - device: /dev/sdzz-none\n"), "p.yaml")
+
+
+def test_plan_directory_target_that_is_a_file(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"x")
+    e = plan_error(plan("", head=f"targets:\n  - directory: {f}\n"))
+    assert "not a directory" in e.message
+
+
+def test_plan_remote_targets_are_not_looked_at_here(tmp_path: Path) -> None:
+    # a remote host's /tmp is not this machine's: nothing to refuse from here
+    head = f"targets: [file: {tmp_path}]\nhosts: [{{address: 10.0.0.1}}]\n"
+    assert parse_plan(plan("", head=head), "p.yaml")
+    head = f"targets: [file: {tmp_path}]\nhosts: [{{address: local}}]\n"
+    assert "is a directory" in plan_error(plan("", head=head)).message
+
+
+def test_plan_rados_bench_clients_have_a_bound() -> None:
+    text = (
+        "targets: [rados: bench]\nworkloads:\n  - engine: rados-bench\n    mode: write\n"
+        "    runtime: 1\n    clients: 100000\n"
+    )
+    e = plan_error(text)
+    assert e.line == 6
+    assert "`clients` must be 1 to 1024" in e.message
+
+
+def test_plan_rbd_image_size_must_be_positive() -> None:
+    e = plan_error(plan("", head="targets:\n  - rbd: bench/img\n    size: 0\n"))
+    assert e.line == 3
+    assert "more than 0" in e.message
