@@ -18,6 +18,8 @@ replaces ``${VAR}`` from the environment): values holding such characters are re
 with the line and a fix, and again where the job file is written (engines/fio.py). Options
 that run commands or replay I/O on files storbench cannot check are refused; options that
 write files of their own must name them by absolute path (preflight refuses existing ones).
+A plan is counted before it is expanded (``max_points``), and its YAML may not nest deeply
+or expand through aliases without bound.
 """
 
 from __future__ import annotations
@@ -134,11 +136,17 @@ RANGE_WHY = {
     "iodepth": "fio allocates a buffer per entry; libaio's default aio-max-nr is 65536",
     "clients": "rados bench starts a process on this machine for each",
 }
+#: Plans larger than this many points are refused before they are expanded (``--max-points``).
+MAX_POINTS = 100_000
 #: The longest value (UTF-8 bytes) storbench writes into a fio job file: fio reads job files in
 #: lines of at most 8191 bytes and reads the rest of a longer line as a line of its own.
 MAX_VALUE_BYTES = 4096
 #: The longest name (plan, workload, target, host): names go into job-file comment lines.
 MAX_NAME_CHARS = 256
+#: How deep a plan's YAML may nest, and how many values it may hold once its aliases are
+#: expanded (a "billion laughs" plan holds 9**9 through 9 lines of aliases).
+MAX_DEPTH = 64
+MAX_YAML_VALUES = 1_000_000
 #: The only fio option with a negative value (fio 3.33 options.c: every other number is 0 or
 #: more; fio reads a negative one as a huge unsigned number, e.g. thinktime=-1 as 71 minutes).
 NEGATIVE_OK = ("nice",)
@@ -574,6 +582,12 @@ class Plan:
     report: str | None = None
     overrides: list[str] = field(default_factory=list)
     hosts: list[Host] = field(default_factory=list)
+    max_points: int = MAX_POINTS
+
+    def point_count(self) -> int:
+        """How many points :meth:`expand` makes, counted without making them."""
+        slots = len(self.host_slots()) if self.hosts else len(self.targets)
+        return self.repeat * slots * sum(combinations(wl) for wl in self.workloads)
 
     def host_slots(self) -> list[list[tuple[Host, Target]]]:
         """Per target index, each host with its target there (hosts in plan order)."""
@@ -592,6 +606,13 @@ class Plan:
         With ``hosts:`` a point runs on every host (or on the first ``clients`` of them),
         each host on its own target of the same index.
         """
+        count = self.point_count()
+        if count > self.max_points:  # the loader refuses first, naming the line
+            raise PlanError(
+                f"the plan expands to {fmt_count(count)} points, more than {self.max_points:,}",
+                file=self.source,
+                fix="shrink the axes or `repeat`, or raise the limit with --max-points",
+            )
         points: list[Point] = []
         datasets = _Datasets(self.targets)
         slots: list[tuple[Target, list[tuple[Host, Target]]]]
@@ -637,6 +658,11 @@ class Plan:
                             )
                         )
         return points
+
+
+def combinations(wl: Workload) -> int:
+    """The points of one workload on one target in one repetition: its axes multiplied."""
+    return math.prod(len(v) for v in wl.options.values() if isinstance(v, list))
 
 
 def fmt_count(n: int) -> str:
@@ -787,11 +813,20 @@ def load_plan(
     sets: list[str] | None = None,
     targets: list[str] | None = None,
     ceph_conf: str | None = None,
+    max_points: int = MAX_POINTS,
 ) -> Plan:
     """Load a plan file or suite, apply ``--set`` overrides and ``--target`` replacements;
-    ``ceph_conf`` (``--ceph-conf``) is the ceph.conf of Ceph targets that name none."""
+    ``ceph_conf`` (``--ceph-conf``) is the ceph.conf of Ceph targets that name none; a plan
+    of more than ``max_points`` points (``--max-points``) is refused."""
     source, text = resolve_plan_source(spec)
-    return parse_plan(text, source, sets=sets or [], targets=targets or [], ceph_conf=ceph_conf)
+    return parse_plan(
+        text,
+        source,
+        sets=sets or [],
+        targets=targets or [],
+        ceph_conf=ceph_conf,
+        max_points=max_points,
+    )
 
 
 def parse_plan(
@@ -801,8 +836,16 @@ def parse_plan(
     sets: list[str] | None = None,
     targets: list[str] | None = None,
     ceph_conf: str | None = None,
+    max_points: int = MAX_POINTS,
 ) -> Plan:
-    return _Loader(text, source, ceph_conf).load(sets or [], targets or [])
+    try:
+        return _Loader(text, source, ceph_conf, max_points).load(sets or [], targets or [])
+    except RecursionError:  # the YAML checks below should make this unreachable
+        raise PlanError(
+            "the plan is nested too deeply",
+            file=source,
+            fix=f"a plan needs a few levels; at most {MAX_DEPTH}",
+        ) from None
 
 
 def default_ceph_conf() -> str:
@@ -892,10 +935,17 @@ def shown(text: str) -> str:
 
 
 class _Loader:
-    def __init__(self, text: str, source: str, ceph_conf: str | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        source: str,
+        ceph_conf: str | None = None,
+        max_points: int = MAX_POINTS,
+    ) -> None:
         self.text = text
         self.source = source
         self.ceph_conf = ceph_conf
+        self.max_points = max_points
         self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
         #: where each target was given: (node, key) in the plan, or the --target argument
         self.target_at: dict[Target, tuple[Any, Any] | str] = {}
@@ -959,17 +1009,7 @@ class _Loader:
         )
 
     def load(self, sets: list[str], target_args: list[str]) -> Plan:
-        yaml = YAML(typ="rt")
-        try:
-            doc = yaml.load(io.StringIO(self.text))
-        except MarkedYAMLError as e:
-            raise self.yaml_error(e) from None
-        except YAMLError as e:
-            raise PlanError(
-                f"malformed YAML: {e}",
-                file=self.source,
-                fix="check indentation, colons and quoting",
-            ) from None
+        doc = self.parse_yaml(self.text, file=self.source)
         if doc is None:
             raise PlanError(
                 "plan is empty",
@@ -1083,10 +1123,153 @@ class _Loader:
             report=report,
             overrides=list(sets),
             hosts=hosts,
+            max_points=self.max_points,
         )
+        self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
         if any(wl.options.get("engine") == RADOS_BENCH for wl in workloads):
             self.check_reads(plan, doc)
         return plan
+
+    def parse_yaml(self, text: str, *, file: str | None, set_arg: str | None = None) -> Any:
+        """The YAML document of a plan (``file``) or a ``--set`` value (``set_arg``), refused
+        when it nests deeper than :data:`MAX_DEPTH` (ruamel's scanner slows down with the
+        square of the depth and its composer recurses once per level) or holds more than
+        :data:`MAX_YAML_VALUES` values once its aliases are expanded."""
+        where = {"file": file} if set_arg is None else {"file": f"--set {shown(set_arg)}"}
+        deep = _too_deep(text)
+        if deep is not None:
+            raise PlanError(
+                f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                line=deep if set_arg is None else None,
+                fix="a plan needs a few levels of `[`, `{` and indentation; remove the rest",
+                **where,
+            )
+        try:
+            if set_arg is None:
+                doc = YAML(typ="rt").load(io.StringIO(text))
+            else:
+                doc = YAML(typ="safe", pure=True).load(text)
+        except YAMLError as e:
+            if set_arg is not None:
+                raise PlanError(
+                    f"--set {shown(set_arg)}: the value is not valid YAML",
+                    fix="quote it, or write a list as [1,32]",
+                ) from None
+            if isinstance(e, MarkedYAMLError):
+                raise self.yaml_error(e) from None
+            raise PlanError(
+                f"malformed YAML: {e}", fix="check indentation, colons and quoting", **where
+            ) from None
+        except RecursionError:
+            raise PlanError(
+                "the YAML is nested too deeply",
+                fix=f"a plan needs a few levels; at most {MAX_DEPTH}",
+                **where,
+            ) from None
+        except TypeError:  # a list or mapping as a key inside a key
+            raise PlanError(
+                "malformed YAML: a list or mapping is used as a key",
+                fix="keys are plain words such as `bs:`",
+                **where,
+            ) from None
+        except (ValueError, OverflowError) as e:  # !!int abc, 2001-02-30, 5000-digit numbers
+            raise PlanError(
+                f"malformed YAML: a value YAML reads as a number, date or tagged value is "
+                f"invalid ({e})",
+                fix='quote it to make it a string, e.g. name: "2001-02-30"',
+                **where,
+            ) from None
+        self.check_yaml(doc, where)
+        return doc
+
+    def check_yaml(self, doc: Any, where: dict[str, str | None]) -> None:
+        """Refuse a document deeper than MAX_DEPTH, holding more than MAX_YAML_VALUES values
+        once its aliases (``*name``) are expanded (a "billion laughs"), referring to itself,
+        or with a list or mapping as a key. Without recursion, each node visited once."""
+        sizes: dict[int, int] = {}  # expanded size of each finished collection
+        open_: set[int] = set()  # collections being visited (their ancestors): a cycle
+        stack: list[tuple[Any, int, bool]] = [(doc, 0, False)]
+        distinct = 0  # values of the document as written (each alias's target counted once)
+
+        def children(node: Any) -> list[Any]:
+            return list(node.values()) if isinstance(node, dict) else list(node)
+
+        def fail(msg: str, node: Any, key: Any = None, fix: str = "") -> PlanError:
+            line, col = _position(node, key)
+            if where["file"] != self.source:
+                line = col = None
+            return PlanError(msg, line=line, column=col, fix=fix, **where)
+
+        while stack:
+            node, depth, done = stack.pop()
+            if not isinstance(node, dict | list | tuple | set | frozenset):
+                continue
+            nid = id(node)
+            if done:
+                open_.discard(nid)
+                kids = children(node)
+                size = 1 + sum(sizes.get(id(c), 1) for c in kids)
+                sizes[nid] = size
+                distinct += 1 + sum(1 for c in kids if id(c) not in sizes)
+                if size > MAX_YAML_VALUES:
+                    aliased = distinct <= MAX_YAML_VALUES
+                    raise fail(
+                        f"the plan holds more than {MAX_YAML_VALUES:,} values"
+                        + (" once its YAML aliases (*name) are expanded" if aliased else ""),
+                        node,
+                        fix="a plan needs a few dozen values; do not repeat aliases of aliases",
+                    )
+                continue
+            if nid in sizes:
+                continue
+            if nid in open_:
+                raise fail(
+                    "the YAML refers to itself through an alias (*name)",
+                    node,
+                    fix="remove the alias",
+                )
+            if depth > MAX_DEPTH:
+                raise fail(
+                    f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                    node,
+                    fix="a plan needs a few levels; remove the rest",
+                )
+            if isinstance(node, dict):
+                for k in node:
+                    if isinstance(k, dict | list | tuple | set | frozenset):
+                        raise fail(
+                            "a key is a list or mapping",
+                            node,
+                            k,
+                            fix="keys are plain words such as `bs:`",
+                        )
+            open_.add(nid)
+            stack.append((node, depth, True))
+            stack.extend((c, depth + 1, False) for c in children(node) if id(c) not in sizes)
+
+    def check_count(self, plan: Plan, doc: CommentedMap) -> None:
+        """Refuse a plan of more than ``max_points`` points before it is expanded."""
+        count = plan.point_count()
+        if count <= self.max_points:
+            return
+        slots = len(plan.host_slots()) if plan.hosts else len(plan.targets)
+        combos = sum(combinations(wl) for wl in plan.workloads)
+        parts = [f"repeat {fmt_count(plan.repeat)}"] if plan.repeat > 1 else []
+        parts.append(f"{slots} target{'s' if slots != 1 else ''}")
+        parts.append(f"{fmt_count(combos)} combination{'s' if combos != 1 else ''} of axes")
+        if "repeat" in doc and plan.repeat * slots > self.max_points:
+            at: tuple[Any, Any] = (doc, "repeat")
+        else:
+            biggest = max(range(len(plan.workloads)), key=lambda i: combinations(plan.workloads[i]))
+            at = (doc.get("workloads"), biggest)
+        raise self.err(
+            f"the plan expands to {fmt_count(count)} points ({' × '.join(parts)}), more than "
+            f"the limit of {self.max_points:,}",
+            *at,
+            fix="shrink the axes or `repeat`, or raise the limit: --max-points "
+            + (str(count) if count < 10**12 else "N"),
+            origin_key="repeat" if at[1] == "repeat" else None,
+        )
 
     def check_engines(
         self, workloads: list[Workload], targets: list[Target], hosts: list[Host], doc: Any
@@ -1141,13 +1324,7 @@ class _Loader:
                     f"--set {arg!r} is not key=value",
                     fix="e.g. --set runtime=2 or --set iodepth=[1,32]",
                 )
-            try:
-                value = YAML(typ="safe").load(raw) if raw.strip() else None
-            except YAMLError:
-                raise PlanError(
-                    f"--set {shown(arg)}: the value is not valid YAML",
-                    fix="quote it, or write a list as [1,32]",
-                ) from None
+            value = self.parse_yaml(raw, file=None, set_arg=arg) if raw.strip() else None
             self.set_keys[key] = arg
             if key in TOP_KEYS:
                 if key in ("targets", "workloads", "global"):
@@ -2057,6 +2234,52 @@ class _Loader:
                             else ""
                         ),
                     )
+
+
+def _too_deep(text: str, limit: int = MAX_DEPTH) -> int | None:
+    """The line on which YAML flow collections (``[...]``, ``{...}``) in ``text`` nest more
+    than ``limit`` deep, or None: a cheap look before the YAML parser, whose scanner slows
+    down with the square of the depth (100,000 ``[`` took seconds before failing).
+
+    It skips quoted strings and comments, and outside brackets counts only a bracket that
+    starts a value; so it may miss some nesting (the parser's own limit catches that), but
+    it does not count brackets inside plain text."""
+    depth = 0
+    line = 1
+    quote = ""
+    prev = "\n"  # the last character on this line that is not a blank
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            prev = "\n"
+        elif quote:
+            if quote == '"' and c == "\\":
+                i += 1  # the escaped character
+            elif c == quote:
+                if quote == "'" and text.startswith("'", i + 1):
+                    i += 1  # '' inside a single-quoted string
+                else:
+                    quote = ""
+        elif c == "#" and (i == 0 or text[i - 1] in " \t\n"):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        else:
+            starts_value = depth > 0 or (prev in "\n:-?" and (i == 0 or text[i - 1] in " \t\n"))
+            if c in "[{" and starts_value:
+                depth += 1
+                if depth > limit:
+                    return line
+            elif c in "]}" and depth > 0:
+                depth -= 1
+            elif c in "'\"" and (prev in "[{,:" if depth else starts_value):
+                quote = c
+            if c not in " \t":
+                prev = c
+        i += 1
+    return None
 
 
 def _line(e: MarkedYAMLError) -> int | None:

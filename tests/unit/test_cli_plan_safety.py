@@ -130,3 +130,33 @@ def test_cli_file_target_that_is_a_directory(tmp_path: Path) -> None:
     r = storbench(tmp_path, "plan", "check", "quick", "--target", f"file:{tmp_path}/d")
     assert_one_error(r, says=("is a directory",))
     assert not db_path(tmp_path).exists()
+
+
+def test_cli_huge_repeat_is_refused_at_once(tmp_path: Path) -> None:
+    # plan check used to expand a billion points until killed (~60 MB/s)
+    plan = write_plan(tmp_path, GOOD + "repeat: 1000000000\n")
+    r = storbench(tmp_path, "plan", "check", str(plan))  # 60 s timeout in storbench()
+    assert_one_error(
+        r,
+        where=f"{plan}:11",
+        says=("1,000,000,000 points", "100,000"),
+        fix=("--max-points",),
+    )
+
+
+def test_cli_max_points_raises_the_limit(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, GOOD + "repeat: 3\n")
+    r = storbench(tmp_path, "plan", "check", str(plan), "--max-points", "2")
+    assert_one_error(r, says=("3 points", "more than the limit of 2"), fix=("--max-points 3",))
+    r = storbench(tmp_path, "plan", "show", str(plan), "--max-points", "3")
+    assert r.returncode == 0, r.stderr
+    r = storbench(tmp_path, "run", "--dry-run", str(plan), "--max-points", "3")
+    assert r.returncode == 0, r.stderr
+    r = storbench(tmp_path, "plan", "check", "--help")
+    assert "--max-points" in r.stdout
+
+
+def test_cli_deeply_nested_yaml(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, "name: " + "[" * 100000)
+    r = storbench(tmp_path, "plan", "check", str(plan))
+    assert_one_error(r, where=f"{plan}:1", says=("nested",))

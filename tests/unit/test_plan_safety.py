@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from storbench.plan import (
     parse_plan,
     parse_target_arg,
 )
+
+MAX_POINTS = 100_000  # the documented default of --max-points
 
 
 def plan(body: str, *, head: str = "targets: [file: /tmp/sb-safety.dat]\n") -> str:
@@ -451,3 +454,106 @@ def test_plan_rbd_image_size_must_be_positive() -> None:
     e = plan_error(plan("", head="targets:\n  - rbd: bench/img\n    size: 0\n"))
     assert e.line == 3
     assert "more than 0" in e.message
+
+
+# ---------------------------------------------------------------------------- size (point 6)
+
+
+def test_plan_huge_repeat_is_refused_before_expanding() -> None:
+    t = time.monotonic()
+    e = plan_error(plan("") + "repeat: 1000000000\n")
+    assert time.monotonic() - t < 5
+    assert "1,000,000,000 points" in e.message
+    assert f"{MAX_POINTS:,}" in e.message
+    assert "--max-points" in (e.fix or "")
+    assert e.line == 5  # repeat
+
+
+def test_plan_huge_matrix_is_refused_before_expanding() -> None:
+    axis = "[" + ", ".join(str(i) for i in range(1, 1001)) + "]"
+    t = time.monotonic()
+    e = plan_error(plan(f"iodepth: {axis}\nthinktime: {axis}"))
+    assert time.monotonic() - t < 10
+    assert "1,000,000 points" in e.message
+    assert e.line == 3  # the workload
+
+
+def test_plan_point_limit_can_be_raised() -> None:
+    text = plan("") + "repeat: 20\n"
+    plan_error(text, max_points=10)
+    assert len(parse_plan(text, "p.yaml", max_points=20).expand()) == 20
+
+
+def test_plan_point_limit_comes_before_rados_bench_expansion() -> None:
+    text = (
+        "targets: [rados: bench]\nworkloads:\n  - engine: rados-bench\n    mode: [write, seq]\n"
+        "    runtime: 1\nrepeat: 1000000000\n"
+    )
+    t = time.monotonic()
+    e = plan_error(text)
+    assert time.monotonic() - t < 5
+    assert "points" in e.message
+
+
+def test_plan_deeply_nested_yaml_is_an_error_not_a_traceback() -> None:
+    t = time.monotonic()
+    e = plan_error("name: " + "[" * 100000)
+    assert "nested" in e.message
+    assert time.monotonic() - t < 5
+    e = plan_error(plan(""), sets=["bs=" + "[" * 100000])
+    assert "nested" in e.message
+
+
+def _bomb(levels: int = 9) -> str:
+    parts = ["&a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    parts += [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return "[" + ", ".join(parts) + "]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        plan("") + f"report: {_bomb()}\n",
+        plan("", head=f"targets: [{{file: /tmp/a, name: {_bomb()}}}]\n"),
+        plan("") + f"description: {_bomb()}\n",
+    ],
+)
+def test_plan_yaml_alias_bomb_is_refused_quickly(text: str) -> None:
+    t = time.monotonic()
+    e = plan_error(text)
+    assert time.monotonic() - t < 5
+    assert "alias" in e.message
+
+
+def test_plan_yaml_alias_bomb_through_set_is_refused_quickly() -> None:
+    t = time.monotonic()
+    plan_error(plan(""), sets=[f"report={_bomb()}"])
+    assert time.monotonic() - t < 5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        plan("") + "[[a]]: 1\n",  # ruamel: TypeError, unhashable
+        plan("") + "? [{a: 1}]\n: 1\n",
+        plan("") + "x: {[[a]]: 1}\n",
+    ],
+)
+def test_plan_yaml_list_in_a_key_is_an_error_not_a_traceback(text: str) -> None:
+    e = plan_error(text)
+    assert "key" in e.message
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("2001-02-30", "day is out of range"),
+        ("!!int abc", "invalid literal"),
+        ("!!float abc", "could not convert"),
+        ("1" + "0" * 5000, "digits"),
+    ],
+)
+def test_plan_yaml_values_yaml_cannot_construct_are_an_error(value: str, says: str) -> None:
+    e = plan_error(f"name: {value}\n" + plan(""))
+    assert "malformed YAML" in e.message
+    assert says in e.message
