@@ -24,7 +24,15 @@ from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bin
 from storbench.engines import fio, rados
 from storbench.errors import NotFoundError, PreflightError, UserError
 from storbench.metrics import PERCENTILES
-from storbench.plan import RADOS_BENCH, Plan, Point, Target, load_plan, suite_names
+from storbench.plan import (
+    MAX_POINTS,
+    RADOS_BENCH,
+    Plan,
+    Point,
+    Target,
+    load_plan,
+    suite_names,
+)
 from storbench.preflight import Preflight, check_fio, check_jobs, run_preflight
 from storbench.preflight.ceph import remove_images
 from storbench.report import export as export_mod
@@ -125,6 +133,14 @@ def plan_options(f: F) -> F:
         "created, filled and removed at the end when missing) or rados:POOL. Repeatable.",
     )(f)
     f = click.option(
+        "--max-points",
+        type=click.IntRange(min=1),
+        default=MAX_POINTS,
+        show_default=True,
+        metavar="N",
+        help="Refuse a plan that expands to more than N points (counted before expanding).",
+    )(f)
+    f = click.option(
         "--ceph-conf",
         "ceph_conf",
         metavar="PATH",
@@ -220,6 +236,7 @@ def run(
     sets: tuple[str, ...],
     targets: tuple[str, ...],
     ceph_conf: str | None,
+    max_points: int,
     db_path: str | None,
     fail_fast: bool,
     destroy_data: tuple[str, ...],
@@ -235,7 +252,9 @@ def run(
     committed to the database as soon as it finishes; Ctrl-C stops fio cleanly and keeps
     what finished (finish later with `storbench resume RUN`).
     """
-    p = load_plan(plan, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf)
+    p = load_plan(
+        plan, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+    )
     points = p.expand()
     if dry_run:
         _show_plan(p, points)
@@ -508,10 +527,22 @@ Examples:
 @click.argument("plan_ref", metavar="PLAN")
 @plan_options
 def plan_check(
-    plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...], ceph_conf: str | None
+    plan_ref: str,
+    sets: tuple[str, ...],
+    targets: tuple[str, ...],
+    ceph_conf: str | None,
+    max_points: int,
 ) -> None:
-    """Validate PLAN (file or suite) without any I/O; fio parses every job when installed."""
-    p = load_plan(plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf)
+    """Validate PLAN (file or suite) without any I/O; fio parses every job when installed.
+
+    Refused with the line and a fix: values that would change fio's job file (control
+    characters, `;`, `#`, `${`), options that run commands or replay I/O logs, log files
+    that are not absolute paths, negative times, sizes of 0, a `bs` larger than `size`, and
+    plans of more than --max-points points (counted before expanding).
+    """
+    p = load_plan(
+        plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+    )
     points = p.expand()
     if fio.fio_path() is not None:
         check_fio(points)
@@ -536,10 +567,16 @@ Examples:
 @click.argument("plan_ref", metavar="PLAN")
 @plan_options
 def plan_show(
-    plan_ref: str, sets: tuple[str, ...], targets: tuple[str, ...], ceph_conf: str | None
+    plan_ref: str,
+    sets: tuple[str, ...],
+    targets: tuple[str, ...],
+    ceph_conf: str | None,
+    max_points: int,
 ) -> None:
     """Print the expanded points of PLAN and the exact fio job file of each (a dry run)."""
-    p = load_plan(plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf)
+    p = load_plan(
+        plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+    )
     _show_plan(p, p.expand())
 
 

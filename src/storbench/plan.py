@@ -11,6 +11,15 @@ starts a private loopback server itself). A host may list its own targets (each 
 targets: point *i* of the matrix uses each host's *i*-th target. ``clients`` is a reserved
 workload key (never passed to fio): ``clients: [1, 2, 3]`` is an axis that runs the point
 on the first 1, 2, 3 hosts.
+
+What a plan says never reaches fio's job file as anything but the value it is (fio 3.33 reads
+a job file line by line, ends a line at its first ``;`` or ``#``, cuts lines at 8191 bytes and
+replaces ``${VAR}`` from the environment): values holding such characters are refused here,
+with the line and a fix, and again where the job file is written (engines/fio.py). Options
+that run commands or replay I/O on files storbench cannot check are refused; options that
+write files of their own must name them by absolute path (preflight refuses existing ones).
+A plan is counted before it is expanded (``max_points``), and its YAML may not nest deeply
+or expand through aliases without bound.
 """
 
 from __future__ import annotations
@@ -19,9 +28,12 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import re
 import stat
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -77,14 +89,16 @@ TARGET_OPTIONS = (
     "clientname",
     "conf",
 )
-SIZE_OPTIONS = ("size", "io_size", "io_limit", "bs", "blocksize", "filesize", "ba")
-TIME_OPTIONS = ("runtime", "ramp_time", "startdelay")
+# (with fio's aliases: timeout is runtime, blockalign ba, nr_files nrfiles)
+SIZE_OPTIONS = ("size", "io_size", "io_limit", "bs", "blocksize", "filesize", "ba", "blockalign")
+TIME_OPTIONS = ("runtime", "timeout", "ramp_time", "startdelay")
 INT_OPTIONS = (
     "iodepth",
     "numjobs",
     "rwmixread",
     "rwmixwrite",
     "nrfiles",
+    "nr_files",
     "direct",
     "iodepth_batch",
     "iodepth_batch_complete_min",
@@ -92,17 +106,96 @@ INT_OPTIONS = (
     "clients",
     "threads",
 )
-#: Options whose whole number must lie in a range (inclusive; None: no upper bound).
-INT_RANGES: dict[str, tuple[int, int | None]] = {
-    "clients": (1, None),
-    "threads": (1, None),
-    "iodepth": (1, None),
-    "numjobs": (1, None),
-    "nrfiles": (1, None),
+#: The most jobs one fio 3.33 process holds: REAL_MAX_JOBS (4096) thread slots in segments of
+#: 8, of which fio never uses the last (init.c add_thread_segment); 4089 is refused there.
+FIO_MAX_JOBS = 4088
+#: The deepest queue storbench passes on: libaio's default aio-max-nr (io_uring's own maximum
+#: is 32768 entries); fio itself has no bound and allocates one buffer per entry.
+MAX_IODEPTH = 65536
+#: rados bench processes storbench starts at once on this machine for one point.
+MAX_RADOS_CLIENTS = 1024
+#: fio reads whole numbers into 32-bit integers.
+MAX_INT = 2**31 - 1
+#: fio counts bytes in 64-bit integers.
+MAX_SIZE = 2**63 - 1
+#: Options whose whole number must lie in a range (inclusive).
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "clients": (1, MAX_RADOS_CLIENTS),
+    "threads": (1, MAX_INT),
+    "iodepth": (1, MAX_IODEPTH),
+    "numjobs": (1, FIO_MAX_JOBS),
+    "nrfiles": (1, MAX_INT),
+    "nr_files": (1, MAX_INT),
     "rwmixread": (0, 100),
     "rwmixwrite": (0, 100),
     "direct": (0, 1),
 }
+#: Why an option has the upper bound it has.
+RANGE_WHY = {
+    "numjobs": "fio holds at most 4088 jobs in one process",
+    "iodepth": "fio allocates a buffer per entry; libaio's default aio-max-nr is 65536",
+    "clients": "rados bench starts a process on this machine for each",
+}
+#: Plans larger than this many points are refused before they are expanded (``--max-points``).
+MAX_POINTS = 100_000
+#: The longest value (UTF-8 bytes) storbench writes into a fio job file: fio reads job files in
+#: lines of at most 8191 bytes and reads the rest of a longer line as a line of its own.
+MAX_VALUE_BYTES = 4096
+#: The longest name (plan, workload, target, host): names go into job-file comment lines.
+MAX_NAME_CHARS = 256
+#: How deep a plan's YAML may nest, and how many values it may hold once its aliases are
+#: expanded (a "billion laughs" plan holds 9**9 through 9 lines of aliases).
+MAX_DEPTH = 64
+MAX_YAML_VALUES = 1_000_000
+#: The only fio option with a negative value (fio 3.33 options.c: every other number is 0 or
+#: more; fio reads a negative one as a huge unsigned number, e.g. thinktime=-1 as 71 minutes).
+NEGATIVE_OK = ("nice",)
+_NEGATIVE = re.compile(r"\s*-\s*\d")
+#: fio options a plan may not use, why, and the fix: storbench runs no commands from a plan
+#: and writes only what preflight checked.
+REFUSED_OPTIONS: dict[str, tuple[str, str]] = {
+    "exec_prerun": (
+        "runs a command (fio passes it to system()): storbench does not run commands from a plan",
+        "run the command yourself before `storbench run`",
+    ),
+    "exec_postrun": (
+        "runs a command (fio passes it to system()): storbench does not run commands from a plan",
+        "run the command yourself after `storbench run`",
+    ),
+    "read_iolog": (
+        "replays an I/O log on the files and devices the log names, which storbench cannot check",
+        "replay it with fio yourself, or describe the workload with fio options",
+    ),
+    "replay_redirect": (
+        "replays an I/O log (read_iolog) onto a device storbench cannot check",
+        "replay it with fio yourself",
+    ),
+    "merge_blktrace_file": (
+        "replays I/O logs (read_iolog) and writes their merge to a file storbench cannot check",
+        "merge and replay them with fio yourself",
+    ),
+    "profile": (
+        "runs a fio profile (act, tiobench) on devices and directories of its own "
+        "(`device-names`, `dir`), not on the plan's targets",
+        "describe the workload with fio options and name its targets under `targets:`",
+    ),
+}
+#: fio engines that change the target whatever ``rw`` says (fio 3.33 engines/: falloc
+#: allocates even to "read", filedelete deletes): a point that uses one counts as writing.
+WRITING_ENGINES = frozenset(
+    ("falloc", "ftruncate", "e4defrag", "filecreate", "filedelete", "dircreate", "dirdelete")
+)
+#: Flags that make fio delete the target file at the end: they count as writing.
+UNLINK_OPTIONS = ("unlink", "unlink_each_loop")
+#: Options with which fio writes a log file of its own: write_iolog names the file (fio
+#: appends to it); the others a prefix to which fio adds ``_bw.N.log``, ``_clat.N.log`` ...
+LOG_PREFIX_OPTIONS = ("write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log")
+FILE_OPTIONS = ("write_iolog", *LOG_PREFIX_OPTIONS)
+#: The log types fio appends to a write_*_log prefix (init.c setup_log_names).
+LOG_TYPES = ("bw", "lat", "slat", "clat", "clat_hist", "iops")
+#: ``mem``/``iomem`` types that may name a file (``mmap:/path``): fio creates, truncates and
+#: at the end removes it.
+MMAP_TYPES = ("mmap", "mmaphuge", "mmapshared")
 #: Example values shown in a fix.
 _EXAMPLE = {
     "bs": "4k",
@@ -154,6 +247,8 @@ WRITE_RW = (
 NEEDS_VALUE = frozenset(
     (*SIZE_OPTIONS, *TIME_OPTIONS, *INT_OPTIONS, "rw", "readwrite", "ioengine", "mode", "engine")
 )
+#: Options whose value is a path fio opens (besides the target's own): the stricter rule.
+PATH_OPTIONS = (*FILE_OPTIONS, "donorname")
 
 Scalar = str | int | float | bool | None
 
@@ -173,6 +268,87 @@ def suite_names() -> tuple[str, ...]:
 
 def suite_text(name: str) -> str:
     return resources.files("storbench.suites").joinpath(f"{name}.yaml").read_text()
+
+
+# ---------------------------------------------------------------------------- values
+
+
+def _char_name(c: str) -> str:
+    names = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", "\0": "a NUL"}
+    return names.get(c, f"U+{ord(c):04X}")
+
+
+def control_char(text: str, allow: str = "") -> str | None:
+    """The first control character of ``text`` (newlines and the Unicode line and paragraph
+    separators included) that is not in ``allow``, named, or None."""
+    for c in text:
+        if c not in allow and unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp"):
+            return _char_name(c)
+    return None
+
+
+def name_problem(text: str, allow: str = "") -> str | None:
+    """Why ``text`` cannot be a name (of a plan, workload, target or host), or None."""
+    c = control_char(text, allow)
+    if c is not None:
+        return f"holds a control character ({c})"
+    if len(text) > MAX_NAME_CHARS:
+        return f"is longer than {MAX_NAME_CHARS} characters"
+    return None
+
+
+def job_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be written as a value in a fio job file, or None.
+
+    fio 3.33 reads the file line by line (a newline or carriage return would start an option
+    of its own), ends a line at its first ``;`` or ``#`` (the rest would be dropped
+    silently), reads lines in pieces of 8191 bytes, and replaces ``${VAR}`` with the
+    environment variable (always, even unset), so storbench's checks would see other text
+    than fio."""
+    c = control_char(value)
+    if c is not None:
+        return (
+            f"holds a control character ({c}), which would end or change its line of fio's job file"
+        )
+    for ch in ";#":
+        if ch in value:
+            return f"holds `{ch}`: fio's job file ends a line there and drops the rest"
+    if "${" in value:
+        return "holds `${`: fio replaces ${VAR} with the environment variable VAR"
+    if len(value.encode(errors="surrogatepass")) > MAX_VALUE_BYTES:
+        return f"is longer than {MAX_VALUE_BYTES} bytes: fio reads job files in lines of 8191"
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why ``path`` cannot name a file fio opens, or None: the job-file rule, and no ``$``
+    (fio replaces $pagesize, $ncpus, ${VAR} ... in values) nor blanks at either end (fio strips
+    them, so it would open another file than the one storbench checked)."""
+    if not path:
+        return "is empty"
+    problem = job_value_problem(path)
+    if problem:
+        return problem
+    if "$" in path:
+        return "holds `$`: fio replaces $pagesize, $ncpus and ${VAR} in values"
+    if path != path.strip():
+        return "starts or ends with a blank, which fio strips"
+    return None
+
+
+def fix_for(problem: str) -> str:
+    """The fix for a :func:`job_value_problem` / :func:`path_problem` / :func:`name_problem`."""
+    if "control character" in problem:
+        return "remove the control character: one value, on one line"
+    if "`$`" in problem or "`${`" in problem:
+        return "write the value itself, without `$` (fio would substitute it)"
+    if "`;`" in problem or "`#`" in problem:
+        return "remove the `;` and `#`: a value in fio's job file cannot hold them"
+    if "longer than" in problem:
+        return "shorten it"
+    if "blank" in problem:
+        return "remove the blanks at its ends"
+    return "give a path"
 
 
 @dataclass(frozen=True)
@@ -354,9 +530,44 @@ class Point:
 
 
 def workload_writes(params: dict[str, Any]) -> bool:
-    """Whether a workload writes: fio's default rw is read; verify/trim writes count too."""
+    """Whether a workload writes: fio's default rw is read; verify/trim writes count too, and
+    so do engines that change files whatever ``rw`` says and ``unlink`` (fio deletes the file)."""
     rw = str(params.get("rw", params.get("readwrite", "read"))).split(":")[0]
-    return rw in WRITE_RW
+    if rw in WRITE_RW or str(params.get("ioengine", "")).strip() in WRITING_ENGINES:
+        return True
+    return any(k in params and _flag_set(params[k]) for k in UNLINK_OPTIONS)
+
+
+def _flag_set(value: Any) -> bool:
+    """Whether a fio bool option is on (a bare flag is; unsure values count as on)."""
+    if value is None:
+        return True
+    if isinstance(value, int | float):
+        return value != 0
+    return str(value).strip().lower() not in ("0", "false", "no", "off")
+
+
+def mmap_file(params: dict[str, Any]) -> str | None:
+    """The file fio's buffers are mapped from (``mem: mmap:/path``), or None."""
+    for opt in ("mem", "iomem"):
+        kind, sep, path = str(params.get(opt) or "").partition(":")
+        if sep and kind.strip() in MMAP_TYPES:
+            return path
+    return None
+
+
+def output_files(params: dict[str, Any], target: Target) -> list[tuple[str, str, bool]]:
+    """The files fio writes for a point besides its target, as (option, path, prefix):
+    ``prefix`` True when fio adds ``_TYPE.N.log`` to the path (write_bw_log ...). e4defrag's
+    donor file counts in a directory target (elsewhere fio puts it in its working directory,
+    a temporary one of storbench's)."""
+    out = [(o, str(params[o]), o in LOG_PREFIX_OPTIONS) for o in FILE_OPTIONS if o in params]
+    mapped = mmap_file(params)
+    if mapped is not None:
+        out.append(("mem" if "mem" in params else "iomem", mapped, False))
+    if "donorname" in params and target.kind == "directory":
+        out.append(("donorname", os.path.join(target.path, str(params["donorname"])), False))
+    return out
 
 
 @dataclass
@@ -371,6 +582,12 @@ class Plan:
     report: str | None = None
     overrides: list[str] = field(default_factory=list)
     hosts: list[Host] = field(default_factory=list)
+    max_points: int = MAX_POINTS
+
+    def point_count(self) -> int:
+        """How many points :meth:`expand` makes, counted without making them."""
+        slots = len(self.host_slots()) if self.hosts else len(self.targets)
+        return self.repeat * slots * sum(combinations(wl) for wl in self.workloads)
 
     def host_slots(self) -> list[list[tuple[Host, Target]]]:
         """Per target index, each host with its target there (hosts in plan order)."""
@@ -389,6 +606,13 @@ class Plan:
         With ``hosts:`` a point runs on every host (or on the first ``clients`` of them),
         each host on its own target of the same index.
         """
+        count = self.point_count()
+        if count > self.max_points:  # the loader refuses first, naming the line
+            raise PlanError(
+                f"the plan expands to {fmt_count(count)} points, more than {self.max_points:,}",
+                file=self.source,
+                fix="shrink the axes or `repeat`, or raise the limit with --max-points",
+            )
         points: list[Point] = []
         datasets = _Datasets(self.targets)
         slots: list[tuple[Target, list[tuple[Host, Target]]]]
@@ -434,6 +658,19 @@ class Plan:
                             )
                         )
         return points
+
+
+def combinations(wl: Workload) -> int:
+    """The points of one workload on one target in one repetition: its axes multiplied."""
+    return math.prod(len(v) for v in wl.options.values() if isinstance(v, list))
+
+
+def fmt_count(n: int) -> str:
+    """``1,000,000``; a number too long to print in full (Python refuses ints of more than
+    4300 digits) as its order of magnitude."""
+    if n.bit_length() > 200:
+        return f"about 10^{int(n.bit_length() * math.log10(2))}"
+    return f"{n:,}"
 
 
 class _Datasets:
@@ -498,11 +735,12 @@ def point_key(
 def estimate_seconds(params: dict[str, Any]) -> float | None:
     """Planned duration of a point: ramp_time + runtime (an upper bound unless time_based)."""
     try:
-        runtime = parse_time(params["runtime"]) if "runtime" in params else None
+        limit = params.get("runtime", params.get("timeout"))  # timeout: fio's alias
+        runtime = parse_time(limit) if limit is not None else None
         ramp = parse_time(params.get("ramp_time", 0))
     except UnitError:
         return None
-    if runtime is None:
+    if not runtime:  # none, or 0: fio's "no time limit" (the point ends with its size)
         return None
     return ramp + runtime
 
@@ -575,11 +813,20 @@ def load_plan(
     sets: list[str] | None = None,
     targets: list[str] | None = None,
     ceph_conf: str | None = None,
+    max_points: int = MAX_POINTS,
 ) -> Plan:
     """Load a plan file or suite, apply ``--set`` overrides and ``--target`` replacements;
-    ``ceph_conf`` (``--ceph-conf``) is the ceph.conf of Ceph targets that name none."""
+    ``ceph_conf`` (``--ceph-conf``) is the ceph.conf of Ceph targets that name none; a plan
+    of more than ``max_points`` points (``--max-points``) is refused."""
     source, text = resolve_plan_source(spec)
-    return parse_plan(text, source, sets=sets or [], targets=targets or [], ceph_conf=ceph_conf)
+    return parse_plan(
+        text,
+        source,
+        sets=sets or [],
+        targets=targets or [],
+        ceph_conf=ceph_conf,
+        max_points=max_points,
+    )
 
 
 def parse_plan(
@@ -589,8 +836,16 @@ def parse_plan(
     sets: list[str] | None = None,
     targets: list[str] | None = None,
     ceph_conf: str | None = None,
+    max_points: int = MAX_POINTS,
 ) -> Plan:
-    return _Loader(text, source, ceph_conf).load(sets or [], targets or [])
+    try:
+        return _Loader(text, source, ceph_conf, max_points).load(sets or [], targets or [])
+    except RecursionError:  # the YAML checks below should make this unreachable
+        raise PlanError(
+            "the plan is nested too deeply",
+            file=source,
+            fix=f"a plan needs a few levels; at most {MAX_DEPTH}",
+        ) from None
 
 
 def default_ceph_conf() -> str:
@@ -604,13 +859,24 @@ def ceph_target(kind: str, path: str, conf: str | None = None, **kw: Any) -> Tar
     path = path.strip()
     parts = path.split("/")
     want = 2 if kind == "rbd" else 1
-    if len(parts) != want or not all(parts) or any(c.isspace() for c in path):
+    if (
+        len(parts) != want
+        or not all(parts)
+        or any(c.isspace() for c in path)
+        or path_problem(path) is not None
+    ):
         raise ValueError(
             "rbd:POOL/IMAGE (e.g. rbd:bench/storbench)"
             if kind == "rbd"
             else "rados:POOL (e.g. rados:bench)"
         )
     conf = os.path.abspath(conf) if conf else os.path.abspath(default_ceph_conf())
+    problem = path_problem(conf)
+    if problem:
+        raise ValueError(f"the ceph.conf path {conf!r} {problem}: {fix_for(problem)}")
+    client = kw.get("client")
+    if client is not None and path_problem(client):
+        raise ValueError(f"the client name {client!r} {path_problem(client)}")
     return Target(kind, path, conf=conf, **kw)
 
 
@@ -626,38 +892,63 @@ def parse_target_arg(arg: str, ceph_conf: str | None = None) -> Target:
             except ValueError as e:
                 article = "an" if kind == "rbd" else "a"
                 raise PlanError(
-                    f"--target {arg}: not {article} {kind} target", fix=str(e)
+                    f"--target {shown(arg)}: not {article} {kind} target", fix=str(e)
                 ) from None
     for kind in (*FS_KINDS, "dir"):
         if arg.startswith(kind + ":"):
             path = arg[len(kind) + 1 :]
             if not path:
                 raise PlanError(
-                    f"--target {arg}: no path after {kind}:", fix=f"--target {kind}:/path"
+                    f"--target {shown(arg)}: no path after {kind}:", fix=f"--target {kind}:/path"
                 )
+            _check_target_arg(arg, path)
             kind = "directory" if kind == "dir" else kind
-            return Target(kind, path if kind == "device" else os.path.abspath(path))
+            return Target(kind, os.path.abspath(path))
     if not arg.strip():
         raise PlanError("--target needs a path", fix="--target ./scratch.dat or --target /dev/sdb")
+    _check_target_arg(arg, arg)
+    # absolute: fio runs in a temporary directory of its own
+    path = os.path.abspath(arg)
     try:
         mode = os.stat(arg).st_mode
     except OSError:
-        if os.path.abspath(arg).startswith("/dev/"):
-            return Target("device", arg)  # preflight says it does not exist
-        return Target("file", os.path.abspath(arg))
+        if path.startswith("/dev/"):
+            return Target("device", path)  # preflight says it does not exist
+        return Target("file", path)
     if stat.S_ISBLK(mode):
-        return Target("device", arg)
+        return Target("device", path)
     if stat.S_ISDIR(mode):
-        return Target("directory", os.path.abspath(arg))
-    return Target("file", os.path.abspath(arg))
+        return Target("directory", path)
+    return Target("file", path)
+
+
+def _check_target_arg(arg: str, path: str) -> None:
+    problem = path_problem(path)
+    if problem:
+        raise PlanError(f"--target {shown(arg)}: the path {problem}", fix=fix_for(problem))
+
+
+def shown(text: str) -> str:
+    """``text`` as an error message may show it: quoted and escaped when it holds a control
+    character (a newline would forge a line of the message)."""
+    return repr(text) if control_char(text) is not None else text
 
 
 class _Loader:
-    def __init__(self, text: str, source: str, ceph_conf: str | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        source: str,
+        ceph_conf: str | None = None,
+        max_points: int = MAX_POINTS,
+    ) -> None:
         self.text = text
         self.source = source
         self.ceph_conf = ceph_conf
+        self.max_points = max_points
         self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
+        #: where each target was given: (node, key) in the plan, or the --target argument
+        self.target_at: dict[Target, tuple[Any, Any] | str] = {}
 
     # -- error helpers
     def err(
@@ -671,7 +962,7 @@ class _Loader:
         if origin_key is not None and origin_key in self.set_keys:
             if fix:  # show examples in the form they were given: `--set bs=4k`, not `bs: 4k`
                 fix = fix.replace(f"`{origin_key}: ", f"`--set {origin_key}=")
-            return PlanError(msg, file=f"--set {self.set_keys[origin_key]}", fix=fix)
+            return PlanError(msg, file=f"--set {shown(self.set_keys[origin_key])}", fix=fix)
         line, col = _position(node, key)
         return PlanError(msg, file=self.source, line=line, column=col, fix=fix)
 
@@ -718,17 +1009,7 @@ class _Loader:
         )
 
     def load(self, sets: list[str], target_args: list[str]) -> Plan:
-        yaml = YAML(typ="rt")
-        try:
-            doc = yaml.load(io.StringIO(self.text))
-        except MarkedYAMLError as e:
-            raise self.yaml_error(e) from None
-        except YAMLError as e:
-            raise PlanError(
-                f"malformed YAML: {e}",
-                file=self.source,
-                fix="check indentation, colons and quoting",
-            ) from None
+        doc = self.parse_yaml(self.text, file=self.source)
         if doc is None:
             raise PlanError(
                 "plan is empty",
@@ -762,6 +1043,7 @@ class _Loader:
                 fix='name: my-plan (quote it if it looks like a number: name: "2024")',
                 origin_key="name",
             )
+        self.check_name("`name`", name, doc, "name")
         description = doc.get("description") or ""
         if not isinstance(description, str):
             raise self.err(
@@ -769,6 +1051,16 @@ class _Loader:
                 doc,
                 "description",
                 fix="description: what the plan measures (use `|` for several lines)",
+                origin_key="description",
+            )
+        # never in a job file: newlines and tabs are fine, other control characters not
+        c = control_char(description, allow="\n\t")
+        if c is not None:
+            raise self.err(
+                f"`description` holds a control character ({c})",
+                doc,
+                "description",
+                fix="remove it (newlines are fine: `description: |` and the text below)",
                 origin_key="description",
             )
         repeat = doc.get("repeat", 1)
@@ -794,11 +1086,11 @@ class _Loader:
             self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}
         )
         workloads = self.workloads(doc, global_opts)
-        targets = (
-            [parse_target_arg(a, self.ceph_conf) for a in target_args]
-            if target_args
-            else self.targets(doc)
-        )
+        if target_args:
+            targets = [parse_target_arg(a, self.ceph_conf) for a in target_args]
+            self.target_at.update((t, a) for t, a in zip(targets, target_args, strict=True))
+        else:
+            targets = self.targets(doc)
         hosts = self.hosts(doc, targets) if "hosts" in doc else []
         if not targets and not (hosts and all(h.targets is not None for h in hosts)):
             raise self.err(
@@ -812,9 +1104,14 @@ class _Loader:
         self.check_clients(workloads, hosts, doc)
         if hosts:
             pairs = [(t, h.local) for h in hosts for t in (h.targets or targets)]
-            self.check_sizes(list(dict.fromkeys(pairs)), workloads, doc)
         else:
-            self.check_sizes([(t, True) for t in targets], workloads, doc)
+            pairs = [(t, True) for t in targets]
+        pairs = list(dict.fromkeys(pairs))
+        self.check_local_targets([t for t, local in pairs if local])
+        self.check_sizes(pairs, workloads, doc)
+        self.check_blocks(workloads, [t for t, _ in pairs], doc)
+        if hosts:
+            self.check_no_output_files(workloads, doc)
         plan = Plan(
             name=name.strip(),
             source=self.source,
@@ -826,10 +1123,153 @@ class _Loader:
             report=report,
             overrides=list(sets),
             hosts=hosts,
+            max_points=self.max_points,
         )
+        self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
         if any(wl.options.get("engine") == RADOS_BENCH for wl in workloads):
             self.check_reads(plan, doc)
         return plan
+
+    def parse_yaml(self, text: str, *, file: str | None, set_arg: str | None = None) -> Any:
+        """The YAML document of a plan (``file``) or a ``--set`` value (``set_arg``), refused
+        when it nests deeper than :data:`MAX_DEPTH` (ruamel's scanner slows down with the
+        square of the depth and its composer recurses once per level) or holds more than
+        :data:`MAX_YAML_VALUES` values once its aliases are expanded."""
+        where = {"file": file} if set_arg is None else {"file": f"--set {shown(set_arg)}"}
+        deep = _too_deep(text)
+        if deep is not None:
+            raise PlanError(
+                f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                line=deep if set_arg is None else None,
+                fix="a plan needs a few levels of `[`, `{` and indentation; remove the rest",
+                **where,
+            )
+        try:
+            if set_arg is None:
+                doc = YAML(typ="rt").load(io.StringIO(text))
+            else:
+                doc = YAML(typ="safe", pure=True).load(text)
+        except YAMLError as e:
+            if set_arg is not None:
+                raise PlanError(
+                    f"--set {shown(set_arg)}: the value is not valid YAML",
+                    fix="quote it, or write a list as [1,32]",
+                ) from None
+            if isinstance(e, MarkedYAMLError):
+                raise self.yaml_error(e) from None
+            raise PlanError(
+                f"malformed YAML: {e}", fix="check indentation, colons and quoting", **where
+            ) from None
+        except RecursionError:
+            raise PlanError(
+                "the YAML is nested too deeply",
+                fix=f"a plan needs a few levels; at most {MAX_DEPTH}",
+                **where,
+            ) from None
+        except TypeError:  # a list or mapping as a key inside a key
+            raise PlanError(
+                "malformed YAML: a list or mapping is used as a key",
+                fix="keys are plain words such as `bs:`",
+                **where,
+            ) from None
+        except (ValueError, OverflowError) as e:  # !!int abc, 2001-02-30, 5000-digit numbers
+            raise PlanError(
+                f"malformed YAML: a value YAML reads as a number, date or tagged value is "
+                f"invalid ({e})",
+                fix='quote it to make it a string, e.g. name: "2001-02-30"',
+                **where,
+            ) from None
+        self.check_yaml(doc, where)
+        return doc
+
+    def check_yaml(self, doc: Any, where: dict[str, str | None]) -> None:
+        """Refuse a document deeper than MAX_DEPTH, holding more than MAX_YAML_VALUES values
+        once its aliases (``*name``) are expanded (a "billion laughs"), referring to itself,
+        or with a list or mapping as a key. Without recursion, each node visited once."""
+        sizes: dict[int, int] = {}  # expanded size of each finished collection
+        open_: set[int] = set()  # collections being visited (their ancestors): a cycle
+        stack: list[tuple[Any, int, bool]] = [(doc, 0, False)]
+        distinct = 0  # values of the document as written (each alias's target counted once)
+
+        def children(node: Any) -> list[Any]:
+            return list(node.values()) if isinstance(node, dict) else list(node)
+
+        def fail(msg: str, node: Any, key: Any = None, fix: str = "") -> PlanError:
+            line, col = _position(node, key)
+            if where["file"] != self.source:
+                line = col = None
+            return PlanError(msg, line=line, column=col, fix=fix, **where)
+
+        while stack:
+            node, depth, done = stack.pop()
+            if not isinstance(node, dict | list | tuple | set | frozenset):
+                continue
+            nid = id(node)
+            if done:
+                open_.discard(nid)
+                kids = children(node)
+                size = 1 + sum(sizes.get(id(c), 1) for c in kids)
+                sizes[nid] = size
+                distinct += 1 + sum(1 for c in kids if id(c) not in sizes)
+                if size > MAX_YAML_VALUES:
+                    aliased = distinct <= MAX_YAML_VALUES
+                    raise fail(
+                        f"the plan holds more than {MAX_YAML_VALUES:,} values"
+                        + (" once its YAML aliases (*name) are expanded" if aliased else ""),
+                        node,
+                        fix="a plan needs a few dozen values; do not repeat aliases of aliases",
+                    )
+                continue
+            if nid in sizes:
+                continue
+            if nid in open_:
+                raise fail(
+                    "the YAML refers to itself through an alias (*name)",
+                    node,
+                    fix="remove the alias",
+                )
+            if depth > MAX_DEPTH:
+                raise fail(
+                    f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                    node,
+                    fix="a plan needs a few levels; remove the rest",
+                )
+            if isinstance(node, dict):
+                for k in node:
+                    if isinstance(k, dict | list | tuple | set | frozenset):
+                        raise fail(
+                            "a key is a list or mapping",
+                            node,
+                            k,
+                            fix="keys are plain words such as `bs:`",
+                        )
+            open_.add(nid)
+            stack.append((node, depth, True))
+            stack.extend((c, depth + 1, False) for c in children(node) if id(c) not in sizes)
+
+    def check_count(self, plan: Plan, doc: CommentedMap) -> None:
+        """Refuse a plan of more than ``max_points`` points before it is expanded."""
+        count = plan.point_count()
+        if count <= self.max_points:
+            return
+        slots = len(plan.host_slots()) if plan.hosts else len(plan.targets)
+        combos = sum(combinations(wl) for wl in plan.workloads)
+        parts = [f"repeat {fmt_count(plan.repeat)}"] if plan.repeat > 1 else []
+        parts.append(f"{slots} target{'s' if slots != 1 else ''}")
+        parts.append(f"{fmt_count(combos)} combination{'s' if combos != 1 else ''} of axes")
+        if "repeat" in doc and plan.repeat * slots > self.max_points:
+            at: tuple[Any, Any] = (doc, "repeat")
+        else:
+            biggest = max(range(len(plan.workloads)), key=lambda i: combinations(plan.workloads[i]))
+            at = (doc.get("workloads"), biggest)
+        raise self.err(
+            f"the plan expands to {fmt_count(count)} points ({' × '.join(parts)}), more than "
+            f"the limit of {self.max_points:,}",
+            *at,
+            fix="shrink the axes or `repeat`, or raise the limit: --max-points "
+            + (str(count) if count < 10**12 else "N"),
+            origin_key="repeat" if at[1] == "repeat" else None,
+        )
 
     def check_engines(
         self, workloads: list[Workload], targets: list[Target], hosts: list[Host], doc: Any
@@ -884,13 +1324,7 @@ class _Loader:
                     f"--set {arg!r} is not key=value",
                     fix="e.g. --set runtime=2 or --set iodepth=[1,32]",
                 )
-            try:
-                value = YAML(typ="safe").load(raw) if raw.strip() else None
-            except YAMLError:
-                raise PlanError(
-                    f"--set {arg}: the value is not valid YAML",
-                    fix="quote it, or write a list as [1,32]",
-                ) from None
+            value = self.parse_yaml(raw, file=None, set_arg=arg) if raw.strip() else None
             self.set_keys[key] = arg
             if key in TOP_KEYS:
                 if key in ("targets", "workloads", "global"):
@@ -902,13 +1336,13 @@ class _Loader:
                 continue
             if key in TARGET_OPTIONS:
                 raise PlanError(
-                    f"--set {arg}: `{key}` comes from the target, not the workload",
-                    fix=f"pass --target {raw.strip() or 'PATH'} instead",
+                    f"--set {shown(arg)}: `{key}` comes from the target, not the workload",
+                    fix=f"pass --target {shown(raw.strip()) or 'PATH'} instead",
                 )
             known = fio_option_names() | set(RESERVED_KEYS) | set(RADOS_BENCH_KEYS)
             if key not in known:
                 raise PlanError(
-                    f"--set {arg}: {key!r} is not a fio option or plan key",
+                    f"--set {shown(arg)}: {key!r} is not a fio option or plan key",
                     fix=suggestion(
                         key,
                         known | set(TOP_KEYS),
@@ -933,7 +1367,7 @@ class _Loader:
                 else:
                     fix = "only `engine: rados-bench` workloads take it"
                 raise PlanError(
-                    f"--set {arg}: no workload of the plan has `{key}`",
+                    f"--set {shown(arg)}: no workload of the plan has `{key}`",
                     file=self.source,
                     fix=fix,
                 )
@@ -990,6 +1424,9 @@ class _Loader:
                     + (" (fio's own: `thread` runs jobs as threads)" if opt_s == "threads" else ""),
                     origin_key=opt_s,
                 )
+            if opt_s in REFUSED_OPTIONS:
+                why, fix = REFUSED_OPTIONS[opt_s]
+                raise self.err(f"{where}: `{opt_s}` {why}", node, opt, fix=fix, origin_key=opt_s)
             if opt_s in TARGET_OPTIONS:
                 raise self.err(
                     f"{where}: `{opt_s}` comes from the target, not the workload",
@@ -1054,15 +1491,49 @@ class _Loader:
             value = int(value)
         if value is None and opt == "ioengine":
             value = "null"  # YAML reads fio's `null` engine as a null value
+        if value is None and opt in FILE_OPTIONS:
+            raise fail(
+                "needs an absolute path (without one, fio writes into its working directory, "
+                "a temporary one storbench removes after the run)",
+                f"e.g. `{opt}: /var/tmp/storbench/{'w' if opt != 'write_iolog' else 'w.iolog'}`",
+            )
         if value is None:
             if opt in NEEDS_VALUE:
                 raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")
             return None  # a flag such as `group_reporting:` is written as a bare option
+        if isinstance(value, float) and not math.isfinite(value):
+            raise fail(f"must be a finite number, not {value}", "give a number")
+        if isinstance(value, str):
+            problem = job_value_problem(value)
+            if problem:
+                raise fail(problem, fix_for(problem))
+        self.check_value(opt, value, fail)
         try:
             if opt in SIZE_OPTIONS and not _compound(value):
-                parse_size(value)
+                size = parse_size(value)
+                if size <= 0:
+                    raise fail(
+                        f"must be more than 0, not {value}",
+                        "omit `size` to use the whole file or device (fio's default; a file "
+                        "storbench creates needs one), or give e.g. `size: 10g`"
+                        if opt == "size"
+                        else f"omit it for fio's default, or give e.g. "
+                        f"`{opt}: {_EXAMPLE.get(opt, '4k')}`",
+                    )
+                if size > MAX_SIZE:
+                    raise fail(f"is larger than fio can count: {value}", f"at most {MAX_SIZE}")
             elif opt in TIME_OPTIONS:
-                parse_time(value)
+                secs = parse_time(value)
+                if not math.isfinite(secs):
+                    raise fail(f"must be a finite time, not {value}", f"e.g. `{opt}: 60`")
+                if secs < 0:
+                    raise fail(
+                        f"must be 0 or more, not {value}",
+                        f"e.g. `{opt}: {_EXAMPLE.get(opt, 0)}` (seconds)"
+                        + ("; 0: no time limit" if opt == "runtime" else ""),
+                    )
+                if secs * 1e6 >= 2**63:
+                    raise fail(f"is longer than fio can count: {value}", f"e.g. `{opt}: 60`")
         except UnitError:
             if opt in SIZE_OPTIONS:
                 raise fail(
@@ -1084,11 +1555,23 @@ class _Loader:
                     if opt in ("iodepth", "numjobs")
                     else f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`",
                 )
-            lo, hi = INT_RANGES.get(opt, (0, None))
+            lo, hi = INT_RANGES.get(opt, (0, MAX_INT))
             n = int(value)
-            if n < lo or (hi is not None and n > hi):
-                span = f"{lo} to {hi}" if hi is not None else f"{lo} or more"
-                raise fail(f"must be {span}, not {n}", f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`")
+            if n < lo or n > hi:
+                span = f"{lo} or more" if n < lo and hi > 1000 else f"{lo} to {hi}"
+                raise fail(
+                    f"must be {span}, not {fmt_count(n)}"
+                    + (f" ({RANGE_WHY[opt]})" if opt in RANGE_WHY and n > hi else ""),
+                    f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`",
+                )
+        negative = (
+            value < 0 if isinstance(value, int | float) else bool(_NEGATIVE.match(str(value)))
+        )
+        if negative and opt not in NEGATIVE_OK:
+            raise fail(
+                f"must be 0 or more, not {value} (fio reads a negative number as a huge one)",
+                f"give `{opt}` a value of 0 or more",
+            )
         if opt == "engine" and value not in ENGINES:
             raise fail(
                 f"cannot be {value!r}",
@@ -1109,6 +1592,188 @@ class _Loader:
         if isinstance(value, str | int | float):
             return value
         return str(value)
+
+    def check_value(self, opt: str, value: Any, fail: Callable[[str, str], PlanError]) -> None:
+        """Values that run a command, let fio write a mounted device or name a file badly."""
+        text = str(value).strip()
+        if opt == "ioengine" and text == "exec":
+            raise fail(
+                "`exec` runs a command: storbench does not run commands from a plan",
+                "run the command yourself, before or beside `storbench run`",
+            )
+        if opt == "allow_mounted_write" and _flag_set(value):
+            raise fail(
+                "lets fio write to a mounted device: storbench never does",
+                "remove it (unmount the device to benchmark it)",
+            )
+        path: str | None = None
+        if opt in FILE_OPTIONS:
+            path = str(value)
+        elif opt in ("mem", "iomem"):
+            path = mmap_file({opt: value})
+        if path is not None:
+            problem = path_problem(path) if path else None
+            if problem:
+                raise fail(f"names a file that {problem}", fix_for(problem))
+            if not os.path.isabs(path):
+                example = "/var/tmp/storbench/" + ("w.iolog" if opt == "write_iolog" else "w")
+                if opt in ("mem", "iomem"):
+                    example = f"{text.partition(':')[0].strip()}:/var/tmp/storbench.mmap"
+                raise fail(
+                    f"must name an absolute path, not {path!r} (fio runs in a temporary "
+                    "directory storbench removes after the run)",
+                    f"e.g. `{opt}: {example}`",
+                )
+        if opt == "donorname":
+            problem = path_problem(str(value))
+            if problem:
+                raise fail(problem, fix_for(problem))
+            if "/" in str(value) or str(value) in (".", ".."):
+                raise fail(
+                    "must be a file name: fio puts e4defrag's donor file in the target "
+                    "directory (or in its own temporary one)",
+                    "e.g. `donorname: storbench.donor`",
+                )
+
+    def check_name(self, what: str, name: Any, node: Any, key: Any) -> None:
+        """A name shown in tables and written into job-file comment lines: a short string
+        on one line."""
+        origin = "name" if what == "`name`" else None
+        if not isinstance(name, str | int | float):
+            raise self.err(
+                f"{what} must be a string, not {_describe(name)}",
+                node,
+                key,
+                fix="e.g. `name: fast-disk`",
+                origin_key=origin,
+            )
+        problem = name_problem(str(name))
+        if problem:
+            raise self.err(f"{what} {problem}", node, key, fix=fix_for(problem), origin_key=origin)
+
+    def check_local_targets(self, targets: list[Target]) -> None:
+        """What a local target is must match its kind: a ``file:`` that is a directory, a
+        ``device:`` that is no block device or a ``directory:`` that is a file would record a
+        failed point (a missing one is for preflight to report: it may appear before the
+        run). Targets of remote hosts are not on this machine: nothing to look at here."""
+        for t in targets:
+            if t.ceph:
+                continue
+            try:
+                mode = os.stat(t.path).st_mode
+            except OSError:
+                continue
+            at = self.target_at.get(t)
+            arg = isinstance(at, str)  # given as --target
+            if t.kind == "file" and stat.S_ISDIR(mode):
+                msg = f"`file:` target {t.path} is a directory"
+                fix = (
+                    f"--target directory:{t.path}" if arg else f"`- directory: {t.path}`"
+                ) + " (fio makes files of its own in it), or name a file inside it"
+            elif t.kind == "device" and not stat.S_ISBLK(mode):
+                what = (
+                    "a directory"
+                    if stat.S_ISDIR(mode)
+                    else "a character device"
+                    if stat.S_ISCHR(mode)
+                    else "a file"
+                )
+                msg = f"{t.path} is not a block device but {what}: `device:` must be one"
+                fix = "name a block device (lsblk lists them)" + (
+                    ", or a file with `file:`" if not stat.S_ISDIR(mode) else ""
+                )
+            elif t.kind == "directory" and not stat.S_ISDIR(mode):
+                msg = f"`directory:` target {t.path} is not a directory"
+                fix = "name a directory, or a file with `file:`"
+            else:
+                continue
+            if isinstance(at, str):
+                raise PlanError(f"--target {shown(at)}: {msg}", fix=fix)
+            raise self.err(msg, *(at or (None, None)), fix=fix)
+
+    def option_at(self, doc: CommentedMap, i: int, opt: str) -> tuple[Any, Any]:
+        """Where workload ``i`` got option ``opt``: its own key, else ``global:``'s."""
+        items = doc.get("workloads")
+        item = items[i] if isinstance(items, list) else None
+        if isinstance(item, dict) and opt in item:
+            return item, opt
+        glob = doc.get("global")
+        if isinstance(glob, dict) and opt in glob:
+            return glob, opt
+        return items, i
+
+    def check_blocks(
+        self, workloads: list[Workload], targets: list[Target], doc: CommentedMap
+    ) -> None:
+        """Every block size of a workload fits each of its sizes (every combination of the
+        axes): fio refuses to run a job whose size is below its block size, and a directory
+        target's files (size / nrfiles each) smaller than a block get no I/O at all."""
+        directories = any(t.kind == "directory" for t in targets)
+
+        def sizes(wl: Workload, opt: str) -> list[tuple[Any, int]]:
+            values = wl.options.get(opt)
+            out = []
+            for v in values if isinstance(values, list) else [values]:
+                if v is None or _compound(v):
+                    continue
+                try:
+                    out.append((v, parse_size(v)))
+                except UnitError:
+                    continue
+            return out
+
+        for i, wl in enumerate(workloads):
+            if wl.options.get("engine") == RADOS_BENCH:
+                continue
+            bs_opt = "bs" if "bs" in wl.options else "blocksize"
+            for bs_text, bs in sizes(wl, bs_opt):
+                for other in ("size", "filesize"):
+                    for text, n in sizes(wl, other):
+                        if bs > n:
+                            raise self.err(
+                                f"workload {wl.name!r}: `{bs_opt}` {bs_text} is larger than "
+                                f"`{other}` {text}: fio refuses a job smaller than its block",
+                                *self.option_at(doc, i, bs_opt),
+                                fix=f"lower `{bs_opt}` or raise `{other}` (each `{bs_opt}` "
+                                f"must fit each `{other}` of the axes)",
+                                origin_key=bs_opt,
+                            )
+                if not directories or "filesize" in wl.options:
+                    continue
+                nrfiles = wl.options.get("nrfiles", wl.options.get("nr_files", 1))
+                for files in nrfiles if isinstance(nrfiles, list) else [nrfiles]:
+                    for text, n in sizes(wl, "size"):
+                        if int(files) > 1 and bs > n // int(files):
+                            raise self.err(
+                                f"workload {wl.name!r}: `size` {text} over `nrfiles` {files} "
+                                f"gives each of the {files} files in a directory target "
+                                f"{fmt_size_short(n // int(files))} bytes, less than "
+                                f"`{bs_opt}` {bs_text}: fio would do no I/O on them",
+                                *self.option_at(doc, i, "nrfiles"),
+                                fix="raise `size`, lower `nrfiles`, or give each file a `filesize`",
+                                origin_key="nrfiles",
+                            )
+
+    def check_no_output_files(self, workloads: list[Workload], doc: CommentedMap) -> None:
+        """With ``hosts:`` fio writes the files of write_iolog, write_*_log, mem=mmap:FILE
+        and donorname where storbench cannot check them: on each host, or (the logs) on
+        this machine as NAME.HOST through fio's client."""
+        for i, wl in enumerate(workloads):
+            for opt in (*FILE_OPTIONS, "mem", "iomem", "donorname"):
+                value = wl.options.get(opt)
+                values = value if isinstance(value, list) else [value]
+                if opt not in wl.options or (
+                    opt in ("mem", "iomem") and all(mmap_file({opt: v}) is None for v in values)
+                ):
+                    continue
+                raise self.err(
+                    f"workload {wl.name!r}: `{opt}` writes a file, and with `hosts:` fio "
+                    "writes it where storbench cannot check that it overwrites nothing (on "
+                    "each host, or as NAME.HOST on this machine)",
+                    *self.option_at(doc, i, opt),
+                    fix="remove it, or run the workload in a plan without `hosts:`",
+                    origin_key=opt,
+                )
 
     def workloads(self, doc: CommentedMap, global_opts: dict[str, Any]) -> list[Workload]:
         node = doc.get("workloads")
@@ -1148,6 +1813,7 @@ class _Loader:
                     fix="name: rand4k",
                 )
             name = str(raw_name).strip()
+            self.check_name("workload `name`", name, item, "name")
             if name in seen:
                 raise self.err(
                     f"two workloads are named {name!r}",
@@ -1282,9 +1948,24 @@ class _Loader:
                 )
             name = item.get("name")
             path = path.strip()
-            if kind != "device":
-                path = os.path.abspath(path)
-            out.append(Target(kind=kind, path=path, name=str(name) if name is not None else None))
+            problem = path_problem(path)
+            if problem:
+                raise self.err(f"the {kind} path {problem}", item, kind, fix=fix_for(problem))
+            if kind == "device" and not os.path.isabs(path):
+                raise self.err(
+                    f"a device path must be absolute, not {path!r} (fio runs in a directory "
+                    "of its own)",
+                    item,
+                    kind,
+                    fix="e.g. `- device: /dev/sdb`",
+                )
+            if name is not None:
+                self.check_name("target `name`", name, item, "name")
+            target = Target(
+                kind=kind, path=os.path.abspath(path), name=str(name) if name is not None else None
+            )
+            self.target_at.setdefault(target, (item, kind))
+            out.append(target)
         return out
 
     def ceph_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
@@ -1311,6 +1992,13 @@ class _Loader:
                     "size",
                     fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
                 ) from None
+            if not 0 < size <= MAX_SIZE:
+                raise self.err(
+                    f"`size` must be more than 0 (and less than 8 EiB), not {size}",
+                    item,
+                    "size",
+                    fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
+                )
         for k in ("conf", "clientname"):
             if k in item and (not isinstance(item[k], str) or not item[k].strip()):
                 raise self.err(
@@ -1325,6 +2013,12 @@ class _Loader:
         if isinstance(client, str) and client.startswith("client."):
             client = client[len("client.") :]
         name = item.get("name")
+        for k in ("conf", "clientname"):
+            problem = path_problem(item[k].strip()) if k in item else None
+            if problem:
+                raise self.err(f"`{k}` {problem}", item, k, fix=fix_for(problem))
+        if name is not None:
+            self.check_name("target `name`", name, item, "name")
         try:
             return ceph_target(
                 kind,
@@ -1385,7 +2079,19 @@ class _Loader:
                     "`storbench agent`), or `- address: local` for this machine",
                 )
             address = address.strip()
-            if address.startswith(("[", "ip6:")) or any(c in address for c in ",: "):
+            if control_char(address) is not None:
+                raise self.err(
+                    f"host address {shown(address)} holds a control character "
+                    f"({control_char(address)})",
+                    item,
+                    "address",
+                    fix="give the address alone, e.g. `address: 192.0.2.10`",
+                )
+            if (
+                address.startswith(("[", "ip6:"))
+                or any(c in address for c in ",: ;#$")
+                or len(address) > MAX_NAME_CHARS
+            ):
                 raise self.err(
                     f"host address {address!r} is not an IPv4 address or host name",
                     item,
@@ -1416,6 +2122,8 @@ class _Loader:
                     "name",
                     fix="e.g. `name: vm01`",
                 )
+            if name is not None:
+                self.check_name("host `name`", str(name).strip(), item, "name")
             own = (
                 tuple(self.target_list(item["targets"], item, "targets"))
                 if item.get("targets") is not None
@@ -1528,6 +2236,52 @@ class _Loader:
                     )
 
 
+def _too_deep(text: str, limit: int = MAX_DEPTH) -> int | None:
+    """The line on which YAML flow collections (``[...]``, ``{...}``) in ``text`` nest more
+    than ``limit`` deep, or None: a cheap look before the YAML parser, whose scanner slows
+    down with the square of the depth (100,000 ``[`` took seconds before failing).
+
+    It skips quoted strings and comments, and outside brackets counts only a bracket that
+    starts a value; so it may miss some nesting (the parser's own limit catches that), but
+    it does not count brackets inside plain text."""
+    depth = 0
+    line = 1
+    quote = ""
+    prev = "\n"  # the last character on this line that is not a blank
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            prev = "\n"
+        elif quote:
+            if quote == '"' and c == "\\":
+                i += 1  # the escaped character
+            elif c == quote:
+                if quote == "'" and text.startswith("'", i + 1):
+                    i += 1  # '' inside a single-quoted string
+                else:
+                    quote = ""
+        elif c == "#" and (i == 0 or text[i - 1] in " \t\n"):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        else:
+            starts_value = depth > 0 or (prev in "\n:-?" and (i == 0 or text[i - 1] in " \t\n"))
+            if c in "[{" and starts_value:
+                depth += 1
+                if depth > limit:
+                    return line
+            elif c in "]}" and depth > 0:
+                depth -= 1
+            elif c in "'\"" and (prev in "[{,:" if depth else starts_value):
+                quote = c
+            if c not in " \t":
+                prev = c
+        i += 1
+    return None
+
+
 def _line(e: MarkedYAMLError) -> int | None:
     return e.problem_mark.line + 1 if e.problem_mark else None
 
@@ -1544,8 +2298,13 @@ def _describe(value: Any) -> str:
 
 
 def _compound(value: Any) -> bool:
-    """fio values such as bs=4k,8k (read,write), bssplit or percentages: not checked here."""
-    return isinstance(value, str) and any(c in value for c in ",:%/-")
+    """fio values such as bs=4k,8k (read,write), bssplit or percentages: not checked here
+    (a leading minus is a negative number, not a range)."""
+    return (
+        isinstance(value, str)
+        and not value.strip().startswith("-")
+        and any(c in value for c in ",:%/-")
+    )
 
 
 def _submap(node: CommentedMap | dict[str, Any], keys: dict[str, Any]) -> Any:

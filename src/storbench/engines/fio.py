@@ -27,6 +27,7 @@ from typing import Any
 
 from storbench import __version__, procguard
 from storbench.engines.process import pdeathsig_prefix, tool_version
+from storbench.errors import PlanError
 from storbench.metrics import (
     DIRECTIONS,
     PERCENTILES,
@@ -39,7 +40,16 @@ from storbench.metrics import (
     percentiles_from_bins,
     window_totals,
 )
-from storbench.plan import Point, PointHost, Target, job_section_name
+from storbench.plan import (
+    PATH_OPTIONS,
+    Point,
+    PointHost,
+    Target,
+    job_section_name,
+    job_value_problem,
+    name_problem,
+    path_problem,
+)
 from storbench.units import UnitError, parse_size
 
 FIO = os.environ.get("STORBENCH_FIO", "fio")
@@ -222,6 +232,48 @@ def _job_head(point: Point, run_id: int | None, total: int | None) -> str:
     return head + f", point {where}, key {point.key}, repetition {point.repetition + 1}"
 
 
+#: What fio's option names look like (``read-req-num-512-blocks`` has dashes).
+_OPTION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+#: Options whose value fio splits at `:` into several paths (``\:`` keeps one): escaped.
+_COLON_LISTS = ("filename", "directory")
+#: Options whose value is a path fio opens: no `$` and no blanks at the ends either.
+_PATHS = (*_COLON_LISTS, "conf", *PATH_OPTIONS)
+
+
+def _job_line(key: str, value: Any) -> str:
+    """One ``key=value`` line of a job file, or an error: the loader refuses such values with
+    the plan's line (plan.py); this is the last line of defence for a point that did not
+    come through it, so that nothing a value holds becomes a line or an option of its own."""
+    if not _OPTION_NAME.fullmatch(key):
+        raise PlanError(
+            f"refusing to write fio job option {key!r}: not an option name",
+            fix="name fio options as `fio --cmdhelp=all` lists them",
+        )
+    if value is None:
+        return key
+    text = _fmt_value(value)
+    problem = path_problem(text) if key in _PATHS else job_value_problem(text)
+    if problem:
+        raise PlanError(
+            f"refusing to write `{key}` into a fio job file: its value {problem}",
+            fix="correct the plan (`storbench plan check PLAN` names the line)",
+        )
+    if key in _COLON_LISTS:
+        text = text.replace(":", "\\:")
+    return f"{key}={text}"
+
+
+def _comment_line(text: str) -> str:
+    """A comment line of a job file: one line, well below fio's 8191 bytes."""
+    problem = name_problem(text)
+    if problem or len(text.encode()) > 1024:
+        raise PlanError(
+            f"refusing to write a fio job-file comment that {problem or 'is too long'}",
+            fix="give hosts and targets short names on one line",
+        )
+    return text
+
+
 def _job_text(
     point: Point,
     target: Target,
@@ -231,12 +283,11 @@ def _job_text(
     run_id: int | None = None,
     host: int | None = None,
 ) -> str:
-    lines = [head, f"[{job_section_name(point.workload)}]"]
+    lines = [_comment_line(head), f"[{job_section_name(point.workload)}]"]
     opts: dict[str, Any] = {**_target_opts(target, run_id, host), **point.params, **point.extra}
     opts.setdefault("group_reporting", None)
     opts.update(force or {})
-    for k, v in opts.items():
-        lines.append(k if v is None else f"{k}={_fmt_value(v)}")
+    lines += [_job_line(str(k), v) for k, v in opts.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -1287,8 +1338,8 @@ def probe_job(engines: list[str]) -> str:
     sections = []
     for e in engines or ["null"]:
         sections.append(
-            f"[probe-{job_section_name(e)}]\nioengine={e}\nfilename=/dev/zero\nrw=read\n"
-            "bs=4k\nsize=4k\ncreate_only=1\n"
+            f"[probe-{job_section_name(e)}]\n{_job_line('ioengine', e)}\nfilename=/dev/zero\n"
+            "rw=read\nbs=4k\nsize=4k\ncreate_only=1\n"
         )
     return "".join(sections)
 

@@ -3,7 +3,8 @@
 Checks, in order: fio is installed and has every engine the plan names; fio accepts every job
 file (``fio --parse-only``); each target is safe to write (devices: not mounted, no
 partitions, holders or signatures unless ``--destroy-data`` names them; files: never one that
-storbench did not create); there is free space for the planned sizes. With ``hosts:``, every
+storbench did not create, nor a log or buffer file fio would write beside them: preflight
+``check_output_files``); there is free space for the planned sizes. With ``hosts:``, every
 remote fio server answers, runs this fio version and has the engines, and its targets pass
 what can be checked from here (preflight/hosts.py); the ``local`` host's targets get the
 local checks. Only when all pass are scratch files created. Any refusal raises
@@ -16,6 +17,7 @@ import contextlib
 import dataclasses
 import glob
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ from typing import Any
 from storbench.engines import fio
 from storbench.engines.process import CephClient
 from storbench.errors import PreflightError
-from storbench.plan import Point, Target, job_section_name
+from storbench.plan import LOG_TYPES, Point, Target, job_section_name, output_files
 from storbench.preflight import ceph, safety
 from storbench.preflight import hosts as remote
 from storbench.preflight import inventory as inv
@@ -277,6 +279,52 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
     return warnings
 
 
+def _existing_outputs(path: str, prefix: bool) -> list[str]:
+    """The files already there that fio would write for ``path``: the file itself, or for a
+    log prefix every ``PREFIX_TYPE[.N].log[.fz]`` (N the job's number, .fz compressed)."""
+    if not prefix:
+        return [path] if os.path.lexists(path) else []
+    directory, base = os.path.split(path)
+    name = re.compile(rf"{re.escape(base)}_({'|'.join(LOG_TYPES)})(\.\d+)?\.log(\.fz)?", re.ASCII)
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return []
+    return sorted(os.path.join(directory, e) for e in entries if name.fullmatch(e))
+
+
+def check_output_files(points: list[Point]) -> None:
+    """Files fio writes besides the targets (write_iolog, write_*_log, mem=mmap:FILE,
+    e4defrag's donor) obey the rule of file targets: storbench never lets fio write a file
+    it did not create, so none may exist yet; their directory must exist and be writable.
+    (The plan loader made sure they are absolute paths, and refuses them with hosts.)"""
+    seen: set[tuple[str, bool]] = set()
+    for p in points:
+        for opt, path, prefix in output_files(p.params, p.target):
+            if (path, prefix) in seen:
+                continue
+            seen.add((path, prefix))
+            where = f"workload {p.workload!r}: `{opt}`"
+            directory = os.path.dirname(path) or "."
+            if not os.path.isdir(directory):
+                raise PreflightError(
+                    f"{where} writes into {directory}, which does not exist",
+                    fix="create the directory first, or name another one",
+                )
+            if not os.access(directory, os.W_OK | os.X_OK):
+                raise PreflightError(
+                    f"{where}: no permission to write in {directory}",
+                    fix="name a directory you may write in",
+                )
+            for existing in _existing_outputs(path, prefix):
+                if not safety.created_by_storbench(existing):
+                    raise PreflightError(
+                        f"{where} would write {existing}, which exists and was not created "
+                        "by storbench",
+                        fix=f"remove it yourself, or give `{opt}` a name of its own",
+                    )
+
+
 _LAYOUT_CHUNK = 1 << 20
 #: engines that never read or write the target file (nothing to lay out)
 NO_FILE_ENGINES = frozenset({"null", "cpuio"})
@@ -382,6 +430,7 @@ def run_preflight(
         # the lock first: another run's scratch file passes every check while it runs
         lock_targets(mine, locks)
         warnings = check_targets(mine, local_dd)
+        check_output_files(mine)
         hosts = remote.check_hosts(points, remote_dd, timeout=host_timeout)
         # last of the checks: it creates the rbd images that are missing
         cluster = ceph.check_ceph(points, allow_unhealthy=allow_unhealthy, destroy_data=rbd_dd)
