@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import gc
 import hashlib
 import json
 import os
 import shlex
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -52,7 +54,7 @@ from storbench.runner import (
     remove_leftovers,
     scratch_files,
 )
-from storbench.store import Store, default_db_path
+from storbench.store import Store, StoreError, default_db_path
 from storbench.units import fmt_duration
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -321,16 +323,26 @@ def _execute(
                 clusters=pre.inventory.get("ceph"),
                 health_interval=health_interval,
             )
+    except StoreError as e:
+        # the database failed under the run (disk full, ...): what it recorded stays
+        raise StoreError(
+            f"{e.message}; run {run_id} stopped there and keeps the points recorded before",
+            fix=f"{(e.fix or 'repair the database').split(', then')[0]}, then finish the "
+            f"run with `storbench resume {run_id}`",
+        ) from None
     finally:
         try:
             if not keep_files:
                 # this session's files, and those an earlier (killed) session of the run made
-                created = [*pre.created, *scratch_files(store, run_id)]
+                created = list(pre.created)
+                with contextlib.suppress(StoreError):
+                    created += scratch_files(store, run_id)
                 cleanup_files(points, created, pre.locks)
                 for name in remove_images(pre.images):
-                    store.add_event(
-                        run_id, "rbd-image", f"removed rbd image {name}", {"removed": name}
-                    )
+                    with contextlib.suppress(StoreError):
+                        store.add_event(
+                            run_id, "rbd-image", f"removed rbd image {name}", {"removed": name}
+                        )
         finally:
             pre.locks.release()
     out.print()
@@ -628,7 +640,7 @@ def runs(db_path: str | None, limit: int | None) -> None:
     """List recorded runs, newest first."""
     from rich.table import Table
 
-    store = Store(db_path)
+    store = Store(db_path, write=False)
     rows = store.runs(limit)
     if not rows:
         out.print(f"no runs in {store.path} yet; try `storbench run quick --target ./x.dat`")
@@ -758,7 +770,7 @@ Examples:
 )
 def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
     """Show a run: its test bed and a table of its points. RUN is an id, latest or latest~N."""
-    store = Store(db_path)
+    store = Store(db_path, write=False)
     r = store.run(run_ref)
     if point_no is not None:
         rows = [m for m in store.measurements(r.id) if m.point_idx == point_no - 1]
@@ -857,7 +869,7 @@ stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds).
 @output_option
 def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> None:
     """Export a run's measurements (base units: bytes/s, ns, s)."""
-    store = Store(db_path)
+    store = Store(db_path, write=False)
     r = store.run(run_ref)
     rows = store.measurements(r.id, bins=False)
     text = (
@@ -912,7 +924,7 @@ def report_cmd(
     RUN is an id, latest or latest~N, optionally with a filter keeping some of its points:
     RUN:target=/dev/sdb, RUN:bs=4k,iodepth=32 (target, workload or any workload option).
     """
-    store = Store(db_path)
+    store = Store(db_path, write=False)
     if fmt == "html":
         from storbench.report import html as html_report
 
@@ -1022,7 +1034,7 @@ def compare_cmd(
     baseline: str, others: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
 ) -> None:
     """Compare runs (or subsets of runs) point by point against BASELINE."""
-    store = Store(db_path)
+    store = Store(db_path, write=False)
     cmps = _comparisons(store, [baseline, *others])
     if fmt == "json":
         doc = {"comparisons": [c.to_dict() for c in cmps]}
@@ -1089,7 +1101,7 @@ def chart_cmd(run_refs: tuple[str, ...], db_path: str | None, kind: str, output:
             f"cannot tell the chart format from {output!r}",
             fix="name the file .png or .svg, e.g. -o iops.png",
         )
-    store = Store(db_path)
+    store = Store(db_path, write=False)
     runs = charts.load_runs(store, list(run_refs))
     chart = charts.build_chart(kind, runs)
     data = charts.render(chart, fmt)
@@ -1132,11 +1144,12 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
             ) from None
         try:
             doc, warnings = fio.final_document(text)
-        except fio.FioOutputError:
+        except fio.FioOutputError as e:
             raise UserError(
-                f"{path}: no fio JSON result in this file",
+                str(e),
                 file=path,
-                fix="give fio output made with --output-format=json or json+",
+                fix="give fio's own output, made with --output-format=json or json+ "
+                "(nothing of this import was stored)",
             ) from None
         meas = fio.measurement_from_document(doc)
         params = fio.job_params(doc)
@@ -1172,20 +1185,25 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
         argv=sys.argv,
         points=[p for p, *_ in parsed],
     )
-    for point, meas, text, _, _ in parsed:
-        store.record(
-            run_id,
-            point,
-            meas,
-            engine="fio",
-            command=None,
-            job_file=None,
-            raw_output=text,
-            stderr=None,
-            started_at=None,
-            ended_at=None,
-        )
-    store.set_status(run_id, "completed")
+    try:
+        for point, meas, text, _, _ in parsed:
+            store.record(
+                run_id,
+                point,
+                meas,
+                engine="fio",
+                command=None,
+                job_file=None,
+                raw_output=text,
+                stderr=None,
+                started_at=None,
+                ended_at=None,
+            )
+        store.set_status(run_id, "completed")
+    except BaseException:  # all files or none: the part already stored goes again
+        with contextlib.suppress(StoreError):
+            store.delete_run(run_id)
+        raise
     for *_, path, warnings in parsed:
         for w in warnings:
             err.print(f"{path}: fio printed: {w}", markup=False)
@@ -1368,6 +1386,15 @@ def main() -> None:
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(0)
+    except sqlite3.Error as e:  # the Store says what failed in words; this is the last net
+        err.print(
+            f"storbench: error: the results database failed (sqlite: {e})\n"
+            "  fix: check the database given with --db or STORBENCH_DB",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(2)
 
 
 __all__ = ["PreflightError", "cli", "main"]

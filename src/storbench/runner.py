@@ -35,7 +35,7 @@ from storbench.plan import RADOS_BENCH, Point, Target
 from storbench.preflight import ceph, directory_files, local_points, safety
 from storbench.preflight import locks as target_locks
 from storbench.preflight.locks import TargetLocks
-from storbench.store import RunRow, Store
+from storbench.store import RunRow, Store, StoreError
 
 #: Seconds between two samples of a Ceph cluster's health while a run executes.
 HEALTH_INTERVAL = 10.0
@@ -213,16 +213,22 @@ def _execute(
                     if fail_fast:
                         outcome.status = "failed"
                         break
+    except StoreError:
+        outcome.status = "failed"
+        raise
     finally:
         for m in monitors:
             m.stop()
         if server is not None:
             server.stop()
         try:
-            cleanup_ceph(store, run_id, points, keep_recorded=outcome.status == "interrupted")
+            cleanup_ceph(store, run_id, points, keep_recorded=outcome.status != "completed")
+        except StoreError:
+            pass  # the database failed (disk full): `resume` or `cleanup` removes them later
         finally:
-            store.set_status(run_id, outcome.status)
             shutil.rmtree(workdir, ignore_errors=True)
+            with contextlib.suppress(StoreError):
+                store.set_status(run_id, outcome.status)
     return outcome
 
 

@@ -20,6 +20,7 @@ place when opened; a newer one is refused.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
@@ -28,6 +29,7 @@ import re
 import sqlite3
 import threading
 import time
+import urllib.parse
 import uuid
 import zlib
 from collections.abc import Callable, Iterator
@@ -219,44 +221,149 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+class StoreError(UserError):
+    """A fault of the results database itself (damaged, locked, full, read-only), said in
+    words with the database's path and what to do; raised in place of sqlite3's errors."""
+
+
+#: Seconds a command waits for another process's lock on the database (STORBENCH_DB_TIMEOUT).
+DEFAULT_TIMEOUT = 30.0
+
+
+def busy_timeout() -> float:
+    raw = os.environ.get("STORBENCH_DB_TIMEOUT")
+    if raw is None or not raw.strip():
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (0 < value < 1e6):
+        raise UserError(
+            f"STORBENCH_DB_TIMEOUT={raw!r} is not a number of seconds",
+            fix=f"set it to e.g. 30 (the default, {DEFAULT_TIMEOUT:g} s), or unset it",
+        )
+    return value
+
+
+def store_error(path: str, e: sqlite3.Error, timeout: float = DEFAULT_TIMEOUT) -> StoreError:
+    """sqlite3's error ``e`` on the database ``path`` as a message a user can act on."""
+    text = str(e)
+    low = text.lower()
+    where = f"the results database {path}"
+    if "locked" in low or "busy" in low:
+        return StoreError(
+            f"{where} is locked: another process has held a lock on it for more than "
+            f"{timeout:g} s (sqlite: {text})",
+            fix="wait until the other storbench command ends and try again; "
+            "STORBENCH_DB_TIMEOUT=SECONDS waits longer",
+        )
+    if "full" in low:
+        return StoreError(
+            f"the disk holding {where} is full (sqlite: {text})",
+            fix="free space on that disk, then try again",
+        )
+    if "readonly" in low or "read-only" in low:
+        return StoreError(
+            f"{where} is read-only: this command records into it (sqlite: {text})",
+            fix="make it writable, or give a writable one with --db PATH or STORBENCH_DB "
+            "(reading commands such as `runs`, `show`, `report` work on a read-only one)",
+        )
+    if isinstance(e, sqlite3.DatabaseError) and (
+        "not a database" in low or "malformed" in low or "corrupt" in low
+    ):
+        return StoreError(
+            f"{path} is not a storbench results database, or it is damaged (sqlite: {text})",
+            fix="check the path given with --db or STORBENCH_DB; a damaged database may be "
+            f"partly recoverable with `sqlite3 {path} .recover`",
+        )
+    if "unable to open" in low or "disk i/o" in low:
+        return StoreError(
+            f"cannot use {where} (sqlite: {text})",
+            fix="check that its directory exists, is writable and its disk works; or choose "
+            "another with --db PATH or STORBENCH_DB",
+        )
+    return StoreError(
+        f"{where} failed (sqlite: {text})",
+        fix="check the database file; or choose another with --db PATH or STORBENCH_DB",
+    )
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
 def _locked(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
-    """Run a Store method holding the store's lock (see the module docstring)."""
+    """Run a Store method holding the store's lock (see the module docstring); a sqlite3
+    error becomes a :class:`StoreError`."""
 
     @functools.wraps(method)
     def wrapper(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as e:
+                raise store_error(self.path, e, self.timeout) from None
 
     return wrapper
 
 
 class Store:
-    def __init__(self, path: str | None = None) -> None:
+    """The results database. ``write``: the command records (run, import, resume, cleanup),
+    so a database that cannot take a write is refused at once, before anything else
+    happens; otherwise a database on read-only media is opened read-only."""
+
+    def __init__(self, path: str | None = None, *, write: bool = True) -> None:
         self.path = os.path.abspath(os.path.expanduser(path or default_db_path()))
         #: held by every use of ``db`` (re-entrant: a method may call another)
         self._lock = threading.RLock()
+        self.timeout = busy_timeout()
+        self.readonly = _read_only_media(self.path)
+        if self.readonly and write:
+            raise store_error(self.path, sqlite3.OperationalError("readonly database"))
         try:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(
-                self.path, timeout=30, isolation_level=None, check_same_thread=False
-            )
-            self.db.execute("PRAGMA journal_mode=WAL")
-        except (OSError, sqlite3.Error) as e:
-            raise UserError(
-                f"cannot open the results database {self.path}: {e}",
+            if self.readonly:
+                self.db = _open_read_only(self.path, self.timeout)
+            else:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(
+                    self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+                )
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.row_factory = sqlite3.Row
+            self._migrate()
+            if write:  # a write it cannot take shows now, not after preflight made files
+                with self.tx():
+                    pass
+        except OSError as e:
+            raise StoreError(
+                f"cannot open the results database {self.path}: {e.strerror or e}",
                 fix="choose another with --db PATH or STORBENCH_DB",
             ) from None
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.row_factory = sqlite3.Row
-        self._migrate()
+        except sqlite3.Error as e:
+            raise store_error(self.path, e, self.timeout) from None
 
     def _schema_version(self) -> int | None:
-        try:
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        except sqlite3.OperationalError:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        if "meta" not in tables:
+            if tables - {"sqlite_sequence"}:
+                raise StoreError(
+                    f"{self.path} is an SQLite database, but not a storbench results database "
+                    f"(it holds {', '.join(sorted(tables)[:5])})",
+                    fix="check the path given with --db or STORBENCH_DB",
+                )
             return None
-        return int(row[0]) if row is not None else None
+        row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        try:
+            return int(row[0]) if row is not None else None
+        except ValueError:
+            raise StoreError(
+                f"{self.path} is not a storbench results database, or it is damaged "
+                f"(schema version {row[0]!r})",
+                fix="check the path given with --db or STORBENCH_DB",
+            ) from None
 
     def _refuse_newer(self, version: int | None) -> None:
         if version is not None and version > SCHEMA_VERSION:
@@ -275,6 +382,17 @@ class Store:
         self._refuse_newer(version)
         if version == SCHEMA_VERSION:
             return
+        if self.readonly:
+            raise StoreError(
+                f"{self.path} is read-only and "
+                + (
+                    "holds no storbench results"
+                    if version is None
+                    else f"was written by an older storbench (schema {version} of {SCHEMA_VERSION})"
+                ),
+                fix="copy it to a writable place and open that copy once (storbench brings it "
+                "up to date), or give another with --db PATH",
+            )
         with self.tx():
             version = self._schema_version()
             self._refuse_newer(version)
@@ -294,6 +412,14 @@ class Store:
     def tx(self) -> _Tx:
         """A write transaction (``BEGIN IMMEDIATE``), holding the store's lock throughout."""
         return _Tx(self.db, self._lock)
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        """sqlite3's errors inside as :class:`StoreError` (for the generators)."""
+        try:
+            yield
+        except sqlite3.Error as e:
+            raise store_error(self.path, e, self.timeout) from None
 
     @_locked
     def close(self) -> None:
@@ -353,6 +479,12 @@ class Store:
                 "UPDATE runs SET status=?, ended_at=?, pid=? WHERE id=?",
                 (status, time.time() if ended else None, None if ended else os.getpid(), run_id),
             )
+
+    @_locked
+    def delete_run(self, run_id: int) -> None:
+        """Remove a run and everything recorded of it (an import that failed half-way)."""
+        with self.tx():
+            self.db.execute("DELETE FROM runs WHERE id=?", (run_id,))
 
     @_locked
     def claim(self, run_id: int, doing: str = "resume") -> RunRow:
@@ -606,7 +738,7 @@ class Store:
         grouped by point key: ``(key, ((direction, bins JSON text), ...))`` per point, one
         point at a time (a big run's histograms are hundreds of MiB as objects: streamed,
         parsed by the caller). The store's lock is held until the iteration ends."""
-        with self._lock:
+        with self._lock, self._translated():
             cur = self.db.execute(
                 "SELECT p.key, h.direction, h.bins FROM histograms h"
                 " JOIN measurements m ON m.id = h.measurement_id"
@@ -619,7 +751,7 @@ class Store:
                 yield key, ((d, b) for _, d, b in group)
 
     def iter_raw(self, run_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
-        with self._lock:
+        with self._lock, self._translated():
             ids = self.db.execute(
                 "SELECT id FROM measurements WHERE run_id=? ORDER BY point_idx", (run_id,)
             ).fetchall()
@@ -679,6 +811,30 @@ _RUN_SELECT = (
     " COUNT(m.id) AS n_measured, COALESCE(SUM(m.status != 'ok'), 0) AS n_failed"
     " FROM runs r LEFT JOIN measurements m ON m.run_id=r.id"
 )
+
+
+def _read_only_media(path: str) -> bool:
+    """Whether the database at ``path`` exists and cannot be written here: the file or its
+    directory is not writable (a read-only mount says so even to root)."""
+    if not os.path.exists(path):
+        return False
+    return not os.access(path, os.W_OK) or not os.access(
+        os.path.dirname(path) or ".", os.W_OK | os.X_OK
+    )
+
+
+def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
+    """A read-only connection. A WAL database without its -shm file can only be read as
+    ``immutable`` (nobody writes on read-only media, so nothing changes under it)."""
+    uri = "file:" + urllib.parse.quote(path) + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+        return db
+    except sqlite3.OperationalError:
+        return sqlite3.connect(
+            uri + "&immutable=1", uri=True, timeout=timeout, check_same_thread=False
+        )
 
 
 class _Tx:

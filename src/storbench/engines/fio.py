@@ -26,6 +26,7 @@ from functools import cache
 from typing import Any
 
 from storbench import __version__, procguard
+from storbench.engines.fio_check import DocumentError, check_document
 from storbench.engines.process import pdeathsig_prefix, tool_version
 from storbench.errors import PlanError
 from storbench.metrics import (
@@ -519,7 +520,13 @@ def split_documents(text: str) -> tuple[list[dict[str, Any]], list[str]]:
             removed: list[str] = []
         except json.JSONDecodeError:
             obj, end, removed = _decode_with_junk_lines(text, start)
-        if isinstance(obj, dict) and ("jobs" in obj or "client_stats" in obj):
+        except RecursionError:  # nested deeper than any fio document: not one
+            obj, end, removed = None, start + 1, []
+        if (
+            isinstance(obj, dict)
+            and ("jobs" in obj or "client_stats" in obj)
+            and not _inside_json(text, start)
+        ):
             flush_junk(start)
             docs.append(obj)
             found.extend((start, ln) for ln in removed)
@@ -564,6 +571,14 @@ def _junk_line(ln: str) -> bool:
     return bool(stripped) and bool(_FIO_MSG.match(ln) or not _jsonish(stripped))
 
 
+def _inside_json(text: str, i: int) -> bool:
+    """Whether the ``{`` at ``i`` continues JSON on its line (``[{``, ``, {``, ``: {``): an
+    object nested in something else, which fio never prints as its result."""
+    j = text.rfind("\n", 0, i) + 1
+    before = text[j:i].rstrip()
+    return bool(before) and before[-1] in "[,:"
+
+
 def _opens_line(text: str, i: int) -> bool:
     return i == 0 or text[i - 1] == "\n"
 
@@ -593,7 +608,7 @@ def _decode_with_junk_lines(text: str, start: int) -> tuple[Any, int, list[str]]
     cleaned = "".join(kept)
     try:
         obj, end = _decoder.raw_decode(cleaned, 0)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None, start + 1, []
     # map `end` in cleaned back to an offset in text
     acc = 0
@@ -625,6 +640,10 @@ def final_document(text: str) -> tuple[dict[str, Any], list[str]]:
     docs, warnings = split_documents(text)
     if not docs:
         raise FioOutputError("no fio JSON result found in the output")
+    try:
+        check_document(docs[-1])
+    except DocumentError as e:
+        raise FioOutputError(f"not a fio result: {e}") from None
     return docs[-1], warnings
 
 
@@ -1013,6 +1032,12 @@ def hosts_measurement(
     """
     docs, warnings = split_documents(text)
     doc = docs[-1] if docs else {}
+    if doc.get("client_stats"):
+        try:
+            check_document(doc)
+        except DocumentError as e:  # a server sent what no fio writes: nothing of it counts
+            bad = Measurement(status="failed", error_code=-1, error=f"not a fio result: {e}")
+            return bad, warnings
     where: dict[str, tuple[str, int]] = {}  # label -> the address fio's client used
     for h in hosts:
         try:
