@@ -87,7 +87,8 @@ def db_option(f: F) -> F:
         "db_path",
         envvar="STORBENCH_DB",
         metavar="PATH",
-        help=f"Results database (SQLite). Default: $STORBENCH_DB, else {default_db_path()}.",
+        help=f"Results database (SQLite). Default: $STORBENCH_DB, else {default_db_path()}. "
+        "$STORBENCH_DB_TIMEOUT: seconds to wait for another process's lock (30).",
     )(f)
 
 
