@@ -24,6 +24,7 @@ or expand through aliases without bound.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import itertools
@@ -759,8 +760,17 @@ def resolve_plan_source(spec: str) -> tuple[str, str]:
             file=spec,
             fix="check the permissions of the file and of the directories above it",
         ) from None
-    except (OSError, ValueError):
-        pass  # missing: a suite name, or reported below
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            raise PlanError(
+                "cannot read the plan file: its name is too long",
+                file=spec[:80] + "...",
+                fix="give the path of a plan file, or a built-in suite: "
+                + ", ".join(suite_names()),
+            ) from None
+        # missing: a suite name, or reported below
+    except ValueError:
+        pass  # a NUL in the name: reported below
     if path.is_file():
         try:
             return str(path), path.read_text()

@@ -124,6 +124,8 @@ CREATE TABLE IF NOT EXISTS histograms (
 _MIGRATIONS: dict[int, str] = {2: _EVENTS, 3: _RUN_LIVENESS}
 
 DEFAULT_DB = "~/.local/share/storbench/results.db"
+#: Event kinds a run records for its own housekeeping (see EventRow.bookkeeping).
+BOOKKEEPING_EVENTS = ("scratch-file", "workdir")
 
 
 def default_db_path() -> str:
@@ -215,6 +217,12 @@ class EventRow:
     kind: str
     message: str
     data: dict[str, Any]
+
+    @property
+    def bookkeeping(self) -> bool:
+        """Kept for ``resume`` and ``cleanup`` (scratch files, work directories), not for
+        a reader of the run's timeline."""
+        return self.kind in BOOKKEEPING_EVENTS
 
 
 _P = ParamSpec("_P")

@@ -262,3 +262,18 @@ def test_orphans_sigkill_stops_the_local_hosts_fio_server_and_its_jobs(tmp_path:
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     wait_until(lambda: not marked(str(token)), timeout=10)
+
+
+def test_safety_scratch_file_reaches_offset_plus_size(tmp_path: Path) -> None:
+    """Found by the fuzz test: a write at `offset` past the laid-out size made fio unlink
+    and recreate the scratch file, which then lost storbench's mark and stayed behind."""
+    db = tmp_path / "r.db"
+    plan = tmp_path / "p.yaml"
+    plan.write_text(
+        f"targets:\n  - file: {tmp_path}/new.dat\nworkloads:\n  - name: w\n    rw: write\n"
+        "    bs: 4k\n    size: 64k\n    offset: 512k\n    numjobs: 2\n"
+        "    offset_increment: 128k\n"
+    )
+    r = sb("run", str(plan), db=db, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not (tmp_path / "new.dat").exists()

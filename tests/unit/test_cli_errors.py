@@ -477,3 +477,9 @@ def test_long_error_line_is_not_wrapped(tmp_path: Path) -> None:
     first = r.stderr.splitlines()[0]
     assert first.startswith("storbench: error: ")
     assert first.endswith("not a mapping (key: value lines)")
+
+
+def test_plan_name_too_long_for_the_file_system(tmp_path: Path) -> None:
+    """Found by the fuzz test: ENAMETOOLONG from pathlib was a traceback."""
+    for name in ("a" * 300, "a/" * 3000):
+        assert_one_error(storbench(tmp_path, "plan", "check", name), says=("its name is too long",))

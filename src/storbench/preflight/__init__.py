@@ -116,15 +116,20 @@ def check_jobs(points: list[Point]) -> None:
 
 def _reach_bytes(p: Point) -> int | None:
     """How far into its file a point reads or writes: ``offset`` + ``size`` (or
-    ``filesize``), when both are plain sizes; None when fio decides (no size: the file's
-    own; a percentage)."""
+    ``filesize``), plus ``offset_increment`` for each job after the first; None when fio
+    decides (no size: the file's own, or not a plain size). An offset given as a percentage
+    lies inside the file (fio caps the size at the rest of it)."""
     size = p.params.get("size", p.params.get("filesize"))
     if size is None:
         return None
     try:
-        return parse_size(str(size).split("-")[-1]) + parse_size(p.params.get("offset", 0) or 0)
+        reach = parse_size(str(size).split("-")[-1])
     except UnitError:
         return None
+    for key, times in (("offset", 1), ("offset_increment", int(p.params.get("numjobs", 1)) - 1)):
+        with contextlib.suppress(UnitError):  # a percentage
+            reach += parse_size(p.params.get(key, 0) or 0) * times
+    return reach
 
 
 def _foreign_file_refusal(points: list[Point], t: Target) -> str | None:
@@ -147,16 +152,22 @@ def _foreign_file_refusal(points: list[Point], t: Target) -> str | None:
 
 
 def _planned_bytes(points: list[Point], target: Target) -> int:
+    """How large a target's scratch file must be (for a directory: how much its files take):
+    what the furthest point reaches. A file storbench lays out shorter than a point's
+    ``offset`` + ``size`` would be unlinked and made anew by fio (filesetup.c extend_file),
+    its mark that storbench created it lost."""
     need = 0
     for p in points:
         if p.target != target:
             continue
-        try:
-            size = parse_size(p.params.get("size", p.params.get("filesize", 0)) or 0)
-        except UnitError:
-            continue
         if target.kind == "directory":
-            size *= int(p.params.get("numjobs", 1)) * 1
+            try:
+                size = parse_size(p.params.get("size", p.params.get("filesize", 0)) or 0)
+            except UnitError:
+                continue
+            size *= int(p.params.get("numjobs", 1))
+        else:
+            size = _reach_bytes(p) or 0
         need = max(need, size)
     return need
 

@@ -388,7 +388,8 @@ def fmt_offset(seconds: float | None) -> str:
 
 
 def timeline(events: list[EventRow], started_at: float | None) -> list[TimelineRow]:
-    """The events in time order, each with its offset from the run's start."""
+    """The events in time order, each with its offset from the run's start (not those a
+    run keeps for its own housekeeping)."""
     return [
         TimelineRow(
             at=e.at,
@@ -398,6 +399,7 @@ def timeline(events: list[EventRow], started_at: float | None) -> list[TimelineR
             data=e.data,
         )
         for e in sorted(events, key=lambda e: (e.at, e.id))
+        if not e.bookkeeping
     ]
 
 
