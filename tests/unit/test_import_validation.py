@@ -98,6 +98,8 @@ CASES: dict[str, tuple[Callable[[], Any], str]] = {
         "bins",
     ),
     "error-text": (crafted(PLAIN, lambda d: job(d).update(error="bad")), "error"),
+    # found by the fuzz test: os.strerror() of a huge error number overflowed
+    "error-huge": (crafted(PLAIN, lambda d: job(d).update(error=10**12)), "error"),
     "cpu-text": (crafted(PLAIN, lambda d: job(d).update(usr_cpu="x")), "usr_cpu"),
     "options-list": (crafted(PLAIN, lambda d: job(d).update({"job options": []})), "options"),
     "jobname-surrogate": (crafted(PLAIN, lambda d: job(d).update(jobname="\ud800")), "Unicode"),

@@ -20,7 +20,8 @@ DIRECTION_NUMBERS = ("iops", "bw", "bw_bytes", "io_bytes", "io_kbytes", "total_i
 LATENCIES = ("slat_ns", "clat_ns", "lat_ns", "slat", "clat", "lat")
 LATENCY_NUMBERS = ("N", "mean", "stddev", "min", "max")
 ENTRY_NUMBERS = ("usr_cpu", "sys_cpu", "job_runtime", "ctx", "majf", "minf")
-ENTRY_INTS = ("error", "groupid", "port")
+#: Whole numbers of an entry and their largest value (an errno, a group, a TCP port).
+ENTRY_INTS = {"error": 2**31 - 1, "groupid": 2**31 - 1, "port": 65535}
 
 
 class DocumentError(ValueError):
@@ -58,9 +59,9 @@ def _entry(e: dict[str, Any], where: str) -> None:
     for key in ENTRY_NUMBERS:
         if key in e:
             _number(e[key], f"{where}.{key}")
-    for key in ENTRY_INTS:
-        if key in e and (not _is_int(e[key]) or e[key] < 0):
-            raise DocumentError(f"{where}.{key} is not a whole number >= 0: {e[key]!r}")
+    for key, top in ENTRY_INTS.items():
+        if key in e and (not _is_int(e[key]) or not 0 <= e[key] <= top):
+            raise DocumentError(f"{where}.{key} is not a whole number from 0 to {top}: {e[key]!r}")
     for key in ("jobname", "hostname"):
         if key in e and not isinstance(e[key], str):
             raise DocumentError(f"{where}.{key} is not text: {e[key]!r}")
