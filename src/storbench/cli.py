@@ -641,7 +641,11 @@ def runs(db_path: str | None, limit: int | None) -> None:
     """List recorded runs, newest first."""
     from rich.table import Table
 
-    store = Store(db_path, write=False)
+    path = os.path.abspath(os.path.expanduser(db_path or default_db_path()))
+    if not os.path.exists(path):
+        out.print(f"no runs in {path} yet; try `storbench run quick --target ./x.dat`")
+        return
+    store = Store(path, write=False)
     rows = store.runs(limit)
     if not rows:
         out.print(f"no runs in {store.path} yet; try `storbench run quick --target ./x.dat`")

@@ -32,7 +32,14 @@ from storbench.errors import UserError
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
 from storbench.plan import RADOS_BENCH, Point, Target
-from storbench.preflight import ceph, directory_files, local_points, safety
+from storbench.preflight import (
+    ceph,
+    directory_files,
+    local_points,
+    restore_layout,
+    safety,
+    scratch_sizes,
+)
 from storbench.preflight import locks as target_locks
 from storbench.preflight.locks import TargetLocks
 from storbench.store import RunRow, Store, StoreError
@@ -162,6 +169,7 @@ def _execute(
         hosts.local_port = server.port
     store.set_status(run_id, "running", ended=False)
     monitors = _health_monitors(store, run_id, points, health_interval, clusters or [])
+    sizes = scratch_sizes(points)
     try:
         with _signals(stop):
             for n, point in enumerate(points, 1):
@@ -175,6 +183,7 @@ def _execute(
                         fr = rados.run_point(point, workdir, run_id=run_id, should_stop=stop)
                         _note_writes(store, run_id, point, fr.writes)
                     else:
+                        restore_layout(point, sizes)
                         _layout_objects(point, run_id, workdir)
                         fr = fio.run_point(
                             point,

@@ -326,6 +326,13 @@ class Store:
         #: held by every use of ``db`` (re-entrant: a method may call another)
         self._lock = threading.RLock()
         self.timeout = busy_timeout()
+        if not write and not os.path.exists(self.path):
+            # a command that only reads makes no database (a mistyped --db would be one)
+            raise NotFoundError(
+                f"there is no results database at {self.path}",
+                fix="record a run first (`storbench run quick --target ./x.dat`), or give "
+                "the database with --db PATH or STORBENCH_DB",
+            )
         self.readonly = _read_only_media(self.path)
         if self.readonly and write:
             raise store_error(self.path, sqlite3.OperationalError("readonly database"))

@@ -277,3 +277,17 @@ def test_safety_scratch_file_reaches_offset_plus_size(tmp_path: Path) -> None:
     r = sb("run", str(plan), db=db, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not (tmp_path / "new.dat").exists()
+
+
+def test_safety_scratch_file_shrunk_by_a_point_is_laid_out_again(tmp_path: Path) -> None:
+    """Found by the fuzz test: fio's ftruncate engine shrinks the scratch file; the next
+    point's fio found it short, recreated it without storbench's mark, and it stayed."""
+    db = tmp_path / "r.db"
+    plan = tmp_path / "p.yaml"
+    plan.write_text(
+        f"targets:\n  - file: {tmp_path}/new.dat\nworkloads:\n  - name: w\n    rw: write\n"
+        "    bs: 4k\n    size: 64k\n    ioengine: ftruncate\nrepeat: 2\n"
+    )
+    r = sb("run", str(plan), db=db, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not (tmp_path / "new.dat").exists()

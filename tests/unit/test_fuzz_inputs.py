@@ -285,44 +285,52 @@ def test_fuzz_plans_check_show_and_dry_run(
         assert_nothing_else_written(root, before)
 
 
-def runnable_plan(root: Path) -> st.SearchStrategy[dict[str, Any]]:
-    """A plan that is mostly right -- one target in the sandbox, one small workload -- with
-    (half the time) one hostile thing in it: a name, a path, a value or an extra option."""
-    target = st.sampled_from(
-        [
-            {"file": "new.dat"},
-            {"file": "new.dat"},
-            {"directory": "dir"},
-            {"file": "victim.txt"},
-            {"file": "a:b.dat"},
-            {"file": "victim:two"},
-            {"file": str(root / "dir" / "victim.dat")},
-            {"device": str(root / "victim.txt")},
+@st.composite
+def runnable_plan(draw: st.DrawFn, root: Path) -> dict[str, Any]:
+    """A plan that is right -- one target in the sandbox, one small workload -- with (a third
+    of the time) one hostile thing in it: a target, a name, a value or an extra option. One
+    at a time, so that enough plans really run and each refusal has one cause."""
+    good = {"file": "new.dat"} if draw(st.booleans()) else {"directory": "dir"}
+    workload: dict[str, Any] = {
+        "name": "w",
+        "rw": draw(st.sampled_from(RW[:-1])),
+        "bs": draw(st.sampled_from(["4k", "64k"])),
+        "size": draw(st.sampled_from(["64k", "1m", "2m"])),
+        "ioengine": draw(st.sampled_from(["psync", "null", "psync", "falloc", "ftruncate"])),
+    }
+    for key, choices in (
+        ("iodepth", [1, 2, [1, 2]]),
+        ("runtime", [1, 0, "1s"]),
+        ("offset", ["0", "512k", "1m"]),
+        ("unlink", [0, 1]),
+    ):
+        if draw(st.booleans()):
+            workload[key] = draw(st.sampled_from(choices))
+    plan: dict[str, Any] = {"targets": [good], "workloads": [workload]}
+    if draw(st.booleans()):
+        plan["repeat"] = draw(st.sampled_from([1, 2]))
+    hostile = draw(st.sampled_from(["none", "none", "target", "name", "plan-name", "option"]))
+    if hostile == "target":
+        plan["targets"] = [
+            draw(
+                st.sampled_from(
+                    [
+                        {"file": "victim.txt"},
+                        {"file": "a:b.dat"},
+                        {"file": "victim:two"},
+                        {"file": str(root / "dir" / "victim.dat")},
+                        {"device": str(root / "victim.txt")},
+                    ]
+                )
+            )
         ]
-    )
-    wl = st.fixed_dictionaries(
-        {
-            "name": st.one_of(st.just("w"), text),
-            "rw": st.sampled_from(RW[:-1]),
-            "bs": st.sampled_from(["4k", "64k"]),
-            "size": st.sampled_from(["64k", "1m", "2m"]),
-            "ioengine": st.sampled_from(["psync", "null", "psync", "falloc", "ftruncate"]),
-        },
-        optional={
-            "iodepth": st.sampled_from([1, 2, [1, 2]]),
-            "runtime": st.sampled_from([1, 0, "1s"]),
-            "offset": st.sampled_from(["0", "512k", "1m"]),
-            "unlink": st.sampled_from([0, 1]),
-            **{o: value for o in OPTIONS[:4]},
-        },
-    )
-    return st.fixed_dictionaries(
-        {
-            "targets": st.lists(target, min_size=1, max_size=1),
-            "workloads": st.lists(wl, min_size=1, max_size=1),
-        },
-        optional={"name": text, "repeat": st.sampled_from([1, 2])},
-    )
+    elif hostile == "name":
+        workload["name"] = draw(text)
+    elif hostile == "plan-name":
+        plan["name"] = draw(text)
+    elif hostile == "option":
+        workload[draw(st.sampled_from(OPTIONS[:4]))] = draw(value)
+    return plan
 
 
 @pytest.mark.skipif(not HAVE_FIO, reason="fio is not installed")

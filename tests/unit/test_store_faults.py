@@ -183,7 +183,13 @@ def test_dbfault_a_lock_held_past_the_busy_timeout(tmp_path: Path) -> None:
 
 def test_dbfault_a_bad_busy_timeout_is_a_message(tmp_path: Path) -> None:
     one_error(
-        sb(tmp_path / "r.db", "runs", cwd=tmp_path, env={"STORBENCH_DB_TIMEOUT": "soon"}),
+        sb(
+            tmp_path / "r.db",
+            "import",
+            str(RECORDING),
+            cwd=tmp_path,
+            env={"STORBENCH_DB_TIMEOUT": "soon"},
+        ),
         "STORBENCH_DB_TIMEOUT",
     )
 
@@ -235,3 +241,13 @@ def test_dbfault_disk_full_mid_run_keeps_the_points_and_says_how_to_resume(
     con = sqlite3.connect(big)
     assert con.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == 8
     con.close()
+
+
+def test_dbfault_reading_commands_make_no_database(tmp_path: Path) -> None:
+    """Found by the fuzz test: `runs --db latest` made a database named `latest`."""
+    db = tmp_path / "typo.db"
+    r = sb(db, "runs", cwd=tmp_path)
+    assert r.returncode == 0 and "no runs" in r.stdout, r.stdout + r.stderr
+    for args in READERS[1:]:
+        one_error(sb(db, *args, cwd=tmp_path), "there is no results database", str(db))
+    assert list(tmp_path.iterdir()) == []

@@ -365,6 +365,35 @@ def layout_file(path: str, size: int) -> None:
         os.fsync(f.fileno())
 
 
+def scratch_sizes(points: list[Point]) -> dict[str, int]:
+    """The size each local file target's scratch file is laid out to (see create_files)."""
+    local = local_points(points)
+    sizes = {}
+    for t in dict.fromkeys(p.target for p in local):
+        if t.kind == "file" and _touches_file(local, t):
+            sizes[t.path] = _planned_bytes(local, t)
+    return sizes
+
+
+def restore_layout(point: Point, sizes: dict[str, int]) -> None:
+    """Before a point runs: lay a scratch file storbench created out again when the points
+    before it shrank it (fio's ftruncate engine, ``truncate``...). fio would unlink and
+    recreate the short file, and the copy it made carries no mark that storbench made it,
+    so it would be left behind at the end of the run."""
+    for p in local_points([point]):
+        size = sizes.get(p.target.path)
+        if size and os.path.isfile(p.target.path) and safety.created_by_storbench(p.target.path):
+            layout_file(p.target.path, size)
+
+
+def _touches_file(points: list[Point], t: Target) -> bool:
+    return any(
+        str(p.params.get("ioengine", "psync")) not in NO_FILE_ENGINES
+        for p in points
+        if p.target == t
+    )
+
+
 def lock_targets(points: list[Point], locks: TargetLocks) -> None:
     """Hold every local target that exists for the run (see locks.py); files storbench is
     about to create are locked by :func:`create_files` the moment they exist."""
@@ -394,12 +423,7 @@ def create_files(points: list[Point], locks: TargetLocks | None = None) -> list[
                 created.append(t.path)
                 if locks is not None:
                     locks.take(t.path, t.label)
-            touches_file = any(
-                str(p.params.get("ioengine", "psync")) not in NO_FILE_ENGINES
-                for p in points
-                if p.target == t
-            )
-            if touches_file and safety.created_by_storbench(t.path):
+            if _touches_file(points, t) and safety.created_by_storbench(t.path):
                 layout_file(t.path, _planned_bytes(points, t))
     except BaseException:
         for path in created:
