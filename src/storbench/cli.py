@@ -18,24 +18,23 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from storbench import __version__
+from storbench import __version__, engines
 from storbench.analysis.compare import Comparison
 from storbench.analysis.compare import compare as compare_points
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
-from storbench.engines import fio, rados
+from storbench.engines import fio
 from storbench.errors import NotFoundError, PreflightError, UserError
 from storbench.metrics import PERCENTILES
 from storbench.plan import (
     MAX_POINTS,
-    RADOS_BENCH,
     Plan,
     Point,
     Target,
     load_plan,
     suite_names,
 )
-from storbench.preflight import Preflight, check_fio, check_jobs, run_preflight
+from storbench.preflight import Preflight, run_preflight
 from storbench.preflight.ceph import remove_images
 from storbench.report import export as export_mod
 from storbench.report import markdown as md
@@ -46,7 +45,7 @@ from storbench.report.ceph import ceph_report
 from storbench.report.terminal import ProgressReporter, comparison_text, summary_table
 from storbench.runner import (
     HEALTH_INTERVAL,
-    cleanup_ceph,
+    cleanup_engines,
     cleanup_files,
     concurrent_refusal,
     execute,
@@ -279,7 +278,7 @@ def run(
             plan_text=p.text,
             overrides=overrides,
             inventory={**pre.inventory, "report": p.report},
-            fio_version=fio.fio_version() if any(pt.engine == "fio" for pt in points) else None,
+            fio_version=engines.run_version(points),
             storbench_version=__version__,
             argv=sys.argv,
             points=points,
@@ -493,7 +492,7 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
     if not any(p.target.ceph or any(h.target.ceph for h in p.hosts) for p in points):
         out.print(f"run {r.id}: nothing left to remove", markup=False)
         return
-    left = cleanup_ceph(store, r.id, points)
+    left = cleanup_engines(store, r.id, points)
     if left:
         err.print(f"{len(left)} object(s) could not be removed: {', '.join(left[:10])}")
         sys.exit(1)
@@ -557,12 +556,7 @@ def plan_check(
         plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
     )
     points = p.expand()
-    if fio.fio_path() is not None:
-        check_fio(points)
-        check_jobs(points)
-        checked = f"fio ({fio.fio_version()}) accepts every job"
-    else:
-        checked = "fio is not installed, so job options were checked by name only"
+    checked = "; ".join(engine.validate(pts) for engine, pts in engines.of_points(points))
     est = [pt.est_seconds for pt in points]
     planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
     out.print(f"{p.source}: OK: {len(points)} points, planned {planned}; {checked}")
@@ -604,17 +598,13 @@ def _show_plan(p: Plan, points: list[Point]) -> None:
             style="bold",
             markup=False,
         )
-        if pt.engine == RADOS_BENCH:
-            for cmd in rados.point_commands(pt):
-                out.print(shlex.join(cmd), markup=False, highlight=False, soft_wrap=True)
-        else:
-            out.print(
-                fio.job_file(pt, total=len(points)),
-                end="",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
-            )
+        out.print(
+            engines.get(pt.engine).describe(pt, len(points)),
+            end="",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _commands(command: list[str] | list[list[str]] | None) -> list[list[str]]:

@@ -17,21 +17,19 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Protocol
 
-from storbench import liveness, procguard
-from storbench.engines import fio, rados
+from storbench import engines, liveness, procguard
+from storbench.engines.base import RunContext, Session
 from storbench.engines.process import CephClient
-from storbench.errors import UserError
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
-from storbench.plan import RADOS_BENCH, Point, Target
+from storbench.plan import Point
 from storbench.preflight import (
     ceph,
     directory_files,
@@ -152,86 +150,41 @@ def _execute(
         f"work directory {workdir} on {liveness.hostname()}",
         {"path": workdir, "host": liveness.hostname()},
     )
-    hosts = fio.HostContext(names=_host_names(store, run_id))
-    server: fio.FioServer | None = None
-    if any(h.local for p in points for h in p.hosts):
-        local = [h.target for p in points for h in p.hosts if h.local]
-        server = fio.FioServer(cwd=workdir, env=fio.ceph_env(local))
-        try:
-            server.start()
-        except OSError as e:
-            store.set_status(run_id, "failed")
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise UserError(
-                f"cannot start the fio server of the `local` host: {e}",
-                fix="check that fio runs here (`fio --server=127.0.0.1,PORT`)",
-            ) from None
-        hosts.local_port = server.port
+    run = RunContext(
+        run_id=run_id,
+        workdir=workdir,
+        total=total,
+        events=StoreEvents(store, run_id),
+        should_stop=stop,
+        host_names=_host_names(store, run_id),
+    )
+    groups = engines.of_points(points)
+    sessions: dict[str, Session] = {}
+    try:
+        for engine, pts in groups:
+            sessions[engine.name] = engine.open(run, pts)
+    except BaseException:
+        for session in sessions.values():
+            session.close()
+        store.set_status(run_id, "failed")
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
     store.set_status(run_id, "running", ended=False)
     monitors = _health_monitors(store, run_id, points, health_interval, clusters or [])
     sizes = scratch_sizes(points)
     try:
         with _signals(stop):
-            for n, point in enumerate(points, 1):
-                if stop():
-                    outcome.status = "interrupted"
-                    break
-                observer.point_started(point, n, len(points))
-                fr: fio.FioRun | rados.PointRun
-                try:
-                    if point.engine == RADOS_BENCH:
-                        fr = rados.run_point(point, workdir, run_id=run_id, should_stop=stop)
-                        _note_writes(store, run_id, point, fr.writes)
-                    else:
-                        restore_layout(point, sizes)
-                        _layout_objects(point, run_id, workdir)
-                        fr = fio.run_point(
-                            point,
-                            workdir,
-                            run_id=run_id,
-                            total=total,
-                            should_stop=stop,
-                            hosts=hosts,
-                        )
-                except KeyboardInterrupt:
-                    outcome.status = "interrupted"
-                    observer.point_interrupted(point)
-                    break
-                if fr.interrupted or stop():
-                    outcome.status = "interrupted"
-                    observer.point_interrupted(point)
-                    break
-                meas = fr.measurement or Measurement(status="failed", error="no result")
-                store.record(
-                    run_id,
-                    point,
-                    meas,
-                    engine="rados bench" if point.engine == RADOS_BENCH else "fio",
-                    command=fr.command,
-                    job_file=fr.job_text,
-                    raw_output=fr.raw_output,
-                    stderr=fr.stderr,
-                    started_at=fr.started_at,
-                    ended_at=fr.ended_at,
-                )
-                outcome.ran += 1
-                observer.point_finished(point, meas, n, len(points), fr.ended_at - fr.started_at)
-                if meas.status != "ok":
-                    outcome.failed += 1
-                    outcome.failures.append((point, meas.error or meas.status))
-                    if fail_fast:
-                        outcome.status = "failed"
-                        break
+            _run_points(store, run, points, sessions, sizes, observer, outcome, fail_fast)
     except StoreError:
         outcome.status = "failed"
         raise
     finally:
         for m in monitors:
             m.stop()
-        if server is not None:
-            server.stop()
+        for session in sessions.values():
+            session.close()
         try:
-            cleanup_ceph(store, run_id, points, keep_recorded=outcome.status != "completed")
+            cleanup_engines(store, run_id, points, keep_recorded=outcome.status != "completed")
         except StoreError:
             pass  # the database failed (disk full): `resume` or `cleanup` removes them later
         finally:
@@ -239,6 +192,74 @@ def _execute(
             with contextlib.suppress(StoreError):
                 store.set_status(run_id, outcome.status)
     return outcome
+
+
+def _run_points(
+    store: Store,
+    run: RunContext,
+    points: list[Point],
+    sessions: dict[str, Session],
+    sizes: dict[str, int],
+    observer: Observer,
+    outcome: Outcome,
+    fail_fast: bool,
+) -> None:
+    """Each point in turn through its engine's session, each result recorded at once."""
+    for n, point in enumerate(points, 1):
+        if run.should_stop():
+            outcome.status = "interrupted"
+            break
+        observer.point_started(point, n, len(points))
+        try:
+            restore_layout(point, sizes)
+            result = sessions[point.engine].run(point)
+        except KeyboardInterrupt:
+            outcome.status = "interrupted"
+            observer.point_interrupted(point)
+            break
+        if result.interrupted or run.should_stop():
+            outcome.status = "interrupted"
+            observer.point_interrupted(point)
+            break
+        meas = result.measurement or Measurement(status="failed", error="no result")
+        store.record(
+            run.run_id,
+            point,
+            meas,
+            engine=engines.get(point.engine).label,
+            command=result.command,
+            job_file=result.job_text,
+            raw_output=result.raw_output,
+            stderr=result.stderr,
+            started_at=result.started_at,
+            ended_at=result.ended_at,
+        )
+        outcome.ran += 1
+        seconds = result.ended_at - result.started_at
+        observer.point_finished(point, meas, n, len(points), seconds)
+        if meas.status != "ok":
+            outcome.failed += 1
+            outcome.failures.append((point, meas.error or meas.status))
+            if fail_fast:
+                outcome.status = "failed"
+                break
+
+
+class StoreEvents:
+    """The run's events in the store, as engines see them (engines/base.RunEvents)."""
+
+    def __init__(self, store: Store, run_id: int) -> None:
+        self.store = store
+        self.run_id = run_id
+
+    def add(self, kind: str, message: str, data: dict[str, Any]) -> None:
+        self.store.add_event(self.run_id, kind, message, data)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e.data for e in self.store.events(self.run_id, kind)]
+
+    def recorded(self) -> set[int]:
+        return {m.point_idx for m in self.store.measurements(self.run_id)}
 
 
 class _Heartbeat:
@@ -319,112 +340,18 @@ def _health_monitors(
     return monitors
 
 
-def _note_writes(
-    store: Store, run_id: int, point: Point, writes: list[tuple[str, str | None]]
-) -> None:
-    """Record the objects a rados bench write left (run name and object prefix per client),
-    so that they can be removed at the end, also after an interruption and a resume."""
-    for run_name, prefix in writes:
-        store.add_event(
-            run_id,
-            "rados-objects",
-            f"rados bench {run_name} wrote objects {prefix or '?'}_object* to pool "
-            f"{point.target.pool}",
-            {
-                "pool": point.target.pool,
-                "conf": point.target.conf,
-                "client": point.target.client,
-                "run_name": run_name,
-                "prefix": prefix,
-                "point": point.index,
-            },
-        )
-
-
-def _layout_objects(point: Point, run_id: int, workdir: str) -> None:
-    """Before fio's rados engine reads: the objects it reads hold data (fio's own layout
-    would leave them empty, and reading an empty object measures nothing)."""
-    if point.engine != "fio" or not fio.reads(point):
-        return
-    for t, host in _rados_slots(point):
-        objects = fio.rados_objects(replace(point, target=t, hosts=[]), run_id, host)
-        if objects:
-            rados.put_objects(t.pool, objects, ceph.client_of(t), workdir)
-
-
-def _rados_slots(point: Point) -> list[tuple[Target, int | None]]:
-    """The rados targets of a fio point, each with its host's index (None without hosts)."""
-    if point.hosts:
-        return [(h.target, i) for i, h in enumerate(point.hosts) if h.target.kind == "rados"]
-    return [(point.target, None)] if point.target.kind == "rados" else []
-
-
-def cleanup_ceph(
+def cleanup_engines(
     store: Store, run_id: int, points: list[Point], *, keep_recorded: bool = False
 ) -> list[str]:
-    """Remove what the run left in its pools: the objects of its rados bench writes (those
-    of recorded points stay with ``keep_recorded``: a resumed run's seq and rand points
-    read them) and the objects fio's rados engine wrote. Each removal is an event; returns
-    the objects that could not be removed."""
+    """Each engine of the points removes what the run left outside its files (objects in a
+    pool; those of recorded points stay with ``keep_recorded``: a resumed run reads them).
+    Each removal is an event of the run; returns what could not be removed."""
+    run = RunContext(
+        run_id=run_id, workdir="", total=len(points), events=StoreEvents(store, run_id)
+    )
     left: list[str] = []
-    recorded = {m.point_idx for m in store.measurements(run_id)}
-    groups: dict[tuple[str, str | None, str | None], list[tuple[str, str | None]]] = {}
-    kept = 0
-    for ev in store.events(run_id, "rados-objects"):
-        d = ev.data
-        if d.get("removed"):
-            continue
-        if keep_recorded and d.get("point") in recorded:
-            kept += 1
-            continue
-        groups.setdefault((d["pool"], d.get("conf"), d.get("client")), []).append(
-            (d["run_name"], d.get("prefix"))
-        )
-    for (pool, conf, client), runs in groups.items():
-        runs = list(dict.fromkeys(runs))
-        try:
-            rest = rados.cleanup(pool, runs, CephClient(conf, client), verify="stat")
-        except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
-            rest = [f"(cleanup failed: {e})"]
-        left += rest
-        store.add_event(
-            run_id,
-            "rados-cleanup",
-            f"removed the objects of {len(runs)} rados bench run(s) from pool {pool}"
-            + (f"; {len(rest)} left" if rest else ""),
-            {"pool": pool, "run_names": [r for r, _ in runs], "left": rest[:100]},
-        )
-    # fio's rados objects: their names follow from the points (no listing of the pool)
-    objects: dict[Target, list[str]] = {}
-    for p in points:
-        if p.engine != "fio":
-            continue
-        for t, host in _rados_slots(p):
-            one = replace(p, target=t, hosts=[])
-            objects.setdefault(t, []).extend(n for n, _ in fio.rados_objects(one, run_id, host))
-    for t, names in objects.items():
-        names = list(dict.fromkeys(names))
-        prefix = fio.rados_object_prefix(run_id)
-        try:
-            rest = rados.remove_objects(t.pool, names, ceph.client_of(t))
-        except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
-            rest = [f"(cleanup failed: {e})"]
-        left += rest
-        store.add_event(
-            run_id,
-            "rados-cleanup",
-            f"removed fio's rados objects {prefix}* ({len(names)}) from pool {t.pool}"
-            + (f"; {len(rest)} not removed" if rest else ""),
-            {"pool": t.pool, "prefix": prefix, "objects": len(names), "left": rest[:100]},
-        )
-    if kept:
-        store.add_event(
-            run_id,
-            "rados-objects",
-            f"kept the objects of {kept} finished rados bench write(s) for `storbench resume "
-            f"{run_id}`, which removes them at its end",
-            {"kept": kept, "removed": True},
-        )
+    for engine, pts in engines.of_points(points):
+        left += engine.cleanup(run, pts, keep_recorded=keep_recorded)
     return left
 
 

@@ -24,7 +24,7 @@ from storbench.errors import PlanError
 from storbench.metrics import HostSeries, Measurement, merge_bins, overlap, window_totals
 from storbench.plan import PointHost, Target, parse_plan
 from storbench.preflight import hosts as remote
-from storbench.preflight import local_points
+from storbench.preflight import local_points, split_destroy
 from storbench.report import export, terminal
 from storbench.store import Store
 
@@ -376,7 +376,7 @@ def test_window_and_overlap_arithmetic() -> None:
 
 
 def test_destroy_data_splits_local_devices_from_remote_host_paths() -> None:
-    local, rem = remote.split_destroy(["/dev/sdb", "vm1:/dev/vdb", "10.0.0.5:8766:/srv/x"])
+    local, rem = split_destroy(["/dev/sdb", "vm1:/dev/vdb", "10.0.0.5:8766:/srv/x"])
     assert local == ["/dev/sdb"]
     assert rem == [("vm1", "/dev/vdb"), ("10.0.0.5:8766", "/srv/x")]
 

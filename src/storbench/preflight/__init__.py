@@ -1,14 +1,14 @@
 """Preflight: everything checked before any I/O, and the inventory stored with a run.
 
-Checks, in order: fio is installed and has every engine the plan names; fio accepts every job
-file (``fio --parse-only``); each target is safe to write (devices: not mounted, no
-partitions, holders or signatures unless ``--destroy-data`` names them; files: never one that
-storbench did not create, nor a log or buffer file fio would write beside them: preflight
-``check_output_files``); there is free space for the planned sizes. With ``hosts:``, every
-remote fio server answers, runs this fio version and has the engines, and its targets pass
-what can be checked from here (preflight/hosts.py); the ``local`` host's targets get the
-local checks. Only when all pass are scratch files created. Any refusal raises
-:class:`PreflightError` and nothing is recorded.
+Checks, in order: each engine of the plan checks its own (engines/base.py ``check``: fio is
+installed with every ioengine the plan names, accepts every job file, and with ``hosts:``
+every remote fio server answers, runs this fio version and has the engines, and its targets
+pass what can be checked from here); each local target is safe to write (devices: not
+mounted, no partitions, holders or signatures unless ``--destroy-data`` names them; files:
+never one that storbench did not create, nor a log or buffer file fio would write beside
+them: ``check_output_files``); there is free space for the planned sizes; Ceph clusters are
+healthy and their pools and images as needed (preflight/ceph.py). Only when all pass are
+scratch files created. Any refusal raises :class:`PreflightError` and nothing is recorded.
 """
 
 from __future__ import annotations
@@ -19,16 +19,15 @@ import glob
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.engines import fio
+from storbench import engines
+from storbench.engines.base import CheckOptions, CheckResult
 from storbench.engines.process import CephClient
 from storbench.errors import PreflightError
 from storbench.plan import LOG_TYPES, Point, Target, job_section_name, output_files
 from storbench.preflight import ceph, safety
-from storbench.preflight import hosts as remote
 from storbench.preflight import inventory as inv
 from storbench.preflight.locks import TargetLocks
 from storbench.units import UnitError, parse_size
@@ -59,59 +58,6 @@ def local_points(points: list[Point]) -> list[Point]:
             if h.local:
                 out.append(dataclasses.replace(p, target=h.target, hosts=[]))
     return out
-
-
-def check_fio(points: list[Point]) -> None:
-    if fio.fio_path() is None:
-        if "STORBENCH_FIO" in os.environ:
-            raise PreflightError(
-                f"STORBENCH_FIO={fio.FIO} is not an executable fio",
-                fix="point STORBENCH_FIO at a fio binary, or unset it to use fio from PATH",
-            )
-        raise PreflightError(
-            "fio is not installed (no `fio` on PATH)",
-            fix="install it: apt-get install fio (or run `make setup`)",
-        )
-    engines = fio.available_engines()
-    for p in local_points(points):
-        if p.engine != "fio":
-            continue
-        eng = str(p.params.get("ioengine", "psync"))
-        if eng.startswith("external:"):
-            continue
-        if engines and eng not in engines:
-            raise PreflightError(
-                f"workload {p.workload!r} needs fio's {eng!r} engine, which this fio "
-                f"({fio.fio_version()}) does not have",
-                fix=f"choose one of: {', '.join(sorted(engines))}",
-            )
-
-
-def check_jobs(points: list[Point]) -> None:
-    """Let fio parse every job of the plan in one call (values fio would reject)."""
-    if fio.fio_path() is None or not points:
-        return
-    seen: dict[str, Point] = {}
-    sections = []
-    engines = fio.available_engines()
-    for p in points:
-        if p.engine != "fio":
-            continue
-        if p.hosts and engines and str(p.params.get("ioengine", "psync")) not in engines:
-            continue  # an engine only the remote hosts have: their probe checks it
-        text = fio.host_job_file(p, 0) if p.hosts else fio.job_file(p)
-        body = text.split("\n", 2)[2]  # drop the comment and section header
-        if body in seen:
-            continue
-        seen[body] = p
-        sections.append(f"[p{p.index}]\n{body}")
-    with tempfile.TemporaryDirectory(prefix="storbench-check-") as tmp:
-        complaint = fio.parse_only("\n".join(sections), tmp)
-    if complaint:
-        raise PreflightError(
-            f"fio rejects the plan's job options: {complaint}",
-            fix="correct the option named above (`fio --cmdhelp=OPTION` shows what it accepts)",
-        )
 
 
 def _reach_bytes(p: Point) -> int | None:
@@ -449,15 +395,13 @@ def run_preflight(
     points: list[Point],
     *,
     destroy_data: list[str] | None = None,
-    host_timeout: float = remote.PROBE_TIMEOUT,
+    host_timeout: float | None = None,
     allow_unhealthy: bool = False,
 ) -> Preflight:
     """All checks, then inventory, then scratch files (and rbd images). Raises
     PreflightError on refusal."""
-    if any(p.engine == "fio" for p in points):
-        check_fio(points)
-        check_jobs(points)
-    local_dd, remote_dd = remote.split_destroy(list(destroy_data or []))
+    local_dd, remote_dd = split_destroy(list(destroy_data or []))
+    found = check_engines(points, CheckOptions(remote_dd, host_timeout))
     rbd_dd = [d for d in local_dd if d.startswith("rbd:")]
     mine = local_points(points)
     locks = TargetLocks()
@@ -466,17 +410,15 @@ def run_preflight(
         lock_targets(mine, locks)
         warnings = check_targets(mine, local_dd)
         check_output_files(mine)
-        hosts = remote.check_hosts(points, remote_dd, timeout=host_timeout)
         # last of the checks: it creates the rbd images that are missing
         cluster = ceph.check_ceph(points, allow_unhealthy=allow_unhealthy, destroy_data=rbd_dd)
     except BaseException:
         locks.release()
         raise
-    warnings += cluster.warnings
+    warnings = found.warnings + warnings + cluster.warnings
     try:
         inventory = take_inventory(mine)
-        if any(p.hosts for p in points):
-            inventory["hosts"] = hosts.inventory
+        inventory.update(found.inventory)
         if cluster.inventory:
             inventory["ceph"] = cluster.inventory
         created = create_files(mine, locks)
@@ -488,7 +430,43 @@ def run_preflight(
         inventory=inventory,
         created=created,
         warnings=warnings,
-        host_names=hosts.names,
+        host_names=found.host_names,
         images=cluster.images,
         locks=locks,
     )
+
+
+def check_engines(points: list[Point], options: CheckOptions) -> CheckResult:
+    """Each engine of the points checks its own: the tool here and on every host, the
+    options it would reject (engines/base.py). An engine that runs points on hosts also
+    checks ``--destroy-data HOST:PATH`` values when the plan has none of its points."""
+    found = CheckResult()
+    checked = set()
+    for engine, pts in engines.of_points(points):
+        checked.add(engine.name)
+        _merge(found, engine.check(pts, options))
+    if options.remote_destroy_data:
+        for engine in engines.all_engines():
+            if engine.runs_hosts and engine.name not in checked:
+                _merge(found, engine.check([], options))
+    return found
+
+
+def _merge(into: CheckResult, one: CheckResult) -> None:
+    into.warnings += one.warnings
+    into.inventory.update(one.inventory)
+    into.host_names.update(one.host_names)
+
+
+def split_destroy(destroy_data: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``--destroy-data`` values: local device paths, and ``HOST:PATH`` pairs for remote
+    targets (HOST is a host's name, address or address:port as the plan names it)."""
+    local: list[str] = []
+    remote: list[tuple[str, str]] = []
+    for value in destroy_data:
+        i = value.find(":/")
+        if i > 0:
+            remote.append((value[:i], value[i + 1 :]))
+        else:
+            local.append(value)
+    return local, remote

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.engines import fio
+from storbench import engines
 from storbench.engines.process import CephClient, CephConf, ceph_args, pdeathsig_prefix
 from storbench.errors import PreflightError
 from storbench.plan import Point, Target
@@ -450,9 +450,7 @@ def _point_bytes(p: Point) -> int:
 def object_size(p: Point) -> int:
     """The size of each object a fio ``rados`` point writes (one object per fio file) or a
     rados bench write's object size."""
-    if p.engine == "rados-bench":
-        return parse_size(p.params.get("bs", 0) or 0)
-    return fio.rados_object_size(p)
+    return engines.get(p.engine).object_bytes(p)
 
 
 def check_ceph(

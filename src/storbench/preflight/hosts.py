@@ -44,20 +44,6 @@ from storbench.plan import Point, PointHost, Target
 PROBE_TIMEOUT = float(os.environ.get("STORBENCH_HOST_TIMEOUT") or 15)
 
 
-def split_destroy(destroy_data: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    """``--destroy-data`` values: local device paths, and ``HOST:PATH`` pairs for remote
-    targets (HOST is a host's name, address or address:port as the plan names it)."""
-    local: list[str] = []
-    remote: list[tuple[str, str]] = []
-    for value in destroy_data:
-        i = value.find(":/")
-        if i > 0:
-            remote.append((value[:i], value[i + 1 :]))
-        else:
-            local.append(value)
-    return local, remote
-
-
 def _names_of(h: PointHost) -> set[str]:
     return {h.label, h.address, f"{h.address}:{h.port}"}
 

@@ -1,0 +1,148 @@
+"""The one interface every engine sits behind, and what passes through it.
+
+An engine is a small table of operations, like fio's own ``struct ioengine_ops``: the
+runner, the CLI and preflight call these and nothing else, so they never name fio or
+rados bench. Adding an engine is one package under ``engines/`` with a class that has
+these operations, and one line in ``engines/__init__.py``'s registry.
+
+The life of a run, as the engines see it::
+
+    validate(points)             no I/O: the options the engine would reject
+    check(points, options)       before anything is created: tools, job options, hosts
+    open(run, points) -> Session at the start of each session of the run (servers, ...)
+      session.run(point)         per point: prepare what it reads, run, parse, validate
+      session.close()            at the end of the session, whatever happened
+    cleanup(run, points)         what the run left outside its files (Ceph objects)
+
+Engines report what they leave behind (objects in a pool) as events of the run through
+:class:`RunEvents`, so that a later ``storbench resume`` or ``cleanup`` finds it even when
+this process was killed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from storbench.metrics import Measurement
+from storbench.plan import Point
+
+
+@dataclass
+class PointResult:
+    """What an engine made of one point: the measurement and everything needed to trace it
+    back to the engine (the exact command, job file and raw output)."""
+
+    measurement: Measurement | None
+    command: list[str] | list[list[str]]  # the argv, or one per process (several clients)
+    job_text: str | None  # the exact job file, when the engine has one
+    raw_output: str
+    stderr: str
+    started_at: float
+    ended_at: float
+    interrupted: bool = False
+
+
+class RunEvents(Protocol):
+    """The run's event log as engines see it (the store behind it is the runner's)."""
+
+    def add(self, kind: str, message: str, data: dict[str, Any]) -> None: ...
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        """The data of every event of ``kind`` the run recorded, oldest first."""
+        ...
+
+    def recorded(self) -> set[int]:
+        """The indices of the points the run has a measurement of."""
+        ...
+
+
+@dataclass
+class RunContext:
+    """One session of a run, as an engine sees it."""
+
+    run_id: int
+    workdir: str  # private to the session, removed at its end
+    total: int  # points in the whole run (for the job files' comments)
+    events: RunEvents
+    should_stop: Callable[[], bool] = lambda: False
+    #: each remote host's own name by label (what preflight's probes found)
+    host_names: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class CheckOptions:
+    """What the user allowed and how long remote probes may take (``storbench run``'s flags)."""
+
+    #: ``--destroy-data HOST:PATH`` values: (host, path) of remote targets the user vouches for
+    remote_destroy_data: list[tuple[str, str]] = field(default_factory=list)
+    host_timeout: float | None = None  # None: the engine's own default
+
+
+@dataclass
+class CheckResult:
+    """What an engine's checks found: warnings to show, inventory to record (merged into
+    the run's inventory by key) and the names of remote hosts by label."""
+
+    warnings: list[str] = field(default_factory=list)
+    inventory: dict[str, Any] = field(default_factory=dict)
+    host_names: dict[str, str] = field(default_factory=dict)
+
+
+class Session(Protocol):
+    """An engine's part of one session of a run (see :meth:`Engine.open`)."""
+
+    def run(self, point: Point) -> PointResult:
+        """Run one point: prepare what it needs, run the engine, parse and validate.
+        Raises UserError for a fault of the setup (the run stops), KeyboardInterrupt when
+        interrupted twice; a failed measurement is a result with a failed status."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Engine(Protocol):
+    """One engine: the operations the runner, preflight and the CLI call."""
+
+    #: the plan's name for it (``engine:`` of a workload); the registry's key
+    name: str
+    #: what the database records as the engine of each measurement
+    label: str
+    #: whether its points run on remote hosts (``hosts:``): then its :meth:`check` also
+    #: vouches for ``--destroy-data HOST:PATH``, even when the plan has none of its points
+    runs_hosts: bool
+
+    def version(self) -> str | None:
+        """The version of the engine that would run here (for the run's record)."""
+        ...
+
+    def describe(self, point: Point, total: int) -> str:
+        """What would run for ``point``: its command lines or job file, as text ending in a
+        newline (``storbench plan show`` prints it)."""
+        ...
+
+    def validate(self, points: list[Point]) -> str:
+        """Refuse (PreflightError) options the engine rejects, without touching a target or
+        a host (``storbench plan check``); returns a line saying what was checked."""
+        ...
+
+    def check(self, points: list[Point], options: CheckOptions) -> CheckResult:
+        """Refuse (PreflightError) what cannot run: the engine missing here or on a host,
+        options it rejects. ``points`` are the run's points of this engine."""
+        ...
+
+    def object_bytes(self, point: Point) -> int:
+        """The size of each object ``point`` writes to a Ceph pool (preflight compares it
+        with the pool's ``osd_max_object_size``); 0 when it writes none or it is unsaid."""
+        ...
+
+    def open(self, run: RunContext, points: list[Point]) -> Session:
+        """Start what the session's points need (a server, ...); UserError when it cannot."""
+        ...
+
+    def cleanup(self, run: RunContext, points: list[Point], *, keep_recorded: bool) -> list[str]:
+        """Remove what the run left outside its files (objects in a pool), recording each
+        removal as an event; with ``keep_recorded`` what recorded points wrote stays (a
+        resume reads it). Returns what could not be removed."""
+        ...

@@ -1,0 +1,201 @@
+"""fio behind the engine interface (engines/base.py): on this machine, and on many hosts
+through fio's client/server mode (a private fio server on loopback is the ``local`` host).
+
+Before a point reads through fio's ``rados`` engine, the objects it reads are written with
+data (fio would create them empty and "read" nothing at full speed); at the end of the run
+they, and the objects fio's writes made, are removed by name (their names follow from the
+points, so the pool is never listed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import tempfile
+
+from storbench.engines import fio
+from storbench.engines.base import CheckOptions, CheckResult, PointResult, RunContext
+from storbench.engines.process import CephClient
+from storbench.engines.rados.objects import put_objects, remove_objects
+from storbench.errors import PreflightError, UserError
+from storbench.plan import Point, Target
+from storbench.preflight import hosts as remote
+from storbench.preflight import local_points
+
+
+class FioEngine:
+    name = "fio"
+    label = "fio"
+    runs_hosts = True  # checks --destroy-data HOST:PATH, even when no point has fio
+
+    def version(self) -> str | None:
+        return fio.fio_version()
+
+    def describe(self, point: Point, total: int) -> str:
+        return fio.job_file(point, total=total)
+
+    def object_bytes(self, point: Point) -> int:
+        return fio.rados_object_size(point)
+
+    def validate(self, points: list[Point]) -> str:
+        if fio.fio_path() is None:
+            return "fio is not installed, so job options were checked by name only"
+        _check_fio(points)
+        _check_jobs(points)
+        return f"fio ({fio.fio_version()}) accepts every job"
+
+    def check(self, points: list[Point], options: CheckOptions) -> CheckResult:
+        """fio is here and has the ioengines the points use, it accepts every job, and every
+        remote host's fio server answers (preflight/hosts.py)."""
+        if points:
+            _check_fio(points)
+            _check_jobs(points)
+        timeout = options.host_timeout or remote.PROBE_TIMEOUT
+        hosts = remote.check_hosts(points, options.remote_destroy_data, timeout=timeout)
+        out = CheckResult(host_names=hosts.names)
+        if any(p.hosts for p in points):
+            out.inventory["hosts"] = hosts.inventory
+        return out
+
+    def open(self, run: RunContext, points: list[Point]) -> _Session:
+        return _Session(run, points)
+
+    def cleanup(self, run: RunContext, points: list[Point], *, keep_recorded: bool) -> list[str]:
+        """Remove the objects fio's rados engine used (by name: they follow from the points)."""
+        left: list[str] = []
+        objects: dict[Target, list[str]] = {}
+        for p in points:
+            for t, host in _rados_slots(p):
+                one = dataclasses.replace(p, target=t, hosts=[])
+                objects.setdefault(t, []).extend(
+                    n for n, _ in fio.rados_objects(one, run.run_id, host)
+                )
+        prefix = fio.rados_object_prefix(run.run_id)
+        for t, names in objects.items():
+            names = list(dict.fromkeys(names))
+            try:
+                rest = remove_objects(t.pool, names, CephClient(t.conf, t.client))
+            except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+                rest = [f"(cleanup failed: {e})"]
+            left += rest
+            run.events.add(
+                "rados-cleanup",
+                f"removed fio's rados objects {prefix}* ({len(names)}) from pool {t.pool}"
+                + (f"; {len(rest)} not removed" if rest else ""),
+                {"pool": t.pool, "prefix": prefix, "objects": len(names), "left": rest[:100]},
+            )
+        return left
+
+
+class _Session:
+    """One session's fio: the ``local`` host's private fio server when a point has it."""
+
+    def __init__(self, run: RunContext, points: list[Point]) -> None:
+        self.ctx = run
+        self.hosts = fio.HostContext(names=dict(run.host_names))
+        self.server: fio.FioServer | None = None
+        local = [h.target for p in points for h in p.hosts if h.local]
+        if local:
+            self.server = fio.FioServer(cwd=run.workdir, env=fio.ceph_env(local))
+            try:
+                self.server.start()
+            except OSError as e:
+                raise UserError(
+                    f"cannot start the fio server of the `local` host: {e}",
+                    fix="check that fio runs here (`fio --server=127.0.0.1,PORT`)",
+                ) from None
+            self.hosts.local_port = self.server.port
+
+    def run(self, point: Point) -> PointResult:
+        ctx = self.ctx
+        self._layout_objects(point)
+        fr = fio.run_point(
+            point,
+            ctx.workdir,
+            run_id=ctx.run_id,
+            total=ctx.total,
+            should_stop=ctx.should_stop,
+            hosts=self.hosts,
+        )
+        return PointResult(
+            measurement=fr.measurement,
+            command=fr.command,
+            job_text=fr.job_text,
+            raw_output=fr.raw_output,
+            stderr=fr.stderr,
+            started_at=fr.started_at,
+            ended_at=fr.ended_at,
+            interrupted=fr.interrupted,
+        )
+
+    def _layout_objects(self, point: Point) -> None:
+        """Before fio's rados engine reads: the objects it reads hold data (fio's own layout
+        would leave them empty, and reading an empty object measures nothing)."""
+        if not fio.reads(point):
+            return
+        for t, host in _rados_slots(point):
+            one = dataclasses.replace(point, target=t, hosts=[])
+            objects = fio.rados_objects(one, self.ctx.run_id, host)
+            if objects:
+                put_objects(t.pool, objects, CephClient(t.conf, t.client), self.ctx.workdir)
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+
+def _rados_slots(point: Point) -> list[tuple[Target, int | None]]:
+    """The rados targets of a fio point, each with its host's index (None without hosts)."""
+    if point.hosts:
+        return [(h.target, i) for i, h in enumerate(point.hosts) if h.target.kind == "rados"]
+    return [(point.target, None)] if point.target.kind == "rados" else []
+
+
+def _check_fio(points: list[Point]) -> None:
+    if fio.fio_path() is None:
+        if "STORBENCH_FIO" in os.environ:
+            raise PreflightError(
+                f"STORBENCH_FIO={fio.FIO} is not an executable fio",
+                fix="point STORBENCH_FIO at a fio binary, or unset it to use fio from PATH",
+            )
+        raise PreflightError(
+            "fio is not installed (no `fio` on PATH)",
+            fix="install it: apt-get install fio (or run `make setup`)",
+        )
+    engines = fio.available_engines()
+    for p in local_points(points):
+        eng = str(p.params.get("ioengine", "psync"))
+        if eng.startswith("external:"):
+            continue
+        if engines and eng not in engines:
+            raise PreflightError(
+                f"workload {p.workload!r} needs fio's {eng!r} engine, which this fio "
+                f"({fio.fio_version()}) does not have",
+                fix=f"choose one of: {', '.join(sorted(engines))}",
+            )
+
+
+def _check_jobs(points: list[Point]) -> None:
+    """Let fio parse every job of the plan in one call (values fio would reject)."""
+    if fio.fio_path() is None or not points:
+        return
+    seen: dict[str, Point] = {}
+    sections = []
+    engines = fio.available_engines()
+    for p in points:
+        if p.hosts and engines and str(p.params.get("ioengine", "psync")) not in engines:
+            continue  # an engine only the remote hosts have: their probe checks it
+        text = fio.host_job_file(p, 0) if p.hosts else fio.job_file(p)
+        body = text.split("\n", 2)[2]  # drop the comment and section header
+        if body in seen:
+            continue
+        seen[body] = p
+        sections.append(f"[p{p.index}]\n{body}")
+    with tempfile.TemporaryDirectory(prefix="storbench-check-") as tmp:
+        complaint = fio.parse_only("\n".join(sections), tmp)
+    if complaint:
+        raise PreflightError(
+            f"fio rejects the plan's job options: {complaint}",
+            fix="correct the option named above (`fio --cmdhelp=OPTION` shows what it accepts)",
+        )
