@@ -23,7 +23,6 @@ from storbench.analysis.compare import Comparison
 from storbench.analysis.compare import compare as compare_points
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
-from storbench.engines import fio
 from storbench.errors import NotFoundError, PreflightError, UserError
 from storbench.metrics import PERCENTILES
 from storbench.plan import (
@@ -1129,6 +1128,7 @@ documents --status-interval prints (the last one is the final result).
 @click.option("--name", default="import", show_default=True, help="Name of the imported run.")
 def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
     """Import fio JSON output produced elsewhere; each FILE becomes one measurement."""
+    engine = engines.importer()
     parsed = []
     for i, path in enumerate(files):
         try:
@@ -1138,20 +1138,12 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
                 f"cannot read {path}: {e.strerror}", fix="check the path and its permissions"
             ) from None
         try:
-            doc, warnings = fio.final_document(text)
-        except fio.FioOutputError as e:
-            raise UserError(
-                str(e),
-                file=path,
-                fix="give fio's own output, made with --output-format=json or json+ "
-                "(nothing of this import was stored)",
-            ) from None
-        meas = fio.measurement_from_document(doc)
-        params = fio.job_params(doc)
-        filename = str(params.pop("filename", "") or params.pop("directory", "") or "?")
-        jobname = (doc.get("jobs") or doc.get("client_stats") or [{}])[0].get("jobname") or Path(
-            path
-        ).stem
+            got = engine.import_output(text)
+        except UserError as e:
+            e.file = path
+            raise
+        meas, params, filename = got.measurement, got.params, got.target
+        jobname = got.workload or Path(path).stem
         key = hashlib.sha256(
             f"{filename}\0{jobname}\0{sorted(params.items())}".encode()
         ).hexdigest()[:16]
@@ -1165,6 +1157,7 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
             params=params,
             axes={"file": Path(path).name},
         )
+        warnings = got.warnings
         parsed.append((point, meas, text, path, warnings))
     store = Store(db_path)
     version = next((m.engine_version for _, m, _, _, _ in parsed if m.engine_version), None)
@@ -1186,7 +1179,7 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
                 run_id,
                 point,
                 meas,
-                engine="fio",
+                engine=engine.label,
                 command=None,
                 job_file=None,
                 raw_output=text,
@@ -1201,7 +1194,7 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
         raise
     for *_, path, warnings in parsed:
         for w in warnings:
-            err.print(f"{path}: fio printed: {w}", markup=False)
+            err.print(f"{path}: {engine.label} printed: {w}", markup=False)
     out.print(f"imported {len(parsed)} file(s) as run {run_id} in {store.path}")
     _print_run(store, run_id)
 
@@ -1218,140 +1211,6 @@ def suites() -> None:
         out.print(f"{name:10} {p.description.strip().splitlines()[0] if p.description else ''}")
 
 
-# ---------------------------------------------------------------------------- agent
-
-
-def _agent_pid_file(port: int) -> str:
-    if os.geteuid() == 0:
-        base = "/run/storbench"
-    elif os.environ.get("XDG_RUNTIME_DIR"):
-        base = os.path.join(os.environ["XDG_RUNTIME_DIR"], "storbench")
-    else:
-        base = os.path.expanduser("~/.local/state/storbench")
-    return os.path.join(base, f"agent-{port}.pid")
-
-
-@cli.command(
-    context_settings=CONTEXT,
-    epilog="""\b
-Examples:
-  storbench agent --bind 10.0.0.5               on each host to be measured
-  storbench agent --bind 10.0.0.5 --port 8766   a second server on the same host
-  storbench agent --stop                         stop the server of port 8765
-  storbench agent --bind 10.0.0.5 --foreground   stay in the foreground (systemd, containers)
-
-A fio server runs ANY job it is sent - including fio's `exec` engine, which runs
-commands - with no authentication and no encryption. Bind it to a benchmark network or
-loopback, never to a public address; `agent` refuses 0.0.0.0 and public addresses unless
-told --any-address. Stop it when the benchmark is done.
-""",
-)
-@click.option(
-    "--bind",
-    "bind",
-    default="127.0.0.1",
-    show_default=True,
-    metavar="ADDR",
-    help="Address to listen on: this host's address on the benchmark network.",
-)
-@click.option(
-    "--port",
-    type=click.IntRange(1, 65535),
-    default=8765,
-    show_default=True,
-    help="TCP port (fio's default is 8765).",
-)
-@click.option(
-    "--pid-file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Pid file. Default: /run/storbench/agent-PORT.pid as root, else under "
-    "$XDG_RUNTIME_DIR or ~/.local/state/storbench.",
-)
-@click.option(
-    "--any-address",
-    is_flag=True,
-    help="Allow binding to all addresses (0.0.0.0) or a public one. Think twice.",
-)
-@click.option("--foreground", is_flag=True, help="Run the fio server in the foreground.")
-@click.option("--stop", is_flag=True, help="Stop the agent's fio server (of --port or --pid-file).")
-def agent(
-    bind: str,
-    port: int,
-    pid_file: str | None,
-    any_address: bool,
-    foreground: bool,
-    stop: bool,
-) -> None:
-    """Start a fio server on this host so that a controller can measure it (`hosts:` in a
-    plan), with a pid file; `--stop` stops it."""
-    from storbench.preflight import hosts as remote
-
-    pid_file = os.path.abspath(pid_file or _agent_pid_file(port))
-    if stop:
-        pid = fio.stop_agent(pid_file)
-        if pid is None:
-            out.print(f"no storbench agent runs with pid file {pid_file}", markup=False)
-        else:
-            out.print(f"stopped the fio server (pid {pid}, pid file {pid_file})", markup=False)
-        return
-    if fio.fio_path() is None:
-        raise PreflightError(
-            "fio is not installed (no `fio` on PATH)", fix="install it: apt-get install fio"
-        )
-    reason = remote.bind_refusal(bind, any_address)
-    if reason:
-        raise UserError(
-            f"will not bind the fio server to {bind}: {reason}",
-            fix="give this host's address on the benchmark network (--bind 10.0.0.5) or "
-            "loopback; --any-address overrides this",
-        )
-    try:
-        addr = remote.resolve_bind(bind)
-    except OSError:
-        raise UserError(f"cannot resolve {bind!r} to an IPv4 address", fix="--bind ADDR") from None
-    unavailable = remote.bind_unavailable(addr)
-    if unavailable:
-        raise UserError(unavailable, fix="--bind one of this host's addresses (ip -br addr)")
-    running = fio.fio_server_pid(pid_file)
-    if running:
-        raise UserError(
-            f"a storbench agent already runs (pid {running}, pid file {pid_file})",
-            fix=f"stop it first: storbench agent --stop --pid-file {pid_file}",
-        )
-    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
-    if fio.server_listening(probe, port):
-        raise UserError(
-            f"something already listens on {addr}:{port}",
-            fix="choose another --port (fio's server sets SO_REUSEPORT: a second server on "
-            "the same port would start silently and take half the connections)",
-        )
-    warning = (
-        f"it runs any job a controller sends, without authentication or encryption: keep "
-        f"{addr}:{port} on a benchmark network, and stop it when done"
-    )
-    if foreground:
-        os.makedirs(os.path.dirname(pid_file), exist_ok=True)
-        Path(pid_file).write_text(f"{os.getpid()}\n")
-        err.print(f"storbench agent: fio server on {addr}:{port}, pid {os.getpid()}; {warning}")
-        path = fio.fio_path() or "fio"
-        os.execv(path, [path, f"--server={addr},{port}"])
-    try:
-        pid = fio.start_agent(addr, port, pid_file)
-    except OSError as e:
-        raise UserError(f"the fio server did not start: {e}") from None
-    out.print(
-        f"storbench agent: {fio.fio_version()} server listening on {addr}:{port} "
-        f"(pid {pid}, pid file {pid_file})",
-        markup=False,
-    )
-    err.print(f"warning: {warning}", markup=False)
-    stop_cmd = f"storbench agent --stop --port {port}"
-    if pid_file != os.path.abspath(_agent_pid_file(port)):
-        stop_cmd = f"storbench agent --stop --pid-file {pid_file}"
-    out.print(f"stop it with: {stop_cmd}", markup=False)
-
-
 def _write_output(path: str, text: str | bytes) -> None:
     try:
         if isinstance(text, bytes):
@@ -1363,6 +1222,11 @@ def _write_output(path: str, text: str | bytes) -> None:
             f"cannot write {path}: {e.strerror}",
             fix="check that the directory exists and is writable",
         ) from None
+
+
+for _engine in engines.all_engines():  # commands of the engines' own: `storbench agent`
+    for _command in _engine.commands():
+        cli.add_command(_command)
 
 
 def main() -> None:

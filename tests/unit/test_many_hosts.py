@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from storbench.engines import fio
+from storbench.engines.fio_agent import bind_refusal
 from storbench.errors import PlanError
 from storbench.metrics import HostSeries, Measurement, merge_bins, overlap, window_totals
 from storbench.plan import PointHost, Target, parse_plan
@@ -436,9 +437,9 @@ def test_remote_targets_storbench_cannot_check_need_destroy_data(
 def test_agent_binds_only_to_benchmark_networks_or_loopback(
     address: str, refused: str | None
 ) -> None:
-    reason = remote.bind_refusal(address, any_address=False)
+    reason = bind_refusal(address, any_address=False)
     assert (reason is None) if refused is None else (refused in (reason or ""))
-    assert remote.bind_refusal(address, any_address=True) is None
+    assert bind_refusal(address, any_address=True) is None
 
 
 # ---------------------------------------------------------------------------- store, export, show

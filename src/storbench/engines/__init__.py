@@ -25,6 +25,9 @@ REGISTRY: dict[str, str] = {
 #: the engine whose version a run records with itself (the runs table's ``fio_version``)
 RUN_VERSION_ENGINE = "fio"
 
+#: the engine whose output ``storbench import`` reads
+IMPORT_ENGINE = "fio"
+
 _loaded: dict[str, Engine] = {}
 
 
@@ -59,3 +62,8 @@ def run_version(points: list[Point]) -> str | None:
     if any(p.engine == RUN_VERSION_ENGINE for p in points):
         return get(RUN_VERSION_ENGINE).version()
     return None
+
+
+def importer() -> Engine:
+    """The engine whose output ``storbench import`` reads."""
+    return get(IMPORT_ENGINE)

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import click
+
 from storbench.metrics import Measurement
 from storbench.plan import Point
 
@@ -42,6 +44,18 @@ class PointResult:
     started_at: float
     ended_at: float
     interrupted: bool = False
+
+
+@dataclass
+class Imported:
+    """One result document an engine ran elsewhere (``storbench import``): what it measured,
+    on what, with which options -- as read from the document itself."""
+
+    measurement: Measurement
+    target: str  # the file or device it names ("?" when it names none)
+    workload: str | None  # its job's name, when it has one
+    params: dict[str, Any]  # the workload's options, as the document gives them
+    warnings: list[str] = field(default_factory=list)  # what the engine printed beside it
 
 
 class RunEvents(Protocol):
@@ -139,6 +153,16 @@ class Engine(Protocol):
 
     def open(self, run: RunContext, points: list[Point]) -> Session:
         """Start what the session's points need (a server, ...); UserError when it cannot."""
+        ...
+
+    def import_output(self, text: str) -> Imported:
+        """Read a result the engine printed elsewhere (``storbench import``); UserError
+        when ``text`` is not one (or the engine has no output storbench can import)."""
+        ...
+
+    def commands(self) -> list[click.Command]:
+        """Commands of its own the CLI offers (fio: ``storbench agent``), like datasette's
+        ``register_commands`` hook; the CLI adds them without knowing what they do."""
         ...
 
     def cleanup(self, run: RunContext, points: list[Point], *, keep_recorded: bool) -> list[str]:

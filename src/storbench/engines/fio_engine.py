@@ -14,8 +14,16 @@ import os
 import subprocess
 import tempfile
 
+import click
+
 from storbench.engines import fio
-from storbench.engines.base import CheckOptions, CheckResult, PointResult, RunContext
+from storbench.engines.base import (
+    CheckOptions,
+    CheckResult,
+    Imported,
+    PointResult,
+    RunContext,
+)
 from storbench.engines.process import CephClient
 from storbench.engines.rados.objects import put_objects, remove_objects
 from storbench.errors import PreflightError, UserError
@@ -34,6 +42,33 @@ class FioEngine:
 
     def describe(self, point: Point, total: int) -> str:
         return fio.job_file(point, total=total)
+
+    def import_output(self, text: str) -> Imported:
+        """fio's JSON or json+ output: one or several jobs, client/server output (hosts are
+        aggregated), or a --status-interval stream (its last document is the result)."""
+        try:
+            doc, warnings = fio.final_document(text)
+        except fio.FioOutputError as e:
+            raise UserError(
+                str(e),
+                fix="give fio's own output, made with --output-format=json or json+ "
+                "(nothing of this import was stored)",
+            ) from None
+        params = fio.job_params(doc)
+        target = str(params.pop("filename", "") or params.pop("directory", "") or "?")
+        first = (doc.get("jobs") or doc.get("client_stats") or [{}])[0]
+        return Imported(
+            measurement=fio.measurement_from_document(doc),
+            target=target,
+            workload=first.get("jobname") or None,
+            params=params,
+            warnings=warnings,
+        )
+
+    def commands(self) -> list[click.Command]:
+        from storbench.engines.fio_agent import agent  # only when the CLI asks
+
+        return [agent]
 
     def object_bytes(self, point: Point) -> int:
         return fio.rados_object_size(point)

@@ -30,9 +30,7 @@ What storbench can and cannot check on a remote host
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import socket
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,55 +182,3 @@ def check_hosts(
             fix="; ".join(fixes) or None,
         )
     return result
-
-
-def bind_refusal(address: str, any_address: bool) -> str | None:
-    """Why ``storbench agent`` must not bind its fio server to ``address``, or None.
-
-    A fio server runs any job it is sent — including fio's ``exec`` engine, which runs
-    commands — with no authentication and no encryption. So the agent binds to a benchmark
-    network or loopback: all addresses (0.0.0.0, ::) and public (globally routable)
-    addresses only with ``any_address``.
-    """
-    if any_address:
-        return None
-    if address in ("", "*", "0.0.0.0", "::", "[::]"):
-        return (
-            f"binding the fio server to all addresses ({address or 'empty'}) exposes it on every "
-            "network of this host; fio's server runs any job it is sent, without authentication"
-        )
-    try:
-        infos = socket.getaddrinfo(address, None)
-    except OSError:
-        return f"{address!r} is not an address or a name this host can resolve"
-    for info in infos:
-        ip = ipaddress.ip_address(info[4][0].split("%")[0])
-        if ip.is_unspecified:
-            return f"{address} means all addresses of this host"
-        if ip.is_global:
-            shown = address if address == str(ip) else f"{address} ({ip})"
-            return (
-                f"{shown} is a public address; fio's server runs any job it is sent, "
-                "without authentication or encryption"
-            )
-    return None
-
-
-def resolve_bind(address: str) -> str:
-    """The IP literal the agent binds to (fio wants one)."""
-    try:
-        ipaddress.ip_address(address)
-        return address
-    except ValueError:
-        return socket.getaddrinfo(address, None, socket.AF_INET)[0][4][0]
-
-
-def bind_unavailable(address: str) -> str | None:
-    """Why no socket can be bound to ``address`` on this host (not one of its addresses)."""
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((address, 0))
-        except OSError as e:
-            return f"cannot bind to {address}: {e.strerror} (is it an address of this host?)"
-    return None

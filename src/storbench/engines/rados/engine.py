@@ -11,10 +11,19 @@ from __future__ import annotations
 import shlex
 import subprocess
 
-from storbench.engines.base import CheckOptions, CheckResult, PointResult, RunContext
+import click
+
+from storbench.engines.base import (
+    CheckOptions,
+    CheckResult,
+    Imported,
+    PointResult,
+    RunContext,
+)
 from storbench.engines.process import CephClient
 from storbench.engines.rados.command import cleanup, rados_version
 from storbench.engines.rados.run import point_commands, run_point
+from storbench.errors import UserError
 from storbench.plan import Point
 from storbench.units import UnitError, parse_size
 
@@ -35,6 +44,15 @@ class RadosBenchEngine:
 
     def check(self, points: list[Point], options: CheckOptions) -> CheckResult:
         return CheckResult()  # the rados tool and the cluster: preflight's Ceph checks
+
+    def import_output(self, text: str) -> Imported:
+        raise UserError(
+            "rados bench's output cannot be imported yet",
+            fix="run the benchmark from a plan (engine: rados-bench)",
+        )
+
+    def commands(self) -> list[click.Command]:
+        return []
 
     def object_bytes(self, point: Point) -> int:
         """Each object a write point stores is one op of ``bs`` bytes."""
