@@ -1,0 +1,154 @@
+"""`plan check`, `plan show` and `suites`: what a plan would run, without running it."""
+
+from __future__ import annotations
+
+import click
+
+from storbench import __version__, engines
+from storbench.cli.app import (
+    CONTEXT,
+    cli,
+    out,
+    plan_options,
+)
+from storbench.plan import (
+    Plan,
+    Point,
+    load_plan,
+    suite_names,
+)
+from storbench.report import safe
+from storbench.units import fmt_duration
+
+
+@cli.group(context_settings=CONTEXT)
+def plan() -> None:
+    """Check a plan or show what it would run, without running it.
+
+    \b
+    A plan file:
+      name: nvme-vs-sata
+      targets:
+        - file: /mnt/nvme/storbench.dat
+        - device: /dev/sdb
+      workloads:
+        - name: rand4k
+          rw: [randread, randwrite]     # a list makes an axis of the matrix
+          bs: 4k
+          iodepth: [1, 32]
+          size: 10g
+          runtime: 60
+          ramp_time: 10
+          direct: 1
+      repeat: 3
+
+    Every workload key is a fio option; `global:` holds options for all workloads.
+    """
+
+
+@plan.command(
+    "check",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench plan check my-plan.yaml
+  storbench plan check matrix --target ./x.dat --set runtime=5
+""",
+)
+@click.argument("plan_ref", metavar="PLAN")
+@plan_options
+def plan_check(
+    plan_ref: str,
+    sets: tuple[str, ...],
+    targets: tuple[str, ...],
+    ceph_conf: str | None,
+    max_points: int,
+) -> None:
+    """Validate PLAN (file or suite) without any I/O; fio parses every job when installed.
+
+    Refused with the line and a fix: values that would change fio's job file (control
+    characters, `;`, `#`, `${`), options that run commands or replay I/O logs, log files
+    that are not absolute paths, negative times, sizes of 0, a `bs` larger than `size`, and
+    plans of more than --max-points points (counted before expanding).
+    """
+    p = load_plan(
+        plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+    )
+    points = p.expand()
+    checked = "; ".join(engine.validate(pts) for engine, pts in engines.of_points(points))
+    est = [pt.est_seconds for pt in points]
+    planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
+    out.print(f"{p.source}: OK: {len(points)} points, planned {planned}; {checked}")
+
+
+@plan.command(
+    "show",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench plan show quick --target ./x.dat
+  storbench plan show my-plan.yaml --set iodepth=[1,8,64]
+""",
+)
+@click.argument("plan_ref", metavar="PLAN")
+@plan_options
+def plan_show(
+    plan_ref: str,
+    sets: tuple[str, ...],
+    targets: tuple[str, ...],
+    ceph_conf: str | None,
+    max_points: int,
+) -> None:
+    """Print the expanded points of PLAN and the exact fio job file of each (a dry run)."""
+    p = load_plan(
+        plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+    )
+    show_plan(p, p.expand())
+
+
+def show_plan(p: Plan, points: list[Point]) -> None:
+    header(p, points)
+    for pt in points:
+        out.print()
+        out.print(
+            f"# point {pt.index + 1}/{len(points)}: {pt.target.label} {pt.label()}"
+            + (f" (repetition {pt.repetition + 1})" if p.repeat > 1 else "")
+            + (f" on {', '.join(h.label for h in pt.hosts)}" if pt.hosts else ""),
+            style="bold",
+            markup=False,
+        )
+        out.print(
+            engines.get(pt.engine).describe(pt, len(points)),
+            end="",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+@cli.command(context_settings=CONTEXT)
+def suites() -> None:
+    """List the built-in suites."""
+    from storbench.plan import parse_plan, suite_text
+
+    example = {"rados": "rados:POOL", "rbd": "rbd:POOL/IMAGE"}
+    for name in suite_names():
+        target = example.get(name, "file:./x")
+        p = parse_plan(suite_text(name), f"suite:{name}", targets=[target])
+        out.print(f"{name:10} {p.description.strip().splitlines()[0] if p.description else ''}")
+
+
+def header(p: Plan, points: list[Point]) -> None:
+    est = [pt.est_seconds for pt in points]
+    planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
+    targets = ", ".join(dict.fromkeys(pt.target.label for pt in points))
+    if p.hosts:
+        targets += f" across {len(p.hosts)} host{'s' if len(p.hosts) != 1 else ''}"
+    out.print(
+        safe.styled(
+            f"storbench {__version__}: plan ",
+            (p.name, "bold"),
+            f" ({p.source}), {len(points)} point{'s' if len(points) != 1 else ''} on "
+            f"{targets}, planned {planned}",
+        )
+    )

@@ -1,0 +1,260 @@
+"""`report`, `compare` and `chart`: runs side by side."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from storbench.analysis.compare import Comparison
+from storbench.analysis.compare import compare as compare_points
+from storbench.analysis.select import parse_run_spec, select
+from storbench.analysis.summary import PointSummary
+from storbench.cli.app import (
+    CONTEXT,
+    chart_kinds,
+    cli,
+    db_option,
+    err,
+    output_option,
+    write_output,
+)
+from storbench.cli.results import load_summaries
+from storbench.errors import UserError
+from storbench.report import markdown as md
+from storbench.report.ceph import ceph_report
+from storbench.report.terminal import comparison_text
+from storbench.store import Store
+
+
+@cli.command(
+    "report",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench report latest -o run.html              one run: test bed, plan, table, charts
+  storbench report 3 4 -o proxmox-vs-vmware.html   several runs: compared with the first
+  storbench report latest~1 latest --db results.db -o cmp.html
+  storbench report 12:target=/dev/sdb 12:target=/dev/sdc -o sdb-vs-sdc.html
+  storbench report latest --format markdown        the seeds' tables: qualify -> the Ceph
+                                                   disk table, profiles -> the overview,
+                                                   matrix -> IOPS by bs x iodepth
+  storbench report 3 4 --format markdown -o cmp.md run 4 against run 3 (seed 004 summary)
+
+The HTML file is self-contained (no request leaves it; open it offline, mail it): the test
+bed (host and target inventory, versions), the plan, a summary table, charts against iodepth
+and numjobs and latency percentiles with the values on hover, comparison bars labelled with
+the % change when several runs are given, and for every point its fio job file and raw
+output one click away.
+""",
+)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "markdown"]),
+    default="html",
+    show_default=True,
+    help="Report format.",
+)
+@output_option
+def report_cmd(
+    run_refs: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
+) -> None:
+    """Report one or several runs; the first is the base every other run is compared with.
+
+    RUN is an id, latest or latest~N, optionally with a filter keeping some of its points:
+    RUN:target=/dev/sdb, RUN:bs=4k,iodepth=32 (target, workload or any workload option).
+    """
+    store = Store(db_path, write=False)
+    if fmt == "html":
+        from storbench.report import html as html_report
+
+        text = html_report.render_report(store, list(run_refs))
+    else:
+        text = _markdown_report(store, list(run_refs))
+    if output:
+        write_output(output, text)
+        size = len(text.encode())
+        err.print(
+            f"wrote a {fmt} report of {len(run_refs)} run(s) to {output} ({size:,} bytes)",
+            markup=False,
+        )
+    else:
+        sys.stdout.write(text)
+
+
+def _side_name(run_id: int, run_name: str, filters: tuple[tuple[str, str], ...]) -> str:
+    if not filters:
+        return f"run {run_id} ({run_name})"
+    if len(filters) == 1 and filters[0][0] == "target":
+        return f"{filters[0][1]} (run {run_id})"
+    return f"run {run_id} [{','.join(f'{k}={v}' for k, v in filters)}]"
+
+
+def _comparisons(store: Store, refs: list[str]) -> list[Comparison]:
+    """Each of refs[1:] against refs[0]; refs are RUN or RUN:key=value,... (each run loaded
+    once, however many subsets of it are compared)."""
+    loaded: dict[int, list[PointSummary]] = {}
+    sides: list[tuple[str, list[PointSummary]]] = []
+    for text in refs:
+        spec = parse_run_spec(text)
+        r = store.run(spec.run)
+        if r.id not in loaded:  # compare shows only the p99 of each point's I/Os
+            loaded[r.id] = load_summaries(store, r.id, percentiles=(99.0,), dirs=False)
+        what = f"run {r.id} ({text})"
+        sides.append(
+            (_side_name(r.id, r.name, spec.filters), select(loaded[r.id], spec.filters, what=what))
+        )
+    (base_name, base), others = sides[0], sides[1:]
+    return [compare_points(base, o, base_name=base_name, other_name=name) for name, o in others]
+
+
+def _markdown_report(store: Store, refs: list[str]) -> str:
+    if len(refs) > 1:
+        return md.report_markdown([], _comparisons(store, refs))
+    spec = parse_run_spec(refs[0])
+    r = store.run(spec.run)
+    summaries = select(load_summaries(store, r.id), spec.filters, what=f"run {r.id}")
+    return md.run_markdown(
+        md.RunReport(
+            id=r.id,
+            name=r.name,
+            status=r.effective_status,
+            report=r.inventory.get("report"),
+            summaries=summaries,
+            inventory=r.inventory,
+            ceph=ceph_report(r, store.events(r.id)),
+            hosts=[
+                (f"{m.point_idx + 1} {m.point.label() if m.point else ''}".strip(), m.measurement)
+                for m in store.measurements(r.id)
+                if m.measurement.hosts
+            ],
+        )
+    )
+
+
+@cli.command(
+    "compare",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench compare 12 13                       run 13 against run 12, point by point
+  storbench compare latest~1 latest --format markdown > cmp.md
+  storbench compare 12:target=/dev/sdb 12:target=/dev/sdc   two targets of one run
+  storbench compare 12 13 14 --format json      runs 13 and 14, each against run 12
+  storbench compare 7:workload=rand4k,bs=4k 9:bs=4k
+
+\b
+RUN is an id, latest or latest~N; RUN:key=value,... keeps the points that match every
+pair: target=PATH|NAME, workload=NAME, or any workload parameter (rw=randread, bs=4k,
+iodepth=32). Points match by workload name and parameters (not by target); those
+without a partner are listed at the end.
+
+\b
+Per point: the change of IOPS, MiB/s, mean and p99 completion latency (all directions),
+and a verdict: better / worse / no significant difference by Welch's t-test at 95 % on
+the IOPS of each repetition (mean latency for rate-capped workloads); "untested" without
+repetitions on both sides (plan `repeat: 3`). Then seed 004's summary: in how many points
+OTHER beat BASELINE (higher mean IOPS), the average IOPS gain and latency reduction,
+per iodepth (averaged over block sizes) and per block size.
+""",
+)
+@click.argument("baseline", metavar="BASELINE")
+@click.argument("others", metavar="OTHER...", nargs=-1, required=True)
+@db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown"]),
+    default="table",
+    show_default=True,
+    help="table for the terminal, json for machines, markdown for GitHub.",
+)
+@output_option
+def compare_cmd(
+    baseline: str, others: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
+) -> None:
+    """Compare runs (or subsets of runs) point by point against BASELINE."""
+    store = Store(db_path, write=False)
+    cmps = _comparisons(store, [baseline, *others])
+    if fmt == "json":
+        doc = {"comparisons": [c.to_dict() for c in cmps]}
+        text = json.dumps(doc, default=str) + "\n"
+    elif fmt == "markdown":
+        text = "\n".join(md.comparison_markdown(c) for c in cmps)
+    else:
+        text = "\n".join(comparison_text(c) for c in cmps)
+    if output:
+        write_output(output, text)
+        err.print(f"wrote {len(cmps)} comparison(s) to {output}")
+    else:
+        sys.stdout.write(text)
+
+
+@cli.command(
+    "chart",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench chart latest --kind iops-vs-iodepth -o iops.png
+  storbench chart 3 4 --kind lat-vs-iodepth -o latency.svg     a line per run
+  storbench chart 3 4 --kind compare -o gain.png               % change of run 4 vs run 3
+  storbench chart latest --kind iops-vs-numjobs -o jobs.svg
+  storbench chart 12:rw=randread --kind lat-percentiles -o tail.png
+
+\b
+Kinds:
+  iops-vs-iodepth, bw-vs-iodepth, lat-vs-iodepth   against queue depth, a line per block
+                                                   size (one run) or per run (several)
+  iops-vs-numjobs, bw-vs-numjobs, lat-vs-numjobs   against the number of jobs
+  lat-percentiles                                  clat p50 ... p99.99, a line per point
+  compare                                          % change of each run against the first
+The format follows the file name: .png (150 dpi) or .svg (each point shows its value on hover).
+""",
+)
+@click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
+@db_option
+@click.option(
+    "--kind",
+    required=True,
+    metavar="KIND",
+    type=click.Choice(chart_kinds()),
+    help="What to draw (see below).",
+)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
+    help="The chart file: FILE.png or FILE.svg.",
+)
+def chart_cmd(run_refs: tuple[str, ...], db_path: str | None, kind: str, output: str) -> None:
+    """Draw one chart of one or several runs into a PNG or SVG file (for documents).
+
+    RUN is an id, latest or latest~N, optionally filtered: RUN:target=/dev/sdb,bs=4k.
+    """
+    from storbench.report import charts
+
+    fmt = Path(output).suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg"):
+        raise UserError(
+            f"cannot tell the chart format from {output!r}",
+            fix="name the file .png or .svg, e.g. -o iops.png",
+        )
+    store = Store(db_path, write=False)
+    runs = charts.load_runs(store, list(run_refs))
+    chart = charts.build_chart(kind, runs)
+    data = charts.render(chart, fmt)
+    write_output(output, data)
+    err.print(
+        f"wrote {kind} of {', '.join(r.short for r in runs)} to {output} "
+        f"({len(chart.panels)} panel(s), {chart.marks} points)",
+        markup=False,
+    )
+    if chart.note:
+        err.print(f"note: {chart.note}", markup=False)

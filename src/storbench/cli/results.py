@@ -1,0 +1,398 @@
+"""`runs`, `show`, `export` and `import`: what the database holds."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gc
+import hashlib
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from storbench import __version__, engines
+from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
+from storbench.cli.app import (
+    CONTEXT,
+    cli,
+    db_option,
+    err,
+    out,
+    output_option,
+    write_output,
+)
+from storbench.errors import NotFoundError, UserError
+from storbench.metrics import PERCENTILES
+from storbench.plan import (
+    Point,
+    Target,
+)
+from storbench.report import export as export_mod
+from storbench.report import suites as suite_report
+from storbench.report import terminal as term
+from storbench.report.ceph import ceph_report
+from storbench.report.terminal import summary_table
+from storbench.store import Store, StoreError, default_db_path
+from storbench.units import fmt_duration
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench runs
+  storbench runs --limit 5 --db results.db
+""",
+)
+@db_option
+@click.option("--limit", "-n", type=int, default=None, help="Show only the N newest runs.")
+def runs(db_path: str | None, limit: int | None) -> None:
+    """List recorded runs, newest first."""
+    from rich.table import Table
+
+    path = os.path.abspath(os.path.expanduser(db_path or default_db_path()))
+    if not os.path.exists(path):
+        out.print(f"no runs in {path} yet; try `storbench run quick --target ./x.dat`")
+        return
+    store = Store(path, write=False)
+    rows = store.runs(limit)
+    if not rows:
+        out.print(f"no runs in {store.path} yet; try `storbench run quick --target ./x.dat`")
+        return
+    t = Table(title=f"runs in {store.path}", title_justify="left")
+    for c in ("id", "name", "kind", "status", "started", "duration", "points", "failed", "source"):
+        t.add_column(c, justify="right" if c in ("id", "points", "failed") else "left")
+    for r in rows:
+        dur = fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-"
+        t.add_row(
+            str(r.id),
+            r.name,
+            r.kind,
+            r.effective_status,
+            _when(r.started_at),
+            dur,
+            f"{r.measured}/{r.points}",
+            str(r.failed),
+            r.source,
+        )
+    out.print(t)
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def load_summaries(
+    store: Store, run_id: int, *, percentiles: tuple[float, ...] = PERCENTILES, dirs: bool = True
+) -> list[PointSummary]:
+    """A run's per-point summaries, fast: the measurements without histograms (no raw
+    output either), then the clat histograms of only the points whose percentiles need
+    merging (repetitions, several directions), streamed one point at a time. Merged
+    percentiles are computed for ``percentiles`` only, per direction only with ``dirs``."""
+    gc_was_on = gc.isenabled()
+    gc.disable()  # a big run is millions of objects and no cycles: collecting only costs time
+    try:
+        return load_summaries_nogc(store, run_id, percentiles=percentiles, dirs=dirs)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def load_summaries_nogc(
+    store: Store, run_id: int, *, percentiles: tuple[float, ...], dirs: bool
+) -> list[PointSummary]:
+    rows = store.measurements(run_id, bins=False)
+    summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
+    need = {s.key: s for s in summaries if needs_bins(s)}
+    if need:
+        for key, hists in store.point_histograms(run_id, "clat"):  # bins: JSON text
+            s = need.get(key)
+            if s is not None:
+                fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
+    return summaries
+
+
+def print_run(store: Store, run_id: int) -> None:
+    r = store.run(run_id)
+    summaries = load_summaries(store, run_id)
+    title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
+    if summaries:
+        out.print(summary_table(summaries, title=title))
+    else:
+        out.print(title)
+    report = r.inventory.get("report")
+    if report == "qualify":
+        qrows = suite_report.qualify_rows(summaries, r.inventory)
+        if qrows:
+            out.print(suite_report.qualify_text(qrows))
+            out.print()
+            out.print(suite_report.qualify_markdown(qrows), markup=False)
+    elif report == "profiles":
+        prow = suite_report.profiles_rows(summaries)
+        out.print(suite_report.profiles_table(prow))
+        out.print(suite_report.profiles_latency_table(prow))
+    elif report == "matrix":
+        for t in suite_report.matrix_tables(summaries):
+            out.print(t)
+        for line in suite_report.matrix_saturation(summaries):
+            out.print(line)
+    _print_hosts(store, run_id, summaries)
+    for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    out.print(
+        f"results: run {r.id} in {store.path}  "
+        f"(storbench show {r.id} | storbench export {r.id} --format csv)"
+    )
+
+
+def _print_hosts(store: Store, run_id: int, summaries: list[PointSummary]) -> None:
+    """A run on several hosts: each point's aggregate beside every host's own figures, the
+    points to read with care (partial, hosts overlapping < 90 %), client scaling."""
+
+    rows = [m for m in store.measurements(run_id) if m.measurement.hosts]
+    if not rows:
+        return
+    if all(m.measurement.extra.get("engine") == "rados bench" for m in rows):
+        title = "per client (each a rados bench process)"
+    else:
+        title = "per host (ran: seconds from the servers' start)"
+    out.print(term.hosts_table(rows, title=title))
+    for line in term.host_notes(rows) + term.client_scaling_lines(summaries):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench show latest
+  storbench show latest~1
+  storbench show 12 --point 3        job file, command and raw fio output of point 3
+""",
+)
+@click.argument("run_ref", metavar="RUN")
+@db_option
+@click.option(
+    "--point",
+    "point_no",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Show point N (1-based): its job file, fio command and raw fio output.",
+)
+def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
+    """Show a run: its test bed and a table of its points. RUN is an id, latest or latest~N."""
+    store = Store(db_path, write=False)
+    r = store.run(run_ref)
+    if point_no is not None:
+        rows = [m for m in store.measurements(r.id) if m.point_idx == point_no - 1]
+        if not rows:
+            raise NotFoundError(
+                f"run {r.id} has no measurement for point {point_no}",
+                fix=f"points are numbered 1..{r.points}",
+            )
+        raw = store.raw(rows[0].id)
+        out.print(
+            f"# run {r.id} point {point_no}: status {rows[0].status}"
+            + (f" ({rows[0].error})" if rows[0].error else ""),
+            markup=False,
+        )
+        for cmd in _commands(raw["command"]):
+            out.print("# command: " + shlex.join(cmd), markup=False)
+        if raw["job_file"]:
+            out.print("# job file:", markup=False)
+            out.print(raw["job_file"], end="", markup=False)
+        out.print("# raw output:", markup=False)
+        out.print(raw["raw_output"] or "", markup=False)
+        if raw["stderr"]:
+            out.print("# stderr:", markup=False)
+            out.print(raw["stderr"], markup=False)
+        return
+    host = r.inventory.get("host") or {}
+    out.print(
+        f"run {r.id}: {r.name}  [{r.effective_status}]  {r.kind} from {r.source}", markup=False
+    )
+    dur = fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-"
+    # the engines' versions as recorded with the measurements (rados bench: "ceph version
+    # 16.2.15"), else the run's fio
+    engines = dict.fromkeys(
+        " ".join(v.split()[:3]) if v.startswith("ceph version") else v
+        for m in store.measurements(r.id)
+        if (v := m.measurement.engine_version)
+    )
+    versions = ", ".join(engines) or r.fio_version or "fio ?"
+    out.print(
+        f"  started {_when(r.started_at)}, took {dur}; {versions}, storbench {r.storbench_version}",
+        markup=False,
+    )
+    if host:
+        out.print(
+            f"  host {host.get('hostname')}: {host.get('distribution')}, kernel "
+            f"{host.get('kernel')}, {host.get('cpu_count')} x {host.get('cpu_model')}",
+            markup=False,
+        )
+    for t in r.inventory.get("targets") or []:
+        ident = t.get("identity") or {}
+        out.print(
+            f"  target {t.get('path')}: {t.get('kind')}"
+            + (f", {ident.get('model')}" if ident.get("model") else "")
+            + (f", {ident.get('type')}" if ident.get("type") else "")
+            + (f" {ident.get('proto')}" if ident.get("proto") else "")
+            + (f", {t.get('fstype')} on {t.get('source')}" if t.get("fstype") else ""),
+            markup=False,
+        )
+    for h in r.inventory.get("hosts") or []:
+        out.print(
+            f"  fio server {h.get('label')}: {h.get('hostname') or '?'}, {h.get('os') or '?'} "
+            f"{h.get('arch') or ''}, {h.get('fio_version') or 'fio ?'}; targets "
+            + ", ".join(str(t.get("path")) for t in h.get("targets") or []),
+            markup=False,
+        )
+    for line in term.ceph_cluster_lines(ceph_report(r, store.events(r.id))):
+        out.print(line, markup=False, highlight=False)
+    if r.overrides:
+        out.print("  overrides: " + " ".join(r.overrides), markup=False)
+    out.print()
+    print_run(store, r.id)
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench export latest --format json -o run.json
+  storbench export 12 --format csv > run12.csv
+
+JSON gives, per measurement, `params` (the resolved workload) and for read and write:
+iops, bw_bytes (bytes/s), io_bytes, runtime_s and clat_ns/lat_ns/slat_ns with mean,
+stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds).
+""",
+)
+@click.argument("run_ref", metavar="RUN")
+@db_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json"]),
+    default="json",
+    show_default=True,
+    help="Output format.",
+)
+@output_option
+def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> None:
+    """Export a run's measurements (base units: bytes/s, ns, s)."""
+    store = Store(db_path, write=False)
+    r = store.run(run_ref)
+    rows = store.measurements(r.id, bins=False)
+    text = (
+        export_mod.to_json(r, rows, store.events(r.id))
+        if fmt == "json"
+        else export_mod.to_csv(r, rows)
+    )
+    if output:
+        write_output(output, text)
+        err.print(f"wrote {len(rows)} measurements of run {r.id} to {output}")
+    else:
+        sys.stdout.write(text)
+
+
+@cli.command(
+    "import",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  fio --output-format=json+ job.fio > result.json
+  storbench import result.json
+  storbench import --name lab-ssds results/*.json
+
+Accepts json and json+ output, one or several jobs (with or without group_reporting),
+client/server output (client_stats; hosts are aggregated by storbench) and the stream of
+documents --status-interval prints (the last one is the final result).
+""",
+)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@db_option
+@click.option("--name", default="import", show_default=True, help="Name of the imported run.")
+def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
+    """Import fio JSON output produced elsewhere; each FILE becomes one measurement."""
+    engine = engines.importer()
+    parsed = []
+    for i, path in enumerate(files):
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError as e:
+            raise UserError(
+                f"cannot read {path}: {e.strerror}", fix="check the path and its permissions"
+            ) from None
+        try:
+            got = engine.import_output(text)
+        except UserError as e:
+            e.file = path
+            raise
+        meas, params, filename = got.measurement, got.params, got.target
+        jobname = got.workload or Path(path).stem
+        key = hashlib.sha256(
+            f"{filename}\0{jobname}\0{sorted(params.items())}".encode()
+        ).hexdigest()[:16]
+        kind = "device" if filename.startswith("/dev/") else "file"
+        point = Point(
+            index=i,
+            key=key,
+            repetition=0,
+            target=Target(kind, filename),
+            workload=str(jobname),
+            params=params,
+            axes={"file": Path(path).name},
+        )
+        warnings = got.warnings
+        parsed.append((point, meas, text, path, warnings))
+    store = Store(db_path)
+    version = next((m.engine_version for _, m, _, _, _ in parsed if m.engine_version), None)
+    run_id = store.create_run(
+        kind="import",
+        name=name,
+        source=", ".join(files),
+        plan_text=None,
+        overrides=[],
+        inventory={"imported_from": [os.path.abspath(f) for f in files]},
+        fio_version=version,
+        storbench_version=__version__,
+        argv=sys.argv,
+        points=[p for p, *_ in parsed],
+    )
+    try:
+        for point, meas, text, _, _ in parsed:
+            store.record(
+                run_id,
+                point,
+                meas,
+                engine=engine.label,
+                command=None,
+                job_file=None,
+                raw_output=text,
+                stderr=None,
+                started_at=None,
+                ended_at=None,
+            )
+        store.set_status(run_id, "completed")
+    except BaseException:  # all files or none: the part already stored goes again
+        with contextlib.suppress(StoreError):
+            store.delete_run(run_id)
+        raise
+    for *_, path, warnings in parsed:
+        for w in warnings:
+            err.print(f"{path}: {engine.label} printed: {w}", markup=False)
+    out.print(f"imported {len(parsed)} file(s) as run {run_id} in {store.path}")
+    print_run(store, run_id)
+
+
+def _commands(command: list[str] | list[list[str]] | None) -> list[list[str]]:
+    """A stored command: one argv (fio) or one per process (rados bench clients)."""
+    if not command:
+        return []
+    return [c for c in command if isinstance(c, list)] or [[str(c) for c in command]]

@@ -1,0 +1,342 @@
+"""`run`, `resume` and `cleanup`: preflight, then the runner, then the run's table."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import click
+
+from storbench import __version__, engines
+from storbench.cli.app import (
+    CONTEXT,
+    cli,
+    db_option,
+    err,
+    health_interval_option,
+    out,
+    plan_options,
+)
+from storbench.cli.plans import header, show_plan
+from storbench.cli.results import print_run
+from storbench.errors import PreflightError, UserError
+from storbench.plan import (
+    Point,
+    load_plan,
+    suite_names,
+)
+from storbench.preflight import Preflight, run_preflight
+from storbench.preflight.ceph import remove_images
+from storbench.report.terminal import ProgressReporter
+from storbench.runner import (
+    HEALTH_INTERVAL,
+    cleanup_engines,
+    cleanup_files,
+    concurrent_refusal,
+    execute,
+    note_scratch_files,
+    remove_leftovers,
+    scratch_files,
+)
+from storbench.store import Store, StoreError
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog=f"""\b
+Built-in suites: {", ".join(suite_names())}
+  quick     4k randread/randwrite at iodepth 1 and 32, 1 MiB seq read/write (~30 s)
+  qualify   4k sync writes (direct=1 sync=1 iodepth=1), numjobs 1..10: best job count
+  profiles  seq 1 MiB readwrite iodepth 16 + 4k randrw 70/30 iodepth 64, per target
+  matrix    bs 512..128k x iodepth 1..128, randread and randwrite
+  rados     rados bench write then seq, 4 MiB objects, 16 threads, 1/2/3 clients (seed 000)
+  rbd       fio rbd engine: read/write/randread/randwrite x 4k/4m x numjobs 1/4 x iodepth 1/32
+
+\b
+Examples:
+  storbench run quick --target ./scratch.dat
+  storbench run quick -t ./scratch.dat --set runtime=2 --set iodepth=[1,8]
+  storbench run profiles -t /mnt/nfs/sb.dat -t /mnt/ceph/sb.dat --set size=4g
+  storbench run qualify -t /dev/sdb --destroy-data /dev/sdb
+  storbench run rados -t rados:bench --set clients=[1,2] --set runtime=30
+  storbench run rbd -t rbd:bench/storbench --ceph-conf ./ceph.conf --set size=4g
+  storbench run my-plan.yaml --db results.db --fail-fast
+""",
+)
+@click.argument("plan")
+@plan_options
+@db_option
+@click.option("--fail-fast", is_flag=True, help="Stop at the first point that fails.")
+@click.option(
+    "--destroy-data",
+    "destroy_data",
+    multiple=True,
+    metavar="DEVICE",
+    help="Allow writing to DEVICE although it carries partitions or a signature "
+    "(its data will be destroyed). Must name the device exactly. On a remote host of the "
+    "plan: HOST:PATH (a device or file there that storbench cannot check). Repeatable.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Show the points and job files (like `plan show`), run nothing."
+)
+@click.option(
+    "--keep-files",
+    is_flag=True,
+    help="Keep the scratch files and rbd images storbench created (default: remove them "
+    "at the end).",
+)
+@click.option(
+    "--allow-unhealthy",
+    is_flag=True,
+    help="Run on a Ceph cluster that is HEALTH_ERR or has inactive PGs in a benchmarked "
+    "pool (refused otherwise); its health is stored with the run either way.",
+)
+@health_interval_option
+def run(
+    plan: str,
+    sets: tuple[str, ...],
+    targets: tuple[str, ...],
+    ceph_conf: str | None,
+    max_points: int,
+    db_path: str | None,
+    fail_fast: bool,
+    destroy_data: tuple[str, ...],
+    dry_run: bool,
+    keep_files: bool,
+    allow_unhealthy: bool,
+    health_interval: float,
+) -> None:
+    """Run a plan file or a built-in suite and record every point.
+
+    Preflight checks run first (fio and its engines present, fio accepts every job, targets
+    safe to write, enough space); nothing is recorded unless they pass. Each point is
+    committed to the database as soon as it finishes; Ctrl-C stops fio cleanly and keeps
+    what finished (finish later with `storbench resume RUN`).
+    """
+    p = load_plan(
+        plan, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+    )
+    points = p.expand()
+    if dry_run:
+        show_plan(p, points)
+        return
+    store = Store(db_path)
+    header(p, points)
+    busy = concurrent_refusal(store, points)
+    if busy:
+        raise PreflightError(busy, fix="wait until that run ends, then run again")
+    pre = run_preflight(points, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy)
+    overrides = [f"--set {s}" for s in sets] + [f"--target {t}" for t in targets]
+    if ceph_conf:
+        overrides.append(f"--ceph-conf {ceph_conf}")
+    try:
+        run_id = store.create_run(
+            kind="run",
+            name=p.name,
+            source=p.source,
+            plan_text=p.text,
+            overrides=overrides,
+            inventory={**pre.inventory, "report": p.report},
+            fio_version=engines.run_version(points),
+            storbench_version=__version__,
+            argv=sys.argv,
+            points=points,
+        )
+    except BaseException:  # nothing recorded, so nothing runs: what preflight made goes
+        _undo_preflight(points, pre)
+        raise
+    out.print(f"run {run_id}: recording to {store.path}")
+    _execute(store, run_id, points, len(points), fail_fast, pre, keep_files, health_interval)
+
+
+def _execute(
+    store: Store,
+    run_id: int,
+    points: list[Point],
+    total: int,
+    fail_fast: bool,
+    pre: Preflight,
+    keep_files: bool,
+    health_interval: float = HEALTH_INTERVAL,
+) -> None:
+    try:
+        for w in pre.warnings:
+            err.print(f"warning: {w}", style="yellow", markup=False)
+            store.add_event(run_id, "preflight", w)
+        note_scratch_files(store, run_id, pre.created)
+        for _, pool, image in pre.images:
+            store.add_event(
+                run_id,
+                "rbd-image",
+                f"created rbd image {pool}/{image} (written once end to end)",
+                {"pool": pool, "image": image, "created": True},
+            )
+        with ProgressReporter(out, points) as rep:
+            outcome = execute(
+                store,
+                run_id,
+                points,
+                rep,
+                total=total,
+                fail_fast=fail_fast,
+                clusters=pre.inventory.get("ceph"),
+                health_interval=health_interval,
+            )
+    except StoreError as e:
+        # the database failed under the run (disk full, ...): what it recorded stays
+        raise StoreError(
+            f"{e.message}; run {run_id} stopped there and keeps the points recorded before",
+            fix=f"{(e.fix or 'repair the database').split(', then')[0]}, then finish the "
+            f"run with `storbench resume {run_id}`",
+        ) from None
+    finally:
+        try:
+            if not keep_files:
+                # this session's files, and those an earlier (killed) session of the run made
+                created = list(pre.created)
+                with contextlib.suppress(StoreError):
+                    created += scratch_files(store, run_id)
+                cleanup_files(points, created, pre.locks)
+                for name in remove_images(pre.images):
+                    with contextlib.suppress(StoreError):
+                        store.add_event(
+                            run_id, "rbd-image", f"removed rbd image {name}", {"removed": name}
+                        )
+        finally:
+            pre.locks.release()
+    out.print()
+    print_run(store, run_id)
+    if outcome.status == "interrupted":
+        out.print(f"run {run_id} interrupted; finish it with: storbench resume {run_id}")
+        sys.exit(130)
+    if outcome.failed:
+        err.print(f"{outcome.failed} point(s) failed; see `storbench show {run_id}`", style="red")
+        sys.exit(1)
+
+
+def _undo_preflight(points: list[Point], pre: Preflight) -> None:
+    """Remove what preflight made (scratch files, rbd images) and let go of the targets:
+    for when the run cannot start after all."""
+    try:
+        cleanup_files(points, pre.created, pre.locks)
+        remove_images(pre.images)
+    finally:
+        pre.locks.release()
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench resume latest
+  storbench resume 12 --destroy-data /dev/sdb
+""",
+)
+@click.argument("run_ref", metavar="RUN")
+@db_option
+@click.option("--fail-fast", is_flag=True, help="Stop at the first point that fails.")
+@click.option(
+    "--destroy-data",
+    "destroy_data",
+    multiple=True,
+    metavar="DEVICE",
+    help="As for `run`: needed again if the run writes to such a device.",
+)
+@click.option(
+    "--keep-files", is_flag=True, help="Keep the scratch files and rbd images storbench created."
+)
+@click.option(
+    "--allow-unhealthy", is_flag=True, help="As for `run`: measure an unhealthy Ceph cluster."
+)
+@health_interval_option
+def resume(
+    run_ref: str,
+    db_path: str | None,
+    fail_fast: bool,
+    destroy_data: tuple[str, ...],
+    keep_files: bool,
+    allow_unhealthy: bool,
+    health_interval: float,
+) -> None:
+    """Run the points of RUN that have no measurement yet (after Ctrl-C, a crash or a kill).
+
+    RUN is a run id, `latest`, or `latest~N`. The same preflight checks run again first.
+    """
+    store = Store(db_path)
+    r = store.run(run_ref)
+    if r.kind != "run":
+        raise UserError(f"run {r.id} was imported, there is nothing to resume")
+    if r.live:
+        raise r.busy_error("resume")
+    pending = store.pending_points(r.id)
+    if not pending:
+        out.print(f"run {r.id} has a measurement for every point; nothing to resume")
+        return
+    was = r.effective_status
+    r = store.claim(r.id, "resume")  # from here on no other process resumes it
+    try:
+        for done in remove_leftovers(store, r):
+            out.print(f"run {r.id}: {done}", markup=False)
+        remote = sorted({h.label for p in pending for h in p.hosts if not h.local})
+        if was == "aborted" and remote:
+            longest = max((p.est_seconds or 0 for p in pending), default=0)
+            err.print(
+                f"warning: run {r.id} was killed; a fio server on a remote host ("
+                f"{', '.join(remote[:3])}{', ...' if len(remote) > 3 else ''}) goes on with "
+                f"the job it was sent until that job's runtime ends (up to {longest:.0f} s "
+                "after the kill), and a point measured before then measures beside it",
+                style="yellow",
+                markup=False,
+            )
+        busy = concurrent_refusal(store, pending, r.id)
+        if busy:
+            raise PreflightError(busy, fix="wait until that run ends, then resume")
+        out.print(f"resuming run {r.id} ({r.name}): {len(pending)} of {r.points} points to run")
+        pre = run_preflight(
+            pending, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy
+        )
+    except BaseException:
+        store.set_status(r.id, "interrupted" if was in ("running", "aborted") else was)
+        raise
+    _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files, health_interval)
+
+
+@cli.command(
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench cleanup latest      after an interrupted or killed run you will not resume
+""",
+)
+@click.argument("run_ref", metavar="RUN")
+@db_option
+def cleanup(run_ref: str, db_path: str | None) -> None:
+    """Remove what RUN left behind, without resuming it.
+
+    A run killed outright (SIGKILL, a crash, a power cut) cannot tidy up: this stops any
+    engine process it left running, removes its work directory and the scratch files it
+    created (not one that another run measures right now). An interrupted run also keeps
+    the objects of its finished rados bench writes in its Ceph pools, for the seq and rand
+    points `storbench resume` would run; this removes them (and any object of fio's rados
+    engine named after the run). `storbench resume` does the same at its start and end.
+    """
+    store = Store(db_path)
+    r = store.run(run_ref)
+    if r.live:
+        raise r.busy_error("clean up")
+    points = store.points(r.id)
+    for done in remove_leftovers(store, r):
+        out.print(f"run {r.id}: {done}", markup=False)
+    removed = cleanup_files(points, scratch_files(store, r.id))
+    for path in removed:
+        out.print(f"run {r.id}: removed {path}", markup=False)
+    if r.status == "running":  # a killed session: it is not running any more
+        store.set_status(r.id, "interrupted")
+    if not any(p.target.ceph or any(h.target.ceph for h in p.hosts) for p in points):
+        out.print(f"run {r.id}: nothing left to remove", markup=False)
+        return
+    left = cleanup_engines(store, r.id, points)
+    if left:
+        err.print(f"{len(left)} object(s) could not be removed: {', '.join(left[:10])}")
+        sys.exit(1)
+    out.print(f"run {r.id}: its benchmark objects are removed")
