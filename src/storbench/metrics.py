@@ -280,7 +280,7 @@ OVERLAP_MIN = 0.90
 class HostSeries:
     """When one host of a multi-host point measured, and how much it had done when.
 
-    Times are seconds from the common origin of the point (see engines/fio.py: the moment
+    Times are seconds from the common origin of the point (see engines/fio/hosts.py: the moment
     each fio server began the run, which fio's client starts on every server at once).
     ``knots`` holds, per direction, the cumulative (seconds, I/Os, bytes) at known instants:
     (start, 0, 0), fio's status reports in between, (end, totals) — cumulative counts are

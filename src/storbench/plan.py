@@ -15,7 +15,7 @@ on the first 1, 2, 3 hosts.
 What a plan says never reaches fio's job file as anything but the value it is (fio 3.33 reads
 a job file line by line, ends a line at its first ``;`` or ``#``, cuts lines at 8191 bytes and
 replaces ``${VAR}`` from the environment): values holding such characters are refused here,
-with the line and a fix, and again where the job file is written (engines/fio.py). Options
+with the line and a fix, and again where the job file is written (engines/fio/jobfile.py). Options
 that run commands or replay I/O on files storbench cannot check are refused; options that
 write files of their own must name them by absolute path (preflight refuses existing ones).
 A plan is counted before it is expanded (``max_points``), and its YAML may not nest deeply

@@ -76,10 +76,4 @@ def test_engine_core_modules_import_no_concrete_engine() -> None:
         for line, name in _imports(path):
             if any(name == m or name.startswith(m + ".") for m in engine_modules):
                 offenders.append(f"{path.relative_to(SRC)}:{line} imports {name}")
-    # left for the next slice of issue 11 (each moves into the fio engine's package)
-    known = {
-        "preflight/hosts.py",  # remote fio servers' probes: becomes the fio engine's check
-        "preflight/inventory.py",  # records fio's version with the host
-    }
-    offenders = [o for o in offenders if o.split(":")[0] not in known]
     assert offenders == []

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from storbench import cli
+from storbench.cli import plans
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 HAVE_FIO = shutil.which("fio") is not None
@@ -521,6 +522,6 @@ def test_fuzz_invoke_sees_a_traceback_as_an_exception(
     def boom(*_: Any, **__: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "suite_names", boom)
+    monkeypatch.setattr(plans, "suite_names", boom)
     with sandbox(), pytest.raises(RuntimeError):
         invoke(["suites"], capsys)

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from storbench.engines import fio
-from storbench.engines.fio_agent import bind_refusal
+from storbench.engines.fio import remote
+from storbench.engines.fio.agent import bind_refusal
 from storbench.errors import PlanError
 from storbench.metrics import HostSeries, Measurement, merge_bins, overlap, window_totals
 from storbench.plan import PointHost, Target, parse_plan
-from storbench.preflight import hosts as remote
 from storbench.preflight import local_points, split_destroy
 from storbench.report import export, terminal
 from storbench.store import Store
@@ -222,7 +222,7 @@ def test_three_hosts_each_from_its_final_entry_aggregate_summed_and_windowed() -
 
 
 def test_start_and_end_of_each_host_match_fios_per_io_logs() -> None:
-    """Status reports give when each host measured (see engines/fio.py); fio's per-I/O logs
+    """Status reports give when each host measured (see engines/fio/hosts.py); fio's per-I/O logs
     (log_unix_epoch, one clock) give the truth. Host 3 started 400 ms late (startdelay).
 
     What the reports cannot see is when each server began the run (all within a few tens of

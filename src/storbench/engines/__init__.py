@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 #: plan name -> "module:class" of the engine
 REGISTRY: dict[str, str] = {
     "rados-bench": "storbench.engines.rados.engine:RadosBenchEngine",
-    "fio": "storbench.engines.fio_engine:FioEngine",
+    "fio": "storbench.engines.fio.engine:FioEngine",
 }
 
 #: the engine whose version a run records with itself (the runs table's ``fio_version``)

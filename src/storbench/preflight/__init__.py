@@ -48,7 +48,8 @@ class Preflight:
 def local_points(points: list[Point]) -> list[Point]:
     """The points as this machine sees them: points without hosts, and for each point with
     a ``local`` host, a copy whose target is that host's (what local checks, scratch files,
-    inventory and cleanup work on). Remote hosts' targets are checked in preflight/hosts."""
+    inventory and cleanup work on). Remote hosts' targets are checked by the fio engine
+    (engines/fio/remote.py)."""
     out = []
     for p in points:
         if not p.hosts:

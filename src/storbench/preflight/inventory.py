@@ -197,9 +197,9 @@ def _memory_bytes() -> int | None:
 
 
 def _fio_version() -> str | None:
-    from storbench.engines.fio import fio_version  # the fio that runs (honours STORBENCH_FIO)
+    from storbench import engines  # the engine decides which fio runs (STORBENCH_FIO)
 
-    text = fio_version()
+    text = engines.get(engines.RUN_VERSION_ENGINE).version()
     return _clean(text.removeprefix("fio-")) if text else None
 
 

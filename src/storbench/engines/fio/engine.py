@@ -24,11 +24,11 @@ from storbench.engines.base import (
     PointResult,
     RunContext,
 )
+from storbench.engines.fio import remote
 from storbench.engines.process import CephClient
 from storbench.engines.rados.objects import put_objects, remove_objects
 from storbench.errors import PreflightError, UserError
 from storbench.plan import Point, Target
-from storbench.preflight import hosts as remote
 from storbench.preflight import local_points
 
 
@@ -66,7 +66,7 @@ class FioEngine:
         )
 
     def commands(self) -> list[click.Command]:
-        from storbench.engines.fio_agent import agent  # only when the CLI asks
+        from storbench.engines.fio.agent import agent  # only when the CLI asks
 
         return [agent]
 
@@ -82,7 +82,7 @@ class FioEngine:
 
     def check(self, points: list[Point], options: CheckOptions) -> CheckResult:
         """fio is here and has the ioengines the points use, it accepts every job, and every
-        remote host's fio server answers (preflight/hosts.py)."""
+        remote host's fio server answers (remote.py)."""
         if points:
             _check_fio(points)
             _check_jobs(points)

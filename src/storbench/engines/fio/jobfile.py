@@ -1,0 +1,212 @@
+"""The exact job file of a point: its options, its target's options (files, devices, directories,
+rbd, rados objects) and the values fio must never misread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from storbench import __version__
+from storbench.errors import PlanError
+from storbench.plan import (
+    PATH_OPTIONS,
+    Point,
+    Target,
+    job_section_name,
+    job_value_problem,
+    name_problem,
+    path_problem,
+)
+from storbench.units import UnitError, parse_size
+
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def target_options(point: Point, run_id: int | None = None) -> dict[str, Any]:
+    return _target_opts(point.target, run_id)
+
+
+def rados_object_prefix(run_id: int | None, host: int | None = None) -> str:
+    """The name prefix of the objects fio's rados engine writes for a run (one object per
+    fio file; fio leaves them behind, the runner removes them at the end). On several hosts
+    each host has objects of its own (``h<i>.``, i the host's index in the point), as each
+    VM of seed 003 has its own image: otherwise all of them would write the same objects."""
+    run = f"storbench-r{run_id}." if run_id is not None else "storbench."
+    return run + (f"h{host}." if host is not None else "")
+
+
+def _target_opts(t: Target, run_id: int | None = None, host: int | None = None) -> dict[str, Any]:
+    if t.kind in ("file", "device"):
+        return {"filename": t.path}
+    if t.kind == "directory":
+        # a name prefix of storbench's own: preflight refuses when such files exist already
+        return {"directory": t.path, "filename_format": "storbench.$jobname.$jobnum.$filenum"}
+    client = {"clientname": t.client} if t.client else {}
+    if t.kind == "rbd":
+        # librbd reads the ceph.conf of $CEPH_CONF (the rbd engine has no conf option):
+        # see ceph_env()
+        return {"pool": t.pool, "rbdname": t.image, **client}
+    if t.kind == "rados":
+        # the rados engine needs conf= (fio 3.33 crashes without it); each fio file is an
+        # object named by filename_format
+        return {
+            "pool": t.pool,
+            "conf": t.conf,
+            **client,
+            "filename_format": rados_object_prefix(run_id, host) + "$jobname.$jobnum.$filenum",
+        }
+    raise ValueError(f"fio cannot drive a {t.kind} target")
+
+
+READ_RW = ("read", "randread", "rw", "readwrite", "randrw")
+
+
+def reads(point: Point) -> bool:
+    """Whether a fio point reads (rw read, randread or a mix)."""
+    return str(point.params.get("rw", point.params.get("readwrite", "read"))).split(":")[0] in (
+        READ_RW
+    )
+
+
+def rados_object_size(point: Point) -> int:
+    """The size of each object fio's rados engine writes for a point (one object per fio
+    file): ``filesize`` (its upper bound), else ``size`` / ``nrfiles``; 0 when unsaid."""
+    try:
+        if "filesize" in point.params:
+            return parse_size(str(point.params["filesize"]).split("-")[-1])
+        size = parse_size(point.params.get("size", 0) or 0)
+    except UnitError:
+        return 0
+    return size // max(1, int(point.params.get("nrfiles", 1)))
+
+
+def rados_objects(
+    point: Point, run_id: int | None, host: int | None = None
+) -> list[tuple[str, int]]:
+    """The objects (name, bytes) fio's rados engine uses for a point, as fio names them (one
+    per job and file, see :func:`_target_opts`); empty for other points. Before fio reads
+    them they must hold data: fio creates them empty and "reads" zero bytes at full speed
+    from an empty object."""
+    if point.target.kind != "rados" or point.engine != "fio":
+        return []
+    size = rados_object_size(point)
+    if not size:
+        return []
+    files = int(point.params.get("nrfiles", 1))
+    name = rados_object_prefix(run_id, host) + job_section_name(point.workload)
+    jobs = int(point.params.get("numjobs", 1))
+    return [(f"{name}.{j}.{f}", size) for j in range(jobs) for f in range(files)]
+
+
+def ceph_env(targets: list[Target]) -> dict[str, str] | None:
+    """The environment fio runs in for these targets: ``CEPH_CONF`` set to the rbd
+    target's ceph.conf (librbd reads no other), or None (fio's own environment)."""
+    confs = {t.conf for t in targets if t.kind == "rbd" and t.conf}
+    if not confs:
+        return None
+    if len(confs) > 1:
+        raise ValueError(f"one fio process cannot use two ceph.conf files: {sorted(confs)}")
+    return {**os.environ, "CEPH_CONF": confs.pop()}
+
+
+def job_file(point: Point, *, run_id: int | None = None, total: int | None = None) -> str:
+    """The exact fio job file of a point (what `storbench plan show` prints and fio runs).
+
+    A point on several hosts has one job file per host (fio runs a job file only on the
+    ``--client`` it follows); this returns them one after the other, each opening with its
+    comment line naming the host — what is stored as the point's job file.
+    """
+    if point.hosts:
+        return "\n".join(
+            host_job_file(point, i, run_id=run_id, total=total) for i in range(len(point.hosts))
+        )
+    return _job_text(point, point.target, _job_head(point, run_id, total), run_id=run_id)
+
+
+def host_job_file(
+    point: Point, i: int, *, run_id: int | None = None, total: int | None = None
+) -> str:
+    """The job file that host ``i`` of a multi-host point runs: the same workload on that
+    host's own target."""
+    h = point.hosts[i]
+    head = _job_head(point, run_id, total) + f", host {h.label} ({i + 1}/{len(point.hosts)})"
+    # one entry per host per status report: group_reporting whatever the plan says
+    return _job_text(point, h.target, head, force={"group_reporting": None}, run_id=run_id, host=i)
+
+
+def _job_head(point: Point, run_id: int | None, total: int | None) -> str:
+    head = f"; storbench {__version__}"
+    if run_id is not None:
+        head += f" run {run_id}"
+    where = f"{point.index + 1}/{total}" if total else f"{point.index + 1}"
+    return head + f", point {where}, key {point.key}, repetition {point.repetition + 1}"
+
+
+#: What fio's option names look like (``read-req-num-512-blocks`` has dashes).
+_OPTION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+#: Options whose value fio splits at `:` into several paths (``\:`` keeps one): escaped.
+_COLON_LISTS = ("filename", "directory")
+#: Options whose value is a path fio opens: no `$` and no blanks at the ends either.
+_PATHS = (*_COLON_LISTS, "conf", *PATH_OPTIONS)
+
+
+def _job_line(key: str, value: Any) -> str:
+    """One ``key=value`` line of a job file, or an error: the loader refuses such values with
+    the plan's line (plan.py); this is the last line of defence for a point that did not
+    come through it, so that nothing a value holds becomes a line or an option of its own."""
+    if not _OPTION_NAME.fullmatch(key):
+        raise PlanError(
+            f"refusing to write fio job option {key!r}: not an option name",
+            fix="name fio options as `fio --cmdhelp=all` lists them",
+        )
+    if value is None:
+        return key
+    text = _fmt_value(value)
+    problem = path_problem(text) if key in _PATHS else job_value_problem(text)
+    if problem:
+        raise PlanError(
+            f"refusing to write `{key}` into a fio job file: its value {problem}",
+            fix="correct the plan (`storbench plan check PLAN` names the line)",
+        )
+    if key in _COLON_LISTS:
+        text = text.replace(":", "\\:")
+    return f"{key}={text}"
+
+
+def _comment_line(text: str) -> str:
+    """A comment line of a job file: one line, well below fio's 8191 bytes."""
+    problem = name_problem(text)
+    if problem or len(text.encode()) > 1024:
+        raise PlanError(
+            f"refusing to write a fio job-file comment that {problem or 'is too long'}",
+            fix="give hosts and targets short names on one line",
+        )
+    return text
+
+
+def _job_text(
+    point: Point,
+    target: Target,
+    head: str,
+    force: dict[str, Any] | None = None,
+    *,
+    run_id: int | None = None,
+    host: int | None = None,
+) -> str:
+    lines = [_comment_line(head), f"[{job_section_name(point.workload)}]"]
+    opts: dict[str, Any] = {**_target_opts(target, run_id, host), **point.params, **point.extra}
+    opts.setdefault("group_reporting", None)
+    opts.update(force or {})
+    lines += [_job_line(str(k), v) for k, v in opts.items()]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- running

@@ -1,0 +1,87 @@
+"""Running fio for one point (on this machine, or through the hosts' fio servers) and stopping it
+cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from storbench.engines.fio.hosts import HostContext, run_hosts_point
+from storbench.engines.fio.jobfile import ceph_env, job_file
+from storbench.engines.fio.parse import _error_message, parse_output
+from storbench.engines.fio.spawn import FioRun, _command, _run_fio
+from storbench.engines.fio.tool import FioOutputError, fio_version
+from storbench.metrics import (
+    Measurement,
+)
+from storbench.plan import (
+    Point,
+)
+
+
+def run_point(
+    point: Point,
+    workdir: str,
+    *,
+    run_id: int | None = None,
+    total: int | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    hosts: HostContext | None = None,
+) -> FioRun:
+    """Run fio for one point; parse its output into a measurement.
+
+    ``should_stop`` is polled while fio runs; when it turns true fio gets SIGINT (it stops
+    its jobs cleanly) and the run is flagged interrupted. A point with hosts runs through
+    fio's client/server mode (see :func:`run_hosts_point`); ``hosts`` says where the
+    ``local`` host's fio server listens and the servers' own host names.
+    """
+    if point.hosts:
+        return run_hosts_point(
+            point,
+            workdir,
+            run_id=run_id,
+            total=total,
+            should_stop=should_stop,
+            context=hosts or HostContext(),
+        )
+    job_text = job_file(point, run_id=run_id, total=total)
+    job_path = os.path.join(workdir, f"point-{point.index:05d}.fio")
+    with open(job_path, "w") as f:
+        f.write(job_text)
+    cmd = _command(job_path, point)
+    rc, interrupted, started, ended, raw, stderr = _run_fio(
+        cmd, workdir, job_path[:-4], should_stop, env=ceph_env([point.target])
+    )
+    meas: Measurement | None
+    warnings: list[str] = []
+    try:
+        meas, warnings = parse_output(raw)
+    except FioOutputError:
+        meas = None
+    if meas is None:
+        meas = Measurement(
+            status="failed",
+            error_code=rc or -1,
+            error=_error_message(stderr, raw)
+            or f"fio exited with status {rc} and printed no result",
+        )
+    elif rc != 0 and meas.status == "ok":
+        meas.status = "failed"
+        meas.error_code = meas.error_code or rc or -1
+        meas.error = _error_message(stderr, raw) or f"fio exited with status {rc}"
+    elif meas.status != "ok" and not meas.error:
+        meas.error = _error_message(stderr, raw)
+    meas.engine_version = meas.engine_version or fio_version()
+    return FioRun(
+        measurement=meas,
+        command=cmd,
+        job_text=job_text,
+        raw_output=raw,
+        stderr=stderr,
+        exit_code=rc,
+        started_at=started,
+        ended_at=ended,
+        interrupted=interrupted,
+        warnings=warnings,
+    )

@@ -1,0 +1,123 @@
+"""One fio process: its command line, starting it with the run's mark, waiting for it, and stopping
+it cleanly (SIGINT) when the run is asked to stop.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from storbench import procguard
+from storbench.engines.fio.tool import FIO, fio_path
+from storbench.engines.process import pdeathsig_prefix
+from storbench.metrics import (
+    Measurement,
+)
+from storbench.plan import (
+    Point,
+    Target,
+)
+
+
+@dataclass
+class FioRun:
+    measurement: Measurement | None
+    command: list[str]
+    job_text: str
+    raw_output: str
+    stderr: str
+    exit_code: int | None
+    started_at: float
+    ended_at: float
+    interrupted: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_only(point: Point, target: Target | None = None) -> bool:
+    """Whether fio runs the point with ``--readonly``: a point that writes nothing on a file
+    or device (``target``, default the point's). fio then refuses any write, trim or layout
+    of it (fio 3.33 init.c, filesetup.c extend_file): a second line of defence behind
+    preflight, for files storbench did not create. Not for directories, where fio lays out
+    files of its own before reading them."""
+    t = target or point.target
+    return not point.writes and t.kind in ("file", "device")
+
+
+def _command(job_path: str, point: Point) -> list[str]:
+    ro = ["--readonly"] if read_only(point) else []
+    return [fio_path() or FIO, "--output-format=json+", *ro, job_path]
+
+
+def _run_fio(
+    cmd: list[str],
+    workdir: str,
+    stem: str,
+    should_stop: Callable[[], bool],
+    env: dict[str, str] | None = None,
+) -> tuple[int | None, bool, float, float, str, str]:
+    """Run fio, stdout and stderr to ``stem``.out/.err; (exit status, interrupted, start,
+    end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL 15 s later."""
+    out_path = stem + ".out"
+    err_path = stem + ".err"
+    started = time.time()
+    interrupted = False
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(
+            pdeathsig_prefix() + cmd,
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=workdir,
+            env=procguard.environment(env),
+        )
+        sigint_at: float | None = None
+        # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
+        waiter = _exit_waiter(proc)
+        while True:
+            if waiter(50):
+                proc.wait()
+                break
+            if should_stop() and sigint_at is None:
+                interrupted = True
+                sigint_at = time.monotonic()
+                proc.send_signal(signal.SIGINT)
+            elif sigint_at is not None and time.monotonic() - sigint_at > 15:
+                proc.kill()
+    ended = time.time()
+    with open(out_path, errors="replace") as f:
+        raw = f.read()
+    with open(err_path, errors="replace") as f:
+        stderr = f.read()
+    return proc.returncode, interrupted, started, ended, raw, stderr
+
+
+def _exit_waiter(proc: subprocess.Popen[str]) -> Callable[[int], bool]:
+    """A function that waits up to N ms for ``proc`` to exit and says whether it did."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+
+        def poll_wait(ms: int) -> bool:
+            try:
+                proc.wait(timeout=ms / 1000)
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+
+        return poll_wait
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+
+    def pidfd_wait(ms: int) -> bool:
+        if poller.poll(ms):
+            os.close(fd)
+            return True
+        return False
+
+    return pidfd_wait

@@ -1,0 +1,62 @@
+"""fio itself: where it is, its version, its ioengines, and parsing a job file without
+running it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from functools import cache
+
+from storbench.engines.process import tool_version
+
+FIO = os.environ.get("STORBENCH_FIO", "fio")
+
+
+class FioOutputError(ValueError):
+    """fio's output holds no result document."""
+
+
+# ---------------------------------------------------------------------------- discovery
+
+
+def fio_path() -> str | None:
+    return shutil.which(FIO)
+
+
+@cache
+def fio_version() -> str | None:
+    """``fio-3.33`` or None when fio is not installed."""
+    return tool_version(fio_path())
+
+
+@cache
+def available_engines() -> frozenset[str]:
+    path = fio_path()
+    if path is None:
+        return frozenset()
+    out = subprocess.run([path, "--enghelp"], capture_output=True, text=True, timeout=10)
+    return frozenset(ln.strip() for ln in out.stdout.splitlines()[1:] if ln.strip())
+
+
+def parse_only(job_text: str, workdir: str) -> str | None:
+    """Let fio parse a job file without running it; its complaint, or None when it is valid."""
+    path = fio_path()
+    if path is None:
+        return None
+    jf = os.path.join(workdir, "parse-check.fio")
+    with open(jf, "w") as f:
+        f.write(job_text)
+    out = subprocess.run([path, "--parse-only", jf], capture_output=True, text=True, timeout=30)
+    if out.returncode == 0:
+        return None
+    lines = [
+        ln.strip()
+        for ln in (out.stderr + out.stdout).splitlines()
+        if ln.strip() and "job" not in ln.split(":")[-1].split()[:1]
+    ]
+    msg = "; ".join(ln for ln in lines if not ln.endswith("dropped")) or "fio rejected the job"
+    return msg
+
+
+# ---------------------------------------------------------------------------- job files
