@@ -1,21 +1,5 @@
-"""The results database (SQLite): runs, their planned points, measurements and events.
-
-Every measurement is committed the moment its point finishes (WAL journal), so a run killed
-at any instant keeps every finished point. Raw engine output is kept zlib-compressed beside
-the parsed figures; latency histograms live in their own table so that summaries load fast.
-*Events* are what happened on a run's timeline besides its points (cluster health changes,
-preflight findings, objects and images made and removed), one human-readable line each.
-
-A :class:`Store` may be used from several threads (a health monitor records events from its
-own thread while the runner records measurements): the one connection is opened with
-``check_same_thread=False`` and every use of it holds the store's lock, so a transaction of
-one thread never takes in another thread's statements.
-
-Schema versions: 1 (runs, points, measurements, histograms); 2 adds ``events``; 3 adds to
-each run the token that marks its processes (see procguard.py), the identity of the process
-executing it and its heartbeat (see liveness.py), so that a run cannot be resumed -- nor its
-targets measured by another run -- while it still executes. An older database is migrated in
-place when opened; a newer one is refused.
+"""The :class:`Store`: one connection, its lock and transactions, writing and reading runs, points,
+measurements and events.
 """
 
 from __future__ import annotations
@@ -29,11 +13,9 @@ import re
 import sqlite3
 import threading
 import time
-import urllib.parse
 import uuid
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -41,261 +23,15 @@ from storbench import liveness
 from storbench.errors import NotFoundError, UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
-
-SCHEMA_VERSION = 3
-
-_EVENTS = """
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    at REAL NOT NULL,                  -- unix time, s
-    kind TEXT NOT NULL,                -- health | preflight | rados-objects | rados-cleanup | ...
-    message TEXT NOT NULL,             -- one line a human reads in a report
-    data TEXT NOT NULL DEFAULT '{}'    -- JSON details
-);
-CREATE INDEX IF NOT EXISTS events_run ON events (run_id, at);
-"""
-
-_RUN_LIVENESS = """
-ALTER TABLE runs ADD COLUMN token TEXT;       -- marks the run's processes (procguard.py)
-ALTER TABLE runs ADD COLUMN proc_id TEXT;     -- BOOT_ID:START_TICKS of the executing process
-ALTER TABLE runs ADD COLUMN heartbeat REAL;   -- unix time, s, of its last sign of life
-"""
-
-_SCHEMA = (
-    """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL,                -- run | import
-    name TEXT NOT NULL,
-    source TEXT NOT NULL,              -- plan file path, suite:NAME, or imported file list
-    plan_text TEXT,                    -- the plan exactly as read
-    overrides TEXT NOT NULL DEFAULT '[]',  -- --set / --target arguments (JSON list)
-    status TEXT NOT NULL,              -- running | completed | failed | interrupted
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    inventory TEXT NOT NULL DEFAULT '{}',
-    fio_version TEXT,
-    storbench_version TEXT,
-    hostname TEXT,
-    pid INTEGER,
-    argv TEXT
-);
-CREATE TABLE IF NOT EXISTS points (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    idx INTEGER NOT NULL,
-    key TEXT NOT NULL,
-    repetition INTEGER NOT NULL,
-    spec TEXT NOT NULL,                -- the Point as JSON (target, workload, params, axes)
-    PRIMARY KEY (run_id, idx)
-);
-CREATE TABLE IF NOT EXISTS measurements (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    point_idx INTEGER NOT NULL,
-    status TEXT NOT NULL,              -- ok | failed | partial
-    error TEXT,
-    started_at REAL,
-    ended_at REAL,
-    engine TEXT NOT NULL,
-    engine_version TEXT,
-    command TEXT,                      -- argv as JSON
-    job_file TEXT,
-    raw_output BLOB,                   -- zlib-compressed engine stdout
-    stderr TEXT,
-    data TEXT NOT NULL,                -- Measurement as JSON, histograms left out
-    UNIQUE (run_id, point_idx)
-);
-CREATE TABLE IF NOT EXISTS histograms (
-    measurement_id INTEGER NOT NULL REFERENCES measurements(id) ON DELETE CASCADE,
-    host TEXT NOT NULL,                -- '' for the aggregate
-    direction TEXT NOT NULL,
-    metric TEXT NOT NULL,              -- clat | lat | slat
-    bins TEXT NOT NULL,                -- {"bucket ns": count}
-    PRIMARY KEY (measurement_id, host, direction, metric)
-);
-"""
-    + _EVENTS
-    + _RUN_LIVENESS
+from storbench.store.faults import (
+    StoreError,
+    _open_read_only,
+    _read_only_media,
+    busy_timeout,
+    store_error,
 )
-
-#: What brings a database of schema N-1 to N (statements; each runs in one transaction).
-_MIGRATIONS: dict[int, str] = {2: _EVENTS, 3: _RUN_LIVENESS}
-
-DEFAULT_DB = "~/.local/share/storbench/results.db"
-#: Event kinds a run records for its own housekeeping (see EventRow.bookkeeping).
-BOOKKEEPING_EVENTS = ("scratch-file", "workdir")
-
-
-def default_db_path() -> str:
-    env = os.environ.get("STORBENCH_DB")
-    if env:
-        return env
-    base = os.environ.get("XDG_DATA_HOME")
-    if base:
-        return os.path.join(base, "storbench", "results.db")
-    return os.path.expanduser(DEFAULT_DB)
-
-
-@dataclass
-class RunRow:
-    id: int
-    kind: str
-    name: str
-    source: str
-    plan_text: str | None
-    overrides: list[str]
-    status: str
-    started_at: float
-    ended_at: float | None
-    inventory: dict[str, Any]
-    fio_version: str | None
-    storbench_version: str | None
-    hostname: str | None
-    pid: int | None
-    points: int = 0
-    measured: int = 0
-    failed: int = 0
-    token: str | None = None
-    proc_id: str | None = None
-    heartbeat: float | None = None
-
-    @property
-    def live(self) -> bool:
-        """Whether a process executes the run right now (see liveness.py)."""
-        return self.status == "running" and liveness.alive(
-            self.hostname, self.pid, self.proc_id, self.heartbeat
-        )
-
-    @property
-    def effective_status(self) -> str:
-        """``running`` of a process that no longer exists reads as ``aborted``."""
-        if self.status == "running" and not self.live:
-            return "aborted"
-        return self.status
-
-    def busy_error(self, doing: str) -> UserError:
-        """The refusal to ``doing`` (resume, clean up) a run that is executing."""
-        where = (
-            f"pid {self.pid}"
-            if self.hostname == liveness.hostname()
-            else f"pid {self.pid} on host {self.hostname}"
-        )
-        return UserError(
-            f"run {self.id} is executing right now ({where}); cannot {doing} it at the same time",
-            fix=f"wait until it ends, or stop it (Ctrl-C in its terminal, or kill {self.pid}"
-            + ("" if self.hostname == liveness.hostname() else f" on {self.hostname}")
-            + f"), then run `storbench resume {self.id}`",
-        )
-
-
-@dataclass
-class MeasurementRow:
-    id: int
-    run_id: int
-    point_idx: int
-    status: str
-    error: str | None
-    started_at: float | None
-    ended_at: float | None
-    engine: str
-    engine_version: str | None
-    measurement: Measurement
-    point: Point | None = None
-
-
-@dataclass
-class EventRow:
-    """Something that happened during a run: ``at`` in unix time (s), a ``kind`` (health,
-    preflight, rados-objects, rados-cleanup, rbd-image, ...), one line for a human and the
-    details as a dict."""
-
-    id: int
-    run_id: int
-    at: float
-    kind: str
-    message: str
-    data: dict[str, Any]
-
-    @property
-    def bookkeeping(self) -> bool:
-        """Kept for ``resume`` and ``cleanup`` (scratch files, work directories), not for
-        a reader of the run's timeline."""
-        return self.kind in BOOKKEEPING_EVENTS
-
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-class StoreError(UserError):
-    """A fault of the results database itself (damaged, locked, full, read-only), said in
-    words with the database's path and what to do; raised in place of sqlite3's errors."""
-
-
-#: Seconds a command waits for another process's lock on the database (STORBENCH_DB_TIMEOUT).
-DEFAULT_TIMEOUT = 30.0
-
-
-def busy_timeout() -> float:
-    raw = os.environ.get("STORBENCH_DB_TIMEOUT")
-    if raw is None or not raw.strip():
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not (0 < value < 1e6):
-        raise UserError(
-            f"STORBENCH_DB_TIMEOUT={raw!r} is not a number of seconds",
-            fix=f"set it to e.g. 30 (the default, {DEFAULT_TIMEOUT:g} s), or unset it",
-        )
-    return value
-
-
-def store_error(path: str, e: sqlite3.Error, timeout: float = DEFAULT_TIMEOUT) -> StoreError:
-    """sqlite3's error ``e`` on the database ``path`` as a message a user can act on."""
-    text = str(e)
-    low = text.lower()
-    where = f"the results database {path}"
-    if "locked" in low or "busy" in low:
-        return StoreError(
-            f"{where} is locked: another process has held a lock on it for more than "
-            f"{timeout:g} s (sqlite: {text})",
-            fix="wait until the other storbench command ends and try again; "
-            "STORBENCH_DB_TIMEOUT=SECONDS waits longer",
-        )
-    if "full" in low:
-        return StoreError(
-            f"the disk holding {where} is full (sqlite: {text})",
-            fix="free space on that disk, then try again",
-        )
-    if "readonly" in low or "read-only" in low:
-        return StoreError(
-            f"{where} is read-only: this command records into it (sqlite: {text})",
-            fix="make it writable, or give a writable one with --db PATH or STORBENCH_DB "
-            "(reading commands such as `runs`, `show`, `report` work on a read-only one)",
-        )
-    if isinstance(e, sqlite3.DatabaseError) and (
-        "not a database" in low or "malformed" in low or "corrupt" in low
-    ):
-        return StoreError(
-            f"{path} is not a storbench results database, or it is damaged (sqlite: {text})",
-            fix="check the path given with --db or STORBENCH_DB; a damaged database may be "
-            f"partly recoverable with `sqlite3 {path} .recover`",
-        )
-    if "unable to open" in low or "disk i/o" in low:
-        return StoreError(
-            f"cannot use {where} (sqlite: {text})",
-            fix="check that its directory exists, is writable and its disk works; or choose "
-            "another with --db PATH or STORBENCH_DB",
-        )
-    return StoreError(
-        f"{where} failed (sqlite: {text})",
-        fix="check the database file; or choose another with --db PATH or STORBENCH_DB",
-    )
-
+from storbench.store.rows import EventRow, MeasurementRow, RunRow, default_db_path
+from storbench.store.schema import _MIGRATIONS, _SCHEMA, SCHEMA_VERSION, _statements
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -828,30 +564,6 @@ _RUN_SELECT = (
 )
 
 
-def _read_only_media(path: str) -> bool:
-    """Whether the database at ``path`` exists and cannot be written here: the file or its
-    directory is not writable (a read-only mount says so even to root)."""
-    if not os.path.exists(path):
-        return False
-    return not os.access(path, os.W_OK) or not os.access(
-        os.path.dirname(path) or ".", os.W_OK | os.X_OK
-    )
-
-
-def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
-    """A read-only connection. A WAL database without its -shm file can only be read as
-    ``immutable`` (nobody writes on read-only media, so nothing changes under it)."""
-    uri = "file:" + urllib.parse.quote(path) + "?mode=ro"
-    try:
-        db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
-        db.execute("SELECT 1 FROM sqlite_master LIMIT 1")
-        return db
-    except sqlite3.OperationalError:
-        return sqlite3.connect(
-            uri + "&immutable=1", uri=True, timeout=timeout, check_same_thread=False
-        )
-
-
 class _Tx:
     def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
         self.db = db
@@ -871,19 +583,6 @@ class _Tx:
             self.db.execute("ROLLBACK" if exc_type else "COMMIT")
         finally:
             self.lock.release()
-
-
-def _statements(script: str) -> Iterator[str]:
-    """The SQL statements of a script, one by one (``sqlite3.complete_statement`` decides
-    where one ends: a ``;`` in a comment or a string does not)."""
-    buf = ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            yield buf.strip()
-            buf = ""
-    if buf.strip():
-        raise ValueError(f"incomplete SQL statement: {buf.strip()!r}")
 
 
 def _strip_bins(

@@ -1,0 +1,103 @@
+"""The database's faults as messages (busy, locked, full, read-only, not a database) and opening
+one on read-only media.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import urllib.parse
+
+from storbench.errors import UserError
+
+
+class StoreError(UserError):
+    """A fault of the results database itself (damaged, locked, full, read-only), said in
+    words with the database's path and what to do; raised in place of sqlite3's errors."""
+
+
+#: Seconds a command waits for another process's lock on the database (STORBENCH_DB_TIMEOUT).
+DEFAULT_TIMEOUT = 30.0
+
+
+def busy_timeout() -> float:
+    raw = os.environ.get("STORBENCH_DB_TIMEOUT")
+    if raw is None or not raw.strip():
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (0 < value < 1e6):
+        raise UserError(
+            f"STORBENCH_DB_TIMEOUT={raw!r} is not a number of seconds",
+            fix=f"set it to e.g. 30 (the default, {DEFAULT_TIMEOUT:g} s), or unset it",
+        )
+    return value
+
+
+def store_error(path: str, e: sqlite3.Error, timeout: float = DEFAULT_TIMEOUT) -> StoreError:
+    """sqlite3's error ``e`` on the database ``path`` as a message a user can act on."""
+    text = str(e)
+    low = text.lower()
+    where = f"the results database {path}"
+    if "locked" in low or "busy" in low:
+        return StoreError(
+            f"{where} is locked: another process has held a lock on it for more than "
+            f"{timeout:g} s (sqlite: {text})",
+            fix="wait until the other storbench command ends and try again; "
+            "STORBENCH_DB_TIMEOUT=SECONDS waits longer",
+        )
+    if "full" in low:
+        return StoreError(
+            f"the disk holding {where} is full (sqlite: {text})",
+            fix="free space on that disk, then try again",
+        )
+    if "readonly" in low or "read-only" in low:
+        return StoreError(
+            f"{where} is read-only: this command records into it (sqlite: {text})",
+            fix="make it writable, or give a writable one with --db PATH or STORBENCH_DB "
+            "(reading commands such as `runs`, `show`, `report` work on a read-only one)",
+        )
+    if isinstance(e, sqlite3.DatabaseError) and (
+        "not a database" in low or "malformed" in low or "corrupt" in low
+    ):
+        return StoreError(
+            f"{path} is not a storbench results database, or it is damaged (sqlite: {text})",
+            fix="check the path given with --db or STORBENCH_DB; a damaged database may be "
+            f"partly recoverable with `sqlite3 {path} .recover`",
+        )
+    if "unable to open" in low or "disk i/o" in low:
+        return StoreError(
+            f"cannot use {where} (sqlite: {text})",
+            fix="check that its directory exists, is writable and its disk works; or choose "
+            "another with --db PATH or STORBENCH_DB",
+        )
+    return StoreError(
+        f"{where} failed (sqlite: {text})",
+        fix="check the database file; or choose another with --db PATH or STORBENCH_DB",
+    )
+
+
+def _read_only_media(path: str) -> bool:
+    """Whether the database at ``path`` exists and cannot be written here: the file or its
+    directory is not writable (a read-only mount says so even to root)."""
+    if not os.path.exists(path):
+        return False
+    return not os.access(path, os.W_OK) or not os.access(
+        os.path.dirname(path) or ".", os.W_OK | os.X_OK
+    )
+
+
+def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
+    """A read-only connection. A WAL database without its -shm file can only be read as
+    ``immutable`` (nobody writes on read-only media, so nothing changes under it)."""
+    uri = "file:" + urllib.parse.quote(path) + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+        return db
+    except sqlite3.OperationalError:
+        return sqlite3.connect(
+            uri + "&immutable=1", uri=True, timeout=timeout, check_same_thread=False
+        )

@@ -1,0 +1,100 @@
+"""The database's tables, by schema version, and splitting a script into statements."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+SCHEMA_VERSION = 3
+
+_EVENTS = """
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    at REAL NOT NULL,                  -- unix time, s
+    kind TEXT NOT NULL,                -- health | preflight | rados-objects | rados-cleanup | ...
+    message TEXT NOT NULL,             -- one line a human reads in a report
+    data TEXT NOT NULL DEFAULT '{}'    -- JSON details
+);
+CREATE INDEX IF NOT EXISTS events_run ON events (run_id, at);
+"""
+
+_RUN_LIVENESS = """
+ALTER TABLE runs ADD COLUMN token TEXT;       -- marks the run's processes (procguard.py)
+ALTER TABLE runs ADD COLUMN proc_id TEXT;     -- BOOT_ID:START_TICKS of the executing process
+ALTER TABLE runs ADD COLUMN heartbeat REAL;   -- unix time, s, of its last sign of life
+"""
+
+_SCHEMA = (
+    """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,                -- run | import
+    name TEXT NOT NULL,
+    source TEXT NOT NULL,              -- plan file path, suite:NAME, or imported file list
+    plan_text TEXT,                    -- the plan exactly as read
+    overrides TEXT NOT NULL DEFAULT '[]',  -- --set / --target arguments (JSON list)
+    status TEXT NOT NULL,              -- running | completed | failed | interrupted
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    inventory TEXT NOT NULL DEFAULT '{}',
+    fio_version TEXT,
+    storbench_version TEXT,
+    hostname TEXT,
+    pid INTEGER,
+    argv TEXT
+);
+CREATE TABLE IF NOT EXISTS points (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    spec TEXT NOT NULL,                -- the Point as JSON (target, workload, params, axes)
+    PRIMARY KEY (run_id, idx)
+);
+CREATE TABLE IF NOT EXISTS measurements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    point_idx INTEGER NOT NULL,
+    status TEXT NOT NULL,              -- ok | failed | partial
+    error TEXT,
+    started_at REAL,
+    ended_at REAL,
+    engine TEXT NOT NULL,
+    engine_version TEXT,
+    command TEXT,                      -- argv as JSON
+    job_file TEXT,
+    raw_output BLOB,                   -- zlib-compressed engine stdout
+    stderr TEXT,
+    data TEXT NOT NULL,                -- Measurement as JSON, histograms left out
+    UNIQUE (run_id, point_idx)
+);
+CREATE TABLE IF NOT EXISTS histograms (
+    measurement_id INTEGER NOT NULL REFERENCES measurements(id) ON DELETE CASCADE,
+    host TEXT NOT NULL,                -- '' for the aggregate
+    direction TEXT NOT NULL,
+    metric TEXT NOT NULL,              -- clat | lat | slat
+    bins TEXT NOT NULL,                -- {"bucket ns": count}
+    PRIMARY KEY (measurement_id, host, direction, metric)
+);
+"""
+    + _EVENTS
+    + _RUN_LIVENESS
+)
+
+#: What brings a database of schema N-1 to N (statements; each runs in one transaction).
+_MIGRATIONS: dict[int, str] = {2: _EVENTS, 3: _RUN_LIVENESS}
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The SQL statements of a script, one by one (``sqlite3.complete_statement`` decides
+    where one ends: a ``;`` in a comment or a string does not)."""
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            yield buf.strip()
+            buf = ""
+    if buf.strip():
+        raise ValueError(f"incomplete SQL statement: {buf.strip()!r}")
