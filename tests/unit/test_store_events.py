@@ -23,7 +23,8 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
 RECORDING = DATA / "libaio-randrw-jsonplus.json"
 
 #: The schema of storbench's first results databases (SCHEMA_VERSION 1), verbatim from
-#: src/storbench/store.py (now store/) before events were added: users' results.db files look like this.
+#: src/storbench/store.py (now store/) before events were added: users' results.db files look
+#: like this.
 V1_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.report.safe import md_code, md_table, md_text
 from storbench.store import EventRow, RunRow
 from storbench.units import fmt_bytes, fmt_duration
 
@@ -432,9 +433,6 @@ def cluster_line(c: ClusterView) -> str:
 
 def ceph_markdown(report: CephReport | None) -> str:
     """The clusters (facts, OSD table, benchmarked pools) and the timeline as Markdown."""
-    from storbench.report.markdown import table  # (markdown.py imports this module)
-    from storbench.report.safe import md_code, md_text
-
     if report is None:
         return ""
     out = []
@@ -463,16 +461,17 @@ def ceph_markdown(report: CephReport | None) -> str:
             facts.append("- inventory incomplete: " + md_text("; ".join(c.errors)))
         out.append("\n".join(facts) + "\n")
         if c.osds:
-            out.append("\n" + table(OSD_HEADERS, [o.cells() for o in c.osds], right={6, 7}))
+            out.append("\n" + md_table(OSD_HEADERS, [o.cells() for o in c.osds], right={6, 7}))
         if c.pools:
             out.append(
-                "\n" + table(POOL_HEADERS, [p.cells() for p in c.pools], right={2, 3, 4, 7, 8, 9})
+                "\n"
+                + md_table(POOL_HEADERS, [p.cells() for p in c.pools], right={2, 3, 4, 7, 8, 9})
             )
     if report.timeline:
         out.append("\n### Timeline\n")
         out.append(
             "\n"
-            + table(
+            + md_table(
                 ["time", "kind", "event"],
                 [[r.offset, r.kind, r.message] for r in report.timeline],
                 right={0},

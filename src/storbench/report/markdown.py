@@ -15,7 +15,6 @@ Names and messages show as themselves: every one passes through safe.md_text (or
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +24,9 @@ from storbench.metrics import Measurement
 from storbench.report import suites
 from storbench.report.ceph import CephReport, ceph_markdown
 from storbench.report.hosts import host_rows
+from storbench.report.safe import md_cell as _cell
 from storbench.report.safe import md_code, md_text
+from storbench.report.safe import md_table as table
 from storbench.report.terminal import (
     COMPARISON_HEADERS,
     LAT_NOTE,
@@ -40,23 +41,6 @@ from storbench.report.terminal import (
     verdict_counts,
 )
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
-
-
-def _cell(v: Any) -> str:
-    """A table cell: text that shows as itself (safe.md_text escapes pipes, HTML, emphasis,
-    links and line breaks of names that came from plans, files or fio)."""
-    return md_text(v)
-
-
-def table(headers: list[str], rows: Iterable[list[Any]], right: set[int] | None = None) -> str:
-    """A GitHub table; columns in ``right`` (default: all but the first) align right."""
-    right = right if right is not None else set(range(1, len(headers)))
-    lines = [
-        "| " + " | ".join(_cell(h) for h in headers) + " |",
-        "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|",
-    ]
-    lines += ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
 
 
 @dataclass

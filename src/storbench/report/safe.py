@@ -18,6 +18,7 @@ The HTML report escapes with Jinja2's autoescape and passes every value through
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
@@ -127,3 +128,20 @@ def csv_cell(value: Any) -> Any:
     if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+def md_cell(v: Any) -> str:
+    """A table cell: text that shows as itself (md_text escapes pipes, HTML, emphasis,
+    links and line breaks of names that came from plans, files or fio)."""
+    return md_text(v)
+
+
+def md_table(headers: list[str], rows: Iterable[list[Any]], right: set[int] | None = None) -> str:
+    """A GitHub table; columns in ``right`` (default: all but the first) align right."""
+    right = right if right is not None else set(range(1, len(headers)))
+    lines = [
+        "| " + " | ".join(md_cell(h) for h in headers) + " |",
+        "|" + "|".join("---:" if i in right else "---" for i in range(len(headers))) + "|",
+    ]
+    lines += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
