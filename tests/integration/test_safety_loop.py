@@ -304,7 +304,7 @@ def test_holder_read_from_sysfs(
     (loopdir / "holders" / "dm-7").symlink_to(dmdir)
     (fake / "dev" / "block").mkdir(parents=True)
     (fake / "dev" / "block" / f"{os.major(rdev)}:{os.minor(rdev)}").symlink_to(loopdir)
-    monkeypatch.setattr(safety, "_SYS_DEV_BLOCK", fake / "dev" / "block")
+    monkeypatch.setattr(safety.devices, "_SYS_DEV_BLOCK", fake / "dev" / "block")
     reason = device_write_refusal(dev, destroy_data=[dev])
     assert reason is not None
     assert "is held by dm-7 (device-mapper vg0-data)" in reason
@@ -328,7 +328,7 @@ def test_unknown_signatures_mean_refusal(
 ) -> None:
     """When neither wipefs nor blkid can answer, storbench refuses rather than guess."""
     dev = make_loop()
-    monkeypatch.setattr(safety, "_which", lambda cmd: None)
+    monkeypatch.setattr(safety.system, "_which", lambda cmd: None)
     reason = device_write_refusal(dev)
     assert reason is not None
     assert "could not check" in reason
