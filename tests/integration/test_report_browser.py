@@ -34,6 +34,7 @@ TIMEOUT = 30.0
 
 PLAN = """\
 name: "hostile <b>names</b>"
+report: matrix
 targets:
   - file: {dir}/scratch.dat
     name: "{img}"
@@ -370,10 +371,23 @@ def test_report_loads_offline_escapes_names_and_draws_its_charts(
     browser.pump(0.3)
     assert_clean(page, url)
 
-    # the one-run report too
+    # the one-run report too, with the matrix suite's answer (analysis/answers.py)
     url1 = reports["one"].resolve().as_uri()
     page1 = Page(browser, url1)
     assert_clean(page1, url1)
     assert SCRIPT_NAME in page1.js("document.body.innerText")
+    answer = page1.js(
+        "[...document.querySelectorAll('#answer table.answer')].map(t => "
+        "[t.previousElementSibling.textContent, [...t.querySelectorAll('tr')].map(r => "
+        "[...r.children].map(c => c.textContent))])"
+    )
+    titles = [title for title, _ in answer]
+    assert any(t.startswith("Optimal iodepth") for t in titles), titles
+    grid = next(rows for title, rows in answer if "by block size and iodepth" in title)
+    assert grid[0] == ["bs \\ iodepth", "1", "4"] and [r[0] for r in grid[1:]] == ["4k", "64k"]
+    assert all(c != "-" for r in grid[1:] for c in r[1:]), grid
+    optimal = next(rows for title, rows in answer if title.startswith("Optimal iodepth"))
+    assert [r[0] for r in optimal[1:]] == [IMG_NAME, IMG_NAME], "the name shows as text"
+    assert page1.js("document.querySelector('#answer img')") is None
     assert page1.js("document.querySelectorAll('figure.chart').length") >= 6
     assert time.monotonic() - t0 < 90

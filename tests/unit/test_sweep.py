@@ -194,6 +194,6 @@ def test_matrix_rows_give_the_optimal_iodepth_per_block_size() -> None:
         4,
     )
     assert row["knee"] is not None and (row["knee"].before, row["knee"].at) == (2, 4)
-    (line,) = suites.matrix_saturation(ss)
+    (line,) = suites.matrix_saturation(suites.matrix_rows(ss))
     assert "optimal iodepth 4 reaches 95 % of the best" in line
     assert "p99 climbs faster than IOPS from iodepth 2 to 4" in line

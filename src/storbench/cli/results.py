@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from storbench import __version__, engines
+from storbench.analysis.answers import answer_data, suite_answer
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.cli.app import (
     CONTEXT,
@@ -125,21 +126,20 @@ def print_run(store: Store, run_id: int) -> None:
         out.print(summary_table(summaries, title=title))
     else:
         out.print(title)
-    report = r.inventory.get("report")
-    if report == "qualify":
-        qrows = suite_report.qualify_rows(summaries, r.inventory)
-        if qrows:
-            out.print(suite_report.qualify_text(qrows))
+    answer = suite_answer(r.inventory.get("report"), summaries, r.inventory)
+    kind = answer.kind if answer else None
+    if answer is not None and kind == "qualify":
+        if answer.rows:
+            out.print(suite_report.qualify_text(answer.rows))
             out.print()
-            out.print(suite_report.qualify_markdown(qrows), markup=False)
-    elif report == "profiles":
-        prow = suite_report.profiles_rows(summaries)
-        out.print(suite_report.profiles_table(prow))
-        out.print(suite_report.profiles_latency_table(prow))
-    elif report == "matrix":
+            out.print(suite_report.qualify_markdown(answer.rows), markup=False)
+    elif answer is not None and kind == "profiles":
+        out.print(suite_report.profiles_table(answer.rows))
+        out.print(suite_report.profiles_latency_table(answer.rows))
+    elif answer is not None and kind == "matrix":
         for t in suite_report.matrix_tables(summaries):
             out.print(t)
-        for line in suite_report.matrix_saturation(summaries):
+        for line in suite_report.matrix_saturation(answer.rows):
             out.print(line)
     _print_hosts(store, run_id, summaries)
     for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
@@ -289,11 +289,14 @@ def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> N
     store = Store(db_path, write=False)
     r = store.run(run_ref)
     rows = store.measurements(r.id, bins=False)
-    text = (
-        export_mod.to_json(r, rows, store.events(r.id))
-        if fmt == "json"
-        else export_mod.to_csv(r, rows)
-    )
+    if fmt == "json":
+        answer = None
+        if r.inventory.get("report"):
+            found = suite_answer(r.inventory["report"], load_summaries(store, r.id), r.inventory)
+            answer = answer_data(found) if found else None
+        text = export_mod.to_json(r, rows, store.events(r.id), answer)
+    else:
+        text = export_mod.to_csv(r, rows)
     if output:
         write_output(output, text)
         err.print(f"wrote {len(rows)} measurements of run {r.id} to {output}")

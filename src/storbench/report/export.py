@@ -114,8 +114,14 @@ def records(run: RunRow, rows: list[MeasurementRow]) -> list[dict[str, Any]]:
     return recs
 
 
-def to_json(run: RunRow, rows: list[MeasurementRow], events: list[EventRow] | None = None) -> str:
-    """The run, its measurements and its timeline events (at: unix time, s) as JSON."""
+def to_json(
+    run: RunRow,
+    rows: list[MeasurementRow],
+    events: list[EventRow] | None = None,
+    answer: dict[str, Any] | None = None,
+) -> str:
+    """The run, its measurements and its timeline events (at: unix time, s) as JSON; with
+    ``answer``, its suite's answer (analysis/answers.py answer_data) under "answer"."""
     doc = {
         "run": {
             "id": run.id,
@@ -136,6 +142,8 @@ def to_json(run: RunRow, rows: list[MeasurementRow], events: list[EventRow] | No
             {"at": e.at, "kind": e.kind, "message": e.message, "data": e.data} for e in events or []
         ],
     }
+    if answer is not None:
+        doc["answer"] = answer
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 

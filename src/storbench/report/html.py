@@ -29,6 +29,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from storbench import __version__
+from storbench.analysis.answers import suite_answer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import PERCENTILES, pct_key
 from storbench.report import charts
@@ -36,6 +37,7 @@ from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_re
 from storbench.report.charts import RunResults
 from storbench.report.hosts import host_rows
 from storbench.report.safe import visible
+from storbench.report.suites import AnswerTable, answer_tables
 from storbench.report.terminal import fmt_direction_latency, fmt_latency
 from storbench.store import Store
 from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
@@ -497,6 +499,16 @@ def _axes(s: PointSummary) -> str:
     return " ".join(f"{k}={v}" for k, v in s.axes.items())
 
 
+def _answers(runs: list[RunResults]) -> list[tuple[str, list[AnswerTable]]]:
+    """Each run's suite answer (analysis/answers.py) as the tables report/suites.py makes."""
+    out = []
+    for res in runs:
+        answer = suite_answer(res.run.inventory.get("report"), res.summaries, res.run.inventory)
+        if answer is not None and answer.rows:
+            out.append((res.label, answer_tables(answer)))
+    return out
+
+
 def _headline_figures(runs: Iterable[RunResults]) -> list[tuple[str, str]]:
     out = []
     for res in runs:
@@ -544,6 +556,7 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
         "runs": run_ctx,
         "raw_elided": elided,
         "headlines": _headline_figures(runs),
+        "answers": _answers(runs),
         "chart_sections": _charts(runs, cmps),
         "comparison": _comparison(runs, cmps),
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],

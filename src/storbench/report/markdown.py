@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.analysis.answers import suite_answer
 from storbench.analysis.compare import Comparison
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import Measurement
@@ -116,8 +117,8 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
     return text + (f"\n{LAT_NOTE}\n" if "lat" in metrics else "")
 
 
-def qualify_markdown(summaries: list[PointSummary], inventory: dict[str, Any]) -> str:
-    rows = suites.qualify_rows(summaries, inventory)
+def qualify_markdown(rows: list[dict[str, Any]]) -> str:
+    """The qualify answer's rows: seed 002's table, then each target's best and knee."""
     if not rows:
         return "(no numjobs sweep in this run)\n"
     notes = [
@@ -132,7 +133,7 @@ def qualify_markdown(summaries: list[PointSummary], inventory: dict[str, Any]) -
     return suites.qualify_markdown(rows) + "\n" + "\n".join(notes) + "\n"
 
 
-def matrix_markdown(summaries: list[PointSummary]) -> str:
+def matrix_markdown(summaries: list[PointSummary], mrows: list[dict[str, Any]]) -> str:
     """IOPS by block size (rows) × iodepth (columns) per target and rw, then per block size
     the best iodepth, the optimal one (95 % of the best) and the latency knee."""
     out = []
@@ -155,7 +156,6 @@ def matrix_markdown(summaries: list[PointSummary]) -> str:
             for bs in bss
         ]
         out.append(table(["bs \\ iodepth", *map(str, qds)], rows))
-    mrows = suites.matrix_rows(summaries)
     if mrows:
         out.append("### Optimal iodepth (the smallest reaching 95 % of the best IOPS)\n")
         rows = []
@@ -198,24 +198,25 @@ def run_markdown(run: RunReport) -> str:
     head = f"## {md_text(run.title)}\n\n"
     if not s:
         return head + "(no measurements)\n" + ceph_markdown(run.ceph)
-    if run.report == "qualify":
-        body = qualify_markdown(s, run.inventory)
-    elif run.report == "profiles":
-        body = suites.profiles_markdown(suites.profiles_rows(s))
-    elif run.report == "matrix":
-        body = matrix_markdown(s)
-    elif run.report == "rados":
-        body = rados_markdown(s)
-    else:
+    answer = suite_answer(run.report, s, run.inventory)
+    if answer is None:
         body = summary_markdown(s)
+    elif answer.kind == "qualify":
+        body = qualify_markdown(answer.rows)
+    elif answer.kind == "profiles":
+        body = suites.profiles_markdown(answer.rows)
+    elif answer.kind == "matrix":
+        body = matrix_markdown(s, answer.rows)
+    else:
+        body = rados_markdown(s, answer.rows)
     return head + body + hosts_markdown(run.hosts) + ceph_markdown(run.ceph)
 
 
-def rados_markdown(summaries: list[PointSummary]) -> str:
+def rados_markdown(summaries: list[PointSummary], groups: list[dict[str, Any]]) -> str:
     """Seed 000's tables of the rados bench points (suites.rados_markdown), then the summary
     table of any other point of the run."""
     others = [s for s in summaries if not suites.is_rados_bench(s)]
-    body = suites.rados_markdown(summaries)
+    body = suites.rados_markdown(groups)
     return body + ("\n" + summary_markdown(others) if others else "")
 
 

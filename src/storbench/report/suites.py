@@ -3,13 +3,24 @@ rados (seed 000's appendix: rados bench with one column per client count)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.table import Table
 
+from storbench.analysis.answers import (  # noqa: F401  (the answers' data, rendered here)
+    RADOS_MODES,
+    RADOS_ROWS,
+    SuiteAnswer,
+    is_rados_bench,
+    matrix_rows,
+    profiles_rows,
+    qualify_rows,
+    rados_groups,
+    suite_answer,
+)
 from storbench.analysis.summary import PointSummary
-from storbench.analysis.sweep import Knee, Sweep, sweeps
-from storbench.plan import RADOS_BENCH
+from storbench.analysis.sweep import Knee
 from storbench.report.safe import md_text
 from storbench.units import (
     UnitError,
@@ -20,51 +31,6 @@ from storbench.units import (
     parse_size,
     parse_time,
 )
-
-
-def _identity(inventory: dict[str, Any], target_path: str) -> dict[str, Any]:
-    for t in inventory.get("targets") or []:
-        if t.get("path") == target_path:
-            return t.get("identity") or {}
-    return {}
-
-
-def _size_gb(n: int | None) -> str:
-    """Decimal size as drive vendors (and seed 002) write it: 240GB, 3.2TB."""
-    if not n:
-        return "?"
-    if n >= 10**12:
-        return f"{n / 10**12:.1f}TB".replace(".0TB", "TB")
-    return f"{n / 10**9:.0f}GB"
-
-
-def qualify_rows(summaries: list[PointSummary], inventory: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per target: the job count with the highest sync-write IOPS and the IOPS at the others."""
-    rows = []
-    for sw in sweeps(summaries, "numjobs"):
-        best_jobs, best_iops, best = sw.best
-        ident = _identity(inventory, best.target.path)
-        others = [(v, f) for v, f, _ in sw.values if v != best_jobs]
-        notes = ", ".join(
-            f"{v} job{'s' if int(v) > 1 else ''}: {f:.0f}" if i == 0 else f"{v}: {f:.0f}"
-            for i, (v, f) in enumerate(others)
-        )
-        rows.append(
-            {
-                "id": ident.get("model") or best.target.label,
-                "size": _size_gb(ident.get("size_bytes")),
-                "type": ident.get("type") or "?",
-                "proto": ident.get("proto") or "?",
-                "iops": best_iops,
-                "jobs": best_jobs,
-                "notes": notes,
-                "target": best.target.label,
-                "saturation": sw.saturation(0.95)[0],
-                "knee": sw.knee(),
-                "sweep": sw,
-            }
-        )
-    return rows
 
 
 def qualify_markdown(rows: list[dict[str, Any]]) -> str:
@@ -105,30 +71,6 @@ def qualify_text(rows: list[dict[str, Any]]) -> str:
             + knee_text(r["knee"], "numjobs")
         )
     return "\n".join(out)
-
-
-def _kind(s: PointSummary) -> str:
-    rw = str(s.params.get("rw", s.params.get("readwrite", "read")))
-    return "rand" if rw.startswith("rand") else "seq"
-
-
-def profiles_rows(summaries: list[PointSummary]) -> list[dict[str, Any]]:
-    """Seed 001's overview: per target, sequential MiB/s and random IOPS, with latency."""
-    rows: dict[str, dict[str, Any]] = {}
-    for s in summaries:
-        r = rows.setdefault(s.target.label, {"target": s.target.label})
-        kind = _kind(s)
-        for ddir in ("read", "write"):
-            ds = s.dirs.get(ddir)
-            if ds is None:
-                continue
-            r[f"{kind}_{ddir}_bw"] = ds.bw_mean
-            r[f"{kind}_{ddir}_iops"] = ds.iops_mean
-            lat = ds.clat
-            r[f"{kind}_{ddir}_mean"] = lat.mean if lat else None
-            r[f"{kind}_{ddir}_p95"] = lat.percentiles.get("95") if lat else None
-            r[f"{kind}_{ddir}_p99"] = lat.percentiles.get("99") if lat else None
-    return list(rows.values())
 
 
 def profiles_table(rows: list[dict[str, Any]]) -> Table:
@@ -231,39 +173,11 @@ def matrix_tables(summaries: list[PointSummary]) -> list[Table]:
     return tables
 
 
-def matrix_rows(summaries: list[PointSummary]) -> list[dict[str, Any]]:
-    """Per target, rw and block size, along iodepth: the best point, the optimal iodepth
-    (the smallest reaching 95 % of the best IOPS: seed 003's "optimal queue depth") and
-    the latency knee."""
-    rows = []
-    for sw in sweeps(summaries, "iodepth"):
-        bq, biops, _ = sw.best
-        q, qiops, _ = sw.saturation(0.95)
-        rows.append(
-            {
-                "target": sw.fixed.get("target"),
-                "rw": sw.fixed.get("rw", _param(sw, "rw")),
-                "bs": sw.fixed.get("bs", _param(sw, "bs")),
-                "fixed": sw.fixed,
-                "best_iodepth": bq,
-                "best_iops": biops,
-                "optimal_iodepth": q,
-                "optimal_iops": qiops,
-                "knee": sw.knee(),
-                "sweep": sw,
-            }
-        )
-    return rows
-
-
-def _param(sw: Sweep, name: str) -> Any:
-    return sw.values[0][2].params.get(name, "-") if sw.values else "-"
-
-
-def matrix_saturation(summaries: list[PointSummary]) -> list[str]:
-    """Per target, rw and block size: the optimal iodepth, the best, and the latency knee."""
+def matrix_saturation(rows: list[dict[str, Any]]) -> list[str]:
+    """Per target, rw and block size (the matrix answer's rows): the optimal iodepth, the
+    best, and the latency knee."""
     lines = []
-    for r in matrix_rows(summaries):
+    for r in rows:
         what = ", ".join(f"{k}={v}" for k, v in r["fixed"].items() if k != "workload")
         knee = r["knee"]
         lines.append(
@@ -280,48 +194,15 @@ def matrix_saturation(summaries: list[PointSummary]) -> list[str]:
 
 # ---------------------------------------------------------------------------- rados (seed 000)
 
-#: the order of seed 000's tables (the write first: the reads read what it left)
-RADOS_MODES = ("write", "seq", "rand")
 #: what seed 000 calls its columns
 CLIENT_WORDS = {1: "Single Client", 2: "Two Clients", 3: "Three Clients"}
 #: shown for a figure that does not exist (rados bench measures no latency stddev for reads)
 NONE = "—"
 
-#: seed 000's rows: (label of a write, label of a read, figure, unit divisor, decimals)
-RADOS_ROWS: tuple[tuple[str, str, str, float, int], ...] = (
-    ("Total time run", "Total time run", "total_time_s", 1.0, 2),
-    ("Total writes made", "Total reads made", "ops", 1.0, 2),
-    ("Write size", "Read size", "op_size", 1.0, 2),
-    ("Object size", "Object size", "object_size", 1.0, 2),
-    ("Bandwidth (MB/sec)", "Bandwidth (MB/sec)", "bw_bytes", float(1 << 20), 2),
-    ("Stddev Bandwidth", "Stddev Bandwidth", "bw_stddev", float(1 << 20), 2),
-    ("Max bandwidth (MB/sec)", "Max bandwidth (MB/sec)", "bw_max", float(1 << 20), 2),
-    ("Min bandwidth (MB/sec)", "Min bandwidth (MB/sec)", "bw_min", float(1 << 20), 2),
-    ("Average IOPS", "Average IOPS", "iops", 1.0, 2),
-    ("Stddev IOPS", "Stddev IOPS", "iops_stddev", 1.0, 2),
-    ("Max IOPS", "Max IOPS", "iops_max", 1.0, 2),
-    ("Min IOPS", "Min IOPS", "iops_min", 1.0, 2),
-    ("Average Latency(s)", "Average Latency(s)", "lat_mean", 1e9, 4),
-    ("Stddev Latency(s)", "Stddev Latency(s)", "lat_stddev", 1e9, 4),
-    ("Max latency(s)", "Max latency(s)", "lat_max", 1e9, 4),
-    ("Min latency(s)", "Min latency(s)", "lat_min", 1e9, 4),
-)
-
 
 def clients_heading(n: int) -> str:
     """Seed 000's column name: Single Client, Two Clients, Three Clients, then N Clients."""
     return CLIENT_WORDS.get(n, f"{n} Clients")
-
-
-def is_rados_bench(s: PointSummary) -> bool:
-    return str(s.params.get("engine", "")) == RADOS_BENCH
-
-
-def _clients(s: PointSummary) -> int:
-    try:
-        return int(s.params.get("clients", 1))
-    except (TypeError, ValueError):
-        return 1
 
 
 def _rados_size(bs: Any) -> str:
@@ -350,53 +231,6 @@ def rados_heading(params: dict[str, Any]) -> str:
     if mode == "write":
         return f"rados bench {secs} write -b {size} -t {threads} --no-cleanup"
     return f"rados bench {secs} {mode} -t {threads} (uses {size} from write)"
-
-
-def _mean_figure(reps: list[dict[str, Any]], key: str) -> float | None:
-    """The mean over repetitions; None when a repetition lacks the figure."""
-    vals = [r.get(key) for r in reps]
-    if not vals or any(v is None for v in vals):
-        return None
-    return sum(float(v) for v in vals) / len(vals)
-
-
-def rados_groups(summaries: list[PointSummary]) -> list[dict[str, Any]]:
-    """Seed 000's tables: the rados bench points grouped by target, mode and every parameter
-    but ``clients`` (write first, then seq, then rand), each with its points by client count.
-
-    Each group: ``mode``, ``heading``, ``target``, ``columns`` [(clients, summary)] ordered by
-    clients, ``figures`` {clients: {figure: mean over repetitions}} (see
-    storbench.analysis.summary.engine_figures; base units), ``reps`` {clients: repetitions}.
-    """
-    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for s in summaries:
-        if not is_rados_bench(s):
-            continue
-        mode = str(s.params.get("mode", "write"))
-        rest = sorted((k, str(v)) for k, v in s.params.items() if k != "clients")
-        key = (s.target.label, mode, repr(rest))
-        g = groups.setdefault(
-            key,
-            {
-                "mode": mode,
-                "heading": rados_heading(s.params),
-                "target": s.target.label,
-                "columns": [],
-                "figures": {},
-                "reps": {},
-            },
-        )
-        n = _clients(s)
-        g["columns"].append((n, s))
-        g["figures"][n] = {
-            key: _mean_figure(s.engine_figures, key) for _, _, key, _, _ in RADOS_ROWS
-        } | {"window_s": _mean_figure(s.engine_figures, "window_s")}
-        g["reps"][n] = len(s.engine_figures)
-    order = {m: i for i, m in enumerate(RADOS_MODES)}
-    out = sorted(groups.values(), key=lambda g: order.get(g["mode"], len(order)))
-    for g in out:
-        g["columns"].sort(key=lambda c: c[0])
-    return out
 
 
 def _fmt_figure(v: float | None, divisor: float, decimals: int) -> str:
@@ -458,12 +292,13 @@ def rados_notes(g: dict[str, Any]) -> list[str]:
     return notes
 
 
-def rados_markdown(summaries: list[PointSummary]) -> str:
-    """Seed 000's appendix: per mode a table with one column per client count."""
+def rados_markdown(groups: list[dict[str, Any]]) -> str:
+    """Seed 000's appendix (the rados answer's groups): per mode a table with one column per
+    client count."""
     out = []
-    several_targets = len({s.target for s in summaries if is_rados_bench(s)}) > 1
-    for g in rados_groups(summaries):
-        heading = g["heading"] + (f" — {g['target']}" if several_targets else "")
+    several_targets = len({g["target"] for g in groups}) > 1
+    for g in groups:
+        heading = rados_heading(g["params"]) + (f" — {g['target']}" if several_targets else "")
         cols = g["columns"]
         lines = [
             f"### {md_text(heading)}",
@@ -479,3 +314,161 @@ def rados_markdown(summaries: list[PointSummary]) -> str:
         lines += [f"- {md_text(note)}" for note in rados_notes(g)]
         out.append("\n".join(lines) + "\n")
     return "\n".join(out) if out else "(no rados bench point in this run)\n"
+
+
+# ---------------------------------------------------------------------------- answer tables
+
+
+@dataclass
+class AnswerTable:
+    """A suite's answer as a table of text cells, for presenters that draw their own tables
+    (the HTML report): formatted like the Markdown, escaped by the presenter."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    right: set[int] = field(default_factory=set)  # columns aligned right
+    notes: list[str] = field(default_factory=list)
+
+
+def answer_tables(answer: SuiteAnswer) -> list[AnswerTable]:
+    """The tables of a suite's answer, in the order the Markdown report shows them."""
+    if answer.kind == "qualify":
+        return _qualify_tables(answer.rows)
+    if answer.kind == "profiles":
+        return _profiles_tables(answer.rows)
+    if answer.kind == "matrix":
+        return _matrix_tables(answer.rows)
+    if answer.kind == "rados":
+        return [
+            _rados_table(g, several=len({x["target"] for x in answer.rows}) > 1)
+            for g in answer.rows
+        ]
+    return []
+
+
+def _qualify_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
+    cells = [
+        [
+            str(r["id"]),
+            r["size"],
+            r["type"],
+            r["proto"],
+            f"{r['iops']:.0f}",
+            str(r["jobs"]),
+            r["notes"],
+        ]
+        for r in rows
+    ]
+    return [
+        AnswerTable(
+            "Best job count for 4k sync writes (iodepth 1)",
+            ["ID", "Size", "Type", "Proto", "IOPS", "#Jobs", "Notes"],
+            cells,
+            right={4, 5},
+            notes=qualify_text(rows).splitlines(),
+        )
+    ]
+
+
+def _profiles_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
+    overview = [
+        [
+            r["target"],
+            f"{fmt_rate(r.get('seq_read_bw'))} MiB/s",
+            f"{fmt_rate(r.get('seq_write_bw'))} MiB/s",
+            f"{fmt_iops(r.get('rand_read_iops'))} IOPS",
+            f"{fmt_iops(r.get('rand_write_iops'))} IOPS",
+        ]
+        for r in rows
+    ]
+    latency = [
+        [r["target"], f"{label} {ddir}"]
+        + [fmt_ns(r.get(f"{kind}_{ddir}_{x}")) for x in ("mean", "p95", "p99")]
+        for r in rows
+        for kind, label in (("seq", "Seq"), ("rand", "Rand 4k"))
+        for ddir in ("read", "write")
+        if f"{kind}_{ddir}_mean" in r
+    ]
+    return [
+        AnswerTable(
+            "Overview (seq 1 MiB rw iodepth 16; 4k randrw 70/30 iodepth 64)",
+            ["Storage Backend", "Seq Read", "Seq Write", "Rand 4k Read", "Rand 4k Write"],
+            overview,
+            right={1, 2, 3, 4},
+        ),
+        AnswerTable(
+            "Completion latency (clat)",
+            ["Storage Backend", "Direction", "clat mean", "p95", "p99"],
+            latency,
+            right={2, 3, 4},
+        ),
+    ]
+
+
+def _matrix_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
+    grids: dict[tuple[str, str], dict[str, dict[Any, float]]] = {}
+    for r in rows:
+        grid = grids.setdefault((str(r["target"]), str(r["rw"])), {})
+        grid[str(r["bs"])] = {v: t for v, t, _ in r["sweep"].values}
+    out = []
+    for (target, rw), grid in grids.items():
+        depths = list(dict.fromkeys(q for by_q in grid.values() for q in by_q))
+        out.append(
+            AnswerTable(
+                f"{target}: {rw} IOPS by block size and iodepth",
+                ["bs \\ iodepth", *map(str, depths)],
+                [
+                    [bs] + [fmt_iops(by_q[q]) if q in by_q else "-" for q in depths]
+                    for bs, by_q in grid.items()
+                ],
+                right=set(range(1, len(depths) + 1)),
+            )
+        )
+    optimal = [
+        [
+            str(r["target"]),
+            str(r["rw"]),
+            str(r["bs"]),
+            str(r["optimal_iodepth"]),
+            fmt_iops(r["optimal_iops"]),
+            str(r["best_iodepth"]),
+            fmt_iops(r["best_iops"]),
+            f"{r['knee'].before} → {r['knee'].at}" if r["knee"] else "-",
+        ]
+        for r in rows
+    ]
+    out.append(
+        AnswerTable(
+            "Optimal iodepth (the smallest reaching 95 % of the best IOPS)",
+            [
+                "target",
+                "rw",
+                "bs",
+                "optimal iodepth",
+                "IOPS",
+                "best iodepth",
+                "best IOPS",
+                "p99 climbs faster than IOPS",
+            ],
+            optimal,
+            right={3, 4, 5, 6, 7},
+        )
+    )
+    return out
+
+
+def _rados_table(g: dict[str, Any], several: bool) -> AnswerTable:
+    cols = g["columns"]
+    read = g["mode"] != "write"
+    return AnswerTable(
+        rados_heading(g["params"]) + (f" — {g['target']}" if several else ""),
+        ["", *(clients_heading(n) for n, _ in cols)],
+        [
+            [read_label if read else write_label]
+            + [_fmt_figure(g["figures"][n][key], divisor, decimals) for n, _ in cols]
+            for write_label, read_label, key, divisor, decimals in RADOS_ROWS
+        ],
+        right=set(range(1, len(cols) + 1)),
+        notes=rados_notes(g),
+    )
