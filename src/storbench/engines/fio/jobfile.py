@@ -160,7 +160,7 @@ _PATHS = (*_COLON_LISTS, "conf", *PATH_OPTIONS)
 
 def _job_line(key: str, value: Any) -> str:
     """One ``key=value`` line of a job file, or an error: the loader refuses such values with
-    the plan's line (plan.py); this is the last line of defence for a point that did not
+    the plan's line (plan/); this is the last line of defence for a point that did not
     come through it, so that nothing a value holds becomes a line or an option of its own."""
     if not _OPTION_NAME.fullmatch(key):
         raise PlanError(

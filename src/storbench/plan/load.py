@@ -1,0 +1,476 @@
+"""Loading a plan: YAML with line numbers and limits, then every check, into a Plan."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from storbench.errors import PlanError, suggestion
+from storbench.plan.checks import control_char, fio_option_names, shown
+from storbench.plan.model import Host, Plan, Target, Workload, combinations, fmt_count
+from storbench.plan.options import _OptionRules
+from storbench.plan.rules import (
+    MAX_DEPTH,
+    MAX_POINTS,
+    MAX_YAML_VALUES,
+    RADOS_BENCH,
+    RADOS_BENCH_KEYS,
+    REPORTS,
+    RESERVED_KEYS,
+    TARGET_OPTIONS,
+    TOP_KEYS,
+)
+from storbench.plan.targets import _TargetRules, parse_target_arg
+from storbench.plan.workloads import _WorkloadRules
+from storbench.plan.yamlpos import _describe, _line, _position, _too_deep
+
+
+class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
+    """One plan's text, checked and read into a :class:`Plan` (its rules are in the mixins:
+    options.py, workloads.py, targets.py)."""
+
+    def __init__(
+        self,
+        text: str,
+        source: str,
+        ceph_conf: str | None = None,
+        max_points: int = MAX_POINTS,
+    ) -> None:
+        self.text = text
+        self.source = source
+        self.ceph_conf = ceph_conf
+        self.max_points = max_points
+        self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
+        #: where each target was given: (node, key) in the plan, or the --target argument
+        self.target_at: dict[Target, tuple[Any, Any] | str] = {}
+
+    # -- error helpers
+    def err(
+        self,
+        msg: str,
+        node: Any = None,
+        key: Any = None,
+        fix: str | None = None,
+        origin_key: str | None = None,
+    ) -> PlanError:
+        if origin_key is not None and origin_key in self.set_keys:
+            if fix:  # show examples in the form they were given: `--set bs=4k`, not `bs: 4k`
+                fix = fix.replace(f"`{origin_key}: ", f"`--set {origin_key}=")
+            return PlanError(msg, file=f"--set {shown(self.set_keys[origin_key])}", fix=fix)
+        line, col = _position(node, key)
+        return PlanError(msg, file=self.source, line=line, column=col, fix=fix)
+
+    def yaml_error(self, e: MarkedYAMLError) -> PlanError:
+        """One message for a YAML syntax error, at the line the fix belongs on."""
+        problem = (e.problem or e.context or "invalid YAML").strip()
+        context = (e.context or "").strip()
+        mark = e.problem_mark or e.context_mark
+        fix = "check indentation, colons and quoting on this line and the one above"
+        unclosed = {
+            "flow sequence": ("this `[` is never closed", "close the list with `]`"),
+            "flow mapping": ("this `{` is never closed", "close the mapping with `}`"),
+            "quoted scalar": (
+                "this quoted string is never closed",
+                "end the string with the quote character it starts with",
+            ),
+        }
+        for what, (msg, how) in unclosed.items():
+            if what in context and e.context_mark is not None:
+                # the unclosed bracket or quote: its line is where the fix goes
+                mark = e.context_mark
+                problem = f"{msg} ({problem} on line {_line(e)})"
+                fix = how + (" and separate the items with commas" if "`" in how else "")
+                break
+        else:
+            if "duplicate key" in problem:
+                first = e.context_mark.line + 1 if e.context_mark else None
+                fix = "remove one of the two (a key may appear once in a mapping" + (
+                    f" that starts on line {first})" if first else ")"
+                )
+            elif "\\t" in problem or "\t" in problem:
+                fix = "indent with spaces, not tabs"
+            elif "mapping values are not allowed" in problem:
+                fix = (
+                    "indent this line like the other keys of its block (or quote a value that "
+                    "contains ': ')"
+                )
+            elif "expected <block end>" in problem or "block mapping" in context:
+                fix = "indent this line like the other keys of its block"
+        line = mark.line + 1 if mark else None
+        col = mark.column + 1 if mark else None
+        return PlanError(
+            f"malformed YAML: {problem}", file=self.source, line=line, column=col, fix=fix
+        )
+
+    def load(self, sets: list[str], target_args: list[str]) -> Plan:
+        doc = self.parse_yaml(self.text, file=self.source)
+        if doc is None:
+            raise PlanError(
+                "plan is empty",
+                file=self.source,
+                fix="a plan needs at least `workloads:` (see `storbench plan --help`)",
+            )
+        if not isinstance(doc, CommentedMap):
+            raise PlanError(
+                f"a plan must be a mapping (key: value lines) at the top level, not "
+                f"{_describe(doc)}",
+                file=self.source,
+                line=1,
+                fix="start with `name:`, `targets:` and `workloads:` keys "
+                "(see `storbench plan --help`)",
+            )
+        self.apply_sets(doc, sets)
+
+        for key in doc:
+            if key not in TOP_KEYS:
+                fix = suggestion(str(key), TOP_KEYS, f"top-level keys: {', '.join(TOP_KEYS)}")
+                raise self.err(f"unknown key {str(key)!r}", doc, key, fix=fix)
+
+        name = doc.get("name")
+        if name is None:
+            name = Path(self.source.removeprefix("suite:")).stem
+        if not isinstance(name, str) or not name.strip():
+            raise self.err(
+                f"`name` must be a non-empty string, not {_describe(name)}",
+                doc,
+                "name",
+                fix='name: my-plan (quote it if it looks like a number: name: "2024")',
+                origin_key="name",
+            )
+        self.check_name("`name`", name, doc, "name")
+        description = doc.get("description") or ""
+        if not isinstance(description, str):
+            raise self.err(
+                f"`description` must be a string, not {_describe(description)}",
+                doc,
+                "description",
+                fix="description: what the plan measures (use `|` for several lines)",
+                origin_key="description",
+            )
+        # never in a job file: newlines and tabs are fine, other control characters not
+        c = control_char(description, allow="\n\t")
+        if c is not None:
+            raise self.err(
+                f"`description` holds a control character ({c})",
+                doc,
+                "description",
+                fix="remove it (newlines are fine: `description: |` and the text below)",
+                origin_key="description",
+            )
+        repeat = doc.get("repeat", 1)
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+            raise self.err(
+                f"`repeat` must be a whole number ≥ 1, not {_describe(repeat)}",
+                doc,
+                "repeat",
+                fix="e.g. `repeat: 3` (runs every point 3 times)",
+                origin_key="repeat",
+            )
+        report = doc.get("report")
+        if report is not None and report not in REPORTS:
+            raise self.err(
+                f"unknown report {_describe(report)}",
+                doc,
+                "report",
+                fix=suggestion(str(report), REPORTS, f"one of: {', '.join(REPORTS)}"),
+                origin_key="report",
+            )
+
+        global_opts = (
+            self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}
+        )
+        workloads = self.workloads(doc, global_opts)
+        if target_args:
+            targets = [parse_target_arg(a, self.ceph_conf) for a in target_args]
+            self.target_at.update((t, a) for t, a in zip(targets, target_args, strict=True))
+        else:
+            targets = self.targets(doc)
+        hosts = self.hosts(doc, targets) if "hosts" in doc else []
+        if not targets and not (hosts and all(h.targets is not None for h in hosts)):
+            raise self.err(
+                "the plan has no targets",
+                doc,
+                "targets" if "targets" in doc else None,
+                fix="add `targets:` (e.g. `- file: /mnt/test/storbench.dat`) or pass --target PATH"
+                + (" (or give every host its own `targets:`)" if hosts else ""),
+            )
+        self.check_engines(workloads, targets, hosts, doc)
+        self.check_clients(workloads, hosts, doc)
+        if hosts:
+            pairs = [(t, h.local) for h in hosts for t in (h.targets or targets)]
+        else:
+            pairs = [(t, True) for t in targets]
+        pairs = list(dict.fromkeys(pairs))
+        self.check_local_targets([t for t, local in pairs if local])
+        self.check_sizes(pairs, workloads, doc)
+        self.check_blocks(workloads, [t for t, _ in pairs], doc)
+        if hosts:
+            self.check_no_output_files(workloads, doc)
+        plan = Plan(
+            name=name.strip(),
+            source=self.source,
+            text=self.text,
+            targets=targets,
+            workloads=workloads,
+            repeat=repeat,
+            description=description,
+            report=report,
+            overrides=list(sets),
+            hosts=hosts,
+            max_points=self.max_points,
+        )
+        self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
+        if any(wl.options.get("engine") == RADOS_BENCH for wl in workloads):
+            self.check_reads(plan, doc)
+        return plan
+
+    def parse_yaml(self, text: str, *, file: str | None, set_arg: str | None = None) -> Any:
+        """The YAML document of a plan (``file``) or a ``--set`` value (``set_arg``), refused
+        when it nests deeper than :data:`MAX_DEPTH` (ruamel's scanner slows down with the
+        square of the depth and its composer recurses once per level) or holds more than
+        :data:`MAX_YAML_VALUES` values once its aliases are expanded."""
+        where = {"file": file} if set_arg is None else {"file": f"--set {shown(set_arg)}"}
+        deep = _too_deep(text)
+        if deep is not None:
+            raise PlanError(
+                f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                line=deep if set_arg is None else None,
+                fix="a plan needs a few levels of `[`, `{` and indentation; remove the rest",
+                **where,
+            )
+        try:
+            if set_arg is None:
+                doc = YAML(typ="rt").load(io.StringIO(text))
+            else:
+                doc = YAML(typ="safe", pure=True).load(text)
+        except YAMLError as e:
+            if set_arg is not None:
+                raise PlanError(
+                    f"--set {shown(set_arg)}: the value is not valid YAML",
+                    fix="quote it, or write a list as [1,32]",
+                ) from None
+            if isinstance(e, MarkedYAMLError):
+                raise self.yaml_error(e) from None
+            raise PlanError(
+                f"malformed YAML: {e}", fix="check indentation, colons and quoting", **where
+            ) from None
+        except RecursionError:
+            raise PlanError(
+                "the YAML is nested too deeply",
+                fix=f"a plan needs a few levels; at most {MAX_DEPTH}",
+                **where,
+            ) from None
+        except TypeError:  # a list or mapping as a key inside a key
+            raise PlanError(
+                "malformed YAML: a list or mapping is used as a key",
+                fix="keys are plain words such as `bs:`",
+                **where,
+            ) from None
+        except (ValueError, OverflowError) as e:  # !!int abc, 2001-02-30, 5000-digit numbers
+            raise PlanError(
+                f"malformed YAML: a value YAML reads as a number, date or tagged value is "
+                f"invalid ({e})",
+                fix='quote it to make it a string, e.g. name: "2001-02-30"',
+                **where,
+            ) from None
+        self.check_yaml(doc, where)
+        return doc
+
+    def check_yaml(self, doc: Any, where: dict[str, str | None]) -> None:
+        """Refuse a document deeper than MAX_DEPTH, holding more than MAX_YAML_VALUES values
+        once its aliases (``*name``) are expanded (a "billion laughs"), referring to itself,
+        or with a list or mapping as a key. Without recursion, each node visited once."""
+        sizes: dict[int, int] = {}  # expanded size of each finished collection
+        open_: set[int] = set()  # collections being visited (their ancestors): a cycle
+        stack: list[tuple[Any, int, bool]] = [(doc, 0, False)]
+        distinct = 0  # values of the document as written (each alias's target counted once)
+
+        def children(node: Any) -> list[Any]:
+            return list(node.values()) if isinstance(node, dict) else list(node)
+
+        def fail(msg: str, node: Any, key: Any = None, fix: str = "") -> PlanError:
+            line, col = _position(node, key)
+            if where["file"] != self.source:
+                line = col = None
+            return PlanError(msg, line=line, column=col, fix=fix, **where)
+
+        while stack:
+            node, depth, done = stack.pop()
+            if not isinstance(node, dict | list | tuple | set | frozenset):
+                continue
+            nid = id(node)
+            if done:
+                open_.discard(nid)
+                kids = children(node)
+                size = 1 + sum(sizes.get(id(c), 1) for c in kids)
+                sizes[nid] = size
+                distinct += 1 + sum(1 for c in kids if id(c) not in sizes)
+                if size > MAX_YAML_VALUES:
+                    aliased = distinct <= MAX_YAML_VALUES
+                    raise fail(
+                        f"the plan holds more than {MAX_YAML_VALUES:,} values"
+                        + (" once its YAML aliases (*name) are expanded" if aliased else ""),
+                        node,
+                        fix="a plan needs a few dozen values; do not repeat aliases of aliases",
+                    )
+                continue
+            if nid in sizes:
+                continue
+            if nid in open_:
+                raise fail(
+                    "the YAML refers to itself through an alias (*name)",
+                    node,
+                    fix="remove the alias",
+                )
+            if depth > MAX_DEPTH:
+                raise fail(
+                    f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                    node,
+                    fix="a plan needs a few levels; remove the rest",
+                )
+            if isinstance(node, dict):
+                for k in node:
+                    if isinstance(k, dict | list | tuple | set | frozenset):
+                        raise fail(
+                            "a key is a list or mapping",
+                            node,
+                            k,
+                            fix="keys are plain words such as `bs:`",
+                        )
+            open_.add(nid)
+            stack.append((node, depth, True))
+            stack.extend((c, depth + 1, False) for c in children(node) if id(c) not in sizes)
+
+    def check_count(self, plan: Plan, doc: CommentedMap) -> None:
+        """Refuse a plan of more than ``max_points`` points before it is expanded."""
+        count = plan.point_count()
+        if count <= self.max_points:
+            return
+        slots = len(plan.host_slots()) if plan.hosts else len(plan.targets)
+        combos = sum(combinations(wl) for wl in plan.workloads)
+        parts = [f"repeat {fmt_count(plan.repeat)}"] if plan.repeat > 1 else []
+        parts.append(f"{slots} target{'s' if slots != 1 else ''}")
+        parts.append(f"{fmt_count(combos)} combination{'s' if combos != 1 else ''} of axes")
+        if "repeat" in doc and plan.repeat * slots > self.max_points:
+            at: tuple[Any, Any] = (doc, "repeat")
+        else:
+            biggest = max(range(len(plan.workloads)), key=lambda i: combinations(plan.workloads[i]))
+            at = (doc.get("workloads"), biggest)
+        raise self.err(
+            f"the plan expands to {fmt_count(count)} points ({' × '.join(parts)}), more than "
+            f"the limit of {self.max_points:,}",
+            *at,
+            fix="shrink the axes or `repeat`, or raise the limit: --max-points "
+            + (str(count) if count < 10**12 else "N"),
+            origin_key="repeat" if at[1] == "repeat" else None,
+        )
+
+    def check_engines(
+        self, workloads: list[Workload], targets: list[Target], hosts: list[Host], doc: Any
+    ) -> None:
+        """rados bench measures rados targets from this machine only."""
+        where = doc.get("workloads")
+        all_targets = [t for h in hosts for t in (h.targets or targets)] or targets
+        for i, wl in enumerate(workloads):
+            if wl.options.get("engine") != RADOS_BENCH:
+                continue
+            if hosts:
+                raise self.err(
+                    f"workload {wl.name!r}: rados bench runs on this machine, not on `hosts:`",
+                    where,
+                    i,
+                    fix="remove `hosts:` and use `clients: N` (N rados bench processes at "
+                    "once), or drop `engine: rados-bench` to use fio's rados engine on the hosts",
+                )
+            other = [t for t in all_targets if t.kind != "rados"]
+            if other:
+                raise self.err(
+                    f"workload {wl.name!r}: rados bench measures a pool, not the "
+                    f"{other[0].kind} {other[0].path}",
+                    where,
+                    i,
+                    fix="give it a `- rados: POOL` target (or --target rados:POOL); put file "
+                    "and rbd targets in a plan of their own",
+                )
+
+    def check_reads(self, plan: Plan, doc: Any) -> None:
+        """Every rados bench seq/rand point reads objects a write before it left."""
+        for p in plan.expand():
+            if p.engine == RADOS_BENCH and p.extra.get("dataset") is None:
+                wl = next(w for w in plan.workloads if w.name == p.workload)
+                i = plan.workloads.index(wl)
+                size = f", bs {p.params['bs']}" if "bs" in p.params else ""
+                raise self.err(
+                    f"workload {wl.name!r}: rados bench {p.params['mode']} reads the objects "
+                    f"a write left, and no `mode: write` point runs before it on "
+                    f"{p.target.label} with clients {p.params['clients']}{size}",
+                    doc.get("workloads"),
+                    i,
+                    fix="put a workload with `mode: write` (same clients and bs) before it",
+                )
+
+    def apply_sets(self, doc: CommentedMap, sets: list[str]) -> None:
+        for arg in sets:
+            key, sep, raw = arg.partition("=")
+            key = key.strip()
+            if not sep or not key:
+                raise PlanError(
+                    f"--set {arg!r} is not key=value",
+                    fix="e.g. --set runtime=2 or --set iodepth=[1,32]",
+                )
+            value = self.parse_yaml(raw, file=None, set_arg=arg) if raw.strip() else None
+            self.set_keys[key] = arg
+            if key in TOP_KEYS:
+                if key in ("targets", "workloads", "global"):
+                    raise PlanError(
+                        f"--set cannot replace `{key}`",
+                        fix="use --target PATH for targets; edit the plan file for workloads",
+                    )
+                doc[key] = value
+                continue
+            if key in TARGET_OPTIONS:
+                raise PlanError(
+                    f"--set {shown(arg)}: `{key}` comes from the target, not the workload",
+                    fix=f"pass --target {shown(raw.strip()) or 'PATH'} instead",
+                )
+            known = fio_option_names() | set(RESERVED_KEYS) | set(RADOS_BENCH_KEYS)
+            if key not in known:
+                raise PlanError(
+                    f"--set {shown(arg)}: {key!r} is not a fio option or plan key",
+                    fix=suggestion(
+                        key,
+                        known | set(TOP_KEYS),
+                        f"plan keys: {', '.join(TOP_KEYS)}; fio options: `fio --cmdhelp=all`",
+                    ),
+                )
+            glob = doc.get("global") if isinstance(doc.get("global"), dict) else {}
+            workloads = [wl for wl in doc.get("workloads") or [] if isinstance(wl, dict)]
+            # a key goes to the workloads whose engine has it (a plan may mix engines)
+            fitting = [
+                wl
+                for wl in workloads
+                if (wl.get("engine", glob.get("engine", "fio")) == RADOS_BENCH)
+                == (key in RADOS_BENCH_KEYS and key not in fio_option_names())
+                or key in ("runtime", "bs", "clients")
+            ]
+            if workloads and not fitting:
+                if key in ("iodepth", "numjobs"):
+                    fix = "use --set threads=N (rados bench's concurrent operations, -t)"
+                elif key in fio_option_names():
+                    fix = "the plan's rados-bench workloads take: " + ", ".join(RADOS_BENCH_KEYS)
+                else:
+                    fix = "only `engine: rados-bench` workloads take it"
+                raise PlanError(
+                    f"--set {shown(arg)}: no workload of the plan has `{key}`",
+                    file=self.source,
+                    fix=fix,
+                )
+            if glob:
+                glob.pop(key, None)
+            for wl in fitting:
+                wl[key] = value

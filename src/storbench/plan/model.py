@@ -1,0 +1,436 @@
+"""What a plan is once loaded: targets, hosts, workloads, points and the plan itself, and
+its expansion into points."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from storbench.errors import PlanError
+from storbench.plan.rules import (
+    CEPH_FIO_ENGINE,
+    CEPH_KINDS,
+    DEFAULT_FIO_PORT,
+    FILE_OPTIONS,
+    LOCAL,
+    LOG_PREFIX_OPTIONS,
+    MAX_POINTS,
+    MMAP_TYPES,
+    RADOS_BENCH,
+    RADOS_BENCH_WRITE_BS,
+    UNLINK_OPTIONS,
+    WRITE_RW,
+    WRITING_ENGINES,
+)
+from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
+
+
+@dataclass(frozen=True)
+class Target:
+    """What is measured: a file, a block device or a directory (on the local host), an RBD
+    image (``path`` is ``POOL/IMAGE``) or a RADOS pool (``path`` is the pool)."""
+
+    kind: str
+    path: str
+    name: str | None = None
+    conf: str | None = None  # Ceph targets: the cluster's ceph.conf
+    client: str | None = None  # Ceph targets: the client name (fio clientname=, rados --id)
+    size: int | None = None  # rbd: the size of the image storbench creates when it is missing
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return f"{self.kind}:{self.path}" if self.ceph else self.path
+
+    @property
+    def ceph(self) -> bool:
+        return self.kind in CEPH_KINDS
+
+    @property
+    def pool(self) -> str:
+        """The pool of a Ceph target."""
+        return self.path.split("/", 1)[0]
+
+    @property
+    def image(self) -> str:
+        """The image of an rbd target."""
+        return self.path.split("/", 1)[1]
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "path": self.path}
+        for k in ("name", "conf", "client", "size"):
+            if getattr(self, k) is not None:
+                d[k] = getattr(self, k)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Target:
+        return cls(
+            kind=d["kind"],
+            path=d["path"],
+            name=d.get("name"),
+            conf=d.get("conf"),
+            client=d.get("client"),
+            size=d.get("size"),
+        )
+
+
+@dataclass(frozen=True)
+class Host:
+    """A host of ``hosts:``: a fio server at ``address``:``port``, or ``local`` (the
+    controller, where storbench starts a loopback fio server for the run itself)."""
+
+    address: str
+    port: int = DEFAULT_FIO_PORT
+    name: str | None = None
+    targets: tuple[Target, ...] | None = None  # None: the plan's targets
+
+    @property
+    def local(self) -> bool:
+        return self.address == LOCAL
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return LOCAL if self.local else f"{self.address}:{self.port}"
+
+
+@dataclass(frozen=True)
+class PointHost:
+    """One host of a point and the target it measures there."""
+
+    label: str
+    address: str
+    port: int
+    target: Target
+
+    @property
+    def local(self) -> bool:
+        return self.address == LOCAL
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "address": self.address,
+            "port": self.port,
+            "target": self.target.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PointHost:
+        return cls(
+            label=d["label"],
+            address=d["address"],
+            port=int(d["port"]),
+            target=Target.from_dict(d["target"]),
+        )
+
+
+@dataclass
+class Workload:
+    name: str
+    options: dict[str, Any]  # global options, then the workload's own; lists are axes
+    line: int | None = None
+
+
+@dataclass
+class Point:
+    """One cell of the matrix: one engine invocation with fully resolved parameters."""
+
+    index: int
+    key: str  # stable identity: hash of target, workload name and params (not repetition)
+    repetition: int
+    target: Target
+    workload: str
+    params: dict[str, Any]  # resolved fio options of the workload (no target options)
+    axes: dict[str, Any]  # the swept options and this point's value of each
+    extra: dict[str, Any] = field(default_factory=dict)  # options storbench adds (randseed)
+    est_seconds: float | None = None
+    #: The hosts the point runs on at once (fio client/server), each with its own target;
+    #: empty for a plan without ``hosts:`` (fio runs locally). ``target`` then only names
+    #: the point's targets for display.
+    hosts: list[PointHost] = field(default_factory=list)
+
+    @property
+    def writes(self) -> bool:
+        if self.engine == RADOS_BENCH:
+            return self.params.get("mode") == "write"
+        return workload_writes(self.params)
+
+    @property
+    def targets(self) -> list[Target]:
+        """What the point measures: each host's own target, or its target without hosts."""
+        return [h.target for h in self.hosts] if self.hosts else [self.target]
+
+    @property
+    def engine(self) -> str:
+        """``fio`` or ``rados-bench``."""
+        return str(self.params.get("engine", "fio"))
+
+    def label(self) -> str:
+        shown = " ".join(f"{k}={v}" for k, v in self.axes.items())
+        return f"{self.workload} {shown}".strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "key": self.key,
+            "repetition": self.repetition,
+            "target": self.target.to_dict(),
+            "workload": self.workload,
+            "params": self.params,
+            "axes": self.axes,
+            "extra": self.extra,
+            "est_seconds": self.est_seconds,
+            **({"hosts": [h.to_dict() for h in self.hosts]} if self.hosts else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Point:
+        return cls(
+            index=d["index"],
+            key=d["key"],
+            repetition=d["repetition"],
+            target=Target.from_dict(d["target"]),
+            workload=d["workload"],
+            params=d["params"],
+            axes=d["axes"],
+            extra=d.get("extra", {}),
+            est_seconds=d.get("est_seconds"),
+            hosts=[PointHost.from_dict(h) for h in d.get("hosts") or []],
+        )
+
+
+def workload_writes(params: dict[str, Any]) -> bool:
+    """Whether a workload writes: fio's default rw is read; verify/trim writes count too, and
+    so do engines that change files whatever ``rw`` says and ``unlink`` (fio deletes the file)."""
+    rw = str(params.get("rw", params.get("readwrite", "read"))).split(":")[0]
+    if rw in WRITE_RW or str(params.get("ioengine", "")).strip() in WRITING_ENGINES:
+        return True
+    return any(k in params and _flag_set(params[k]) for k in UNLINK_OPTIONS)
+
+
+def _flag_set(value: Any) -> bool:
+    """Whether a fio bool option is on (a bare flag is; unsure values count as on)."""
+    if value is None:
+        return True
+    if isinstance(value, int | float):
+        return value != 0
+    return str(value).strip().lower() not in ("0", "false", "no", "off")
+
+
+def mmap_file(params: dict[str, Any]) -> str | None:
+    """The file fio's buffers are mapped from (``mem: mmap:/path``), or None."""
+    for opt in ("mem", "iomem"):
+        kind, sep, path = str(params.get(opt) or "").partition(":")
+        if sep and kind.strip() in MMAP_TYPES:
+            return path
+    return None
+
+
+def output_files(params: dict[str, Any], target: Target) -> list[tuple[str, str, bool]]:
+    """The files fio writes for a point besides its target, as (option, path, prefix):
+    ``prefix`` True when fio adds ``_TYPE.N.log`` to the path (write_bw_log ...). e4defrag's
+    donor file counts in a directory target (elsewhere fio puts it in its working directory,
+    a temporary one of storbench's)."""
+    out = [(o, str(params[o]), o in LOG_PREFIX_OPTIONS) for o in FILE_OPTIONS if o in params]
+    mapped = mmap_file(params)
+    if mapped is not None:
+        out.append(("mem" if "mem" in params else "iomem", mapped, False))
+    if "donorname" in params and target.kind == "directory":
+        out.append(("donorname", os.path.join(target.path, str(params["donorname"])), False))
+    return out
+
+
+@dataclass
+class Plan:
+    name: str
+    source: str  # file path, or "suite:NAME"
+    text: str  # the plan text as read
+    targets: list[Target]
+    workloads: list[Workload]
+    repeat: int = 1
+    description: str = ""
+    report: str | None = None
+    overrides: list[str] = field(default_factory=list)
+    hosts: list[Host] = field(default_factory=list)
+    max_points: int = MAX_POINTS
+
+    def point_count(self) -> int:
+        """How many points :meth:`expand` makes, counted without making them."""
+        slots = len(self.host_slots()) if self.hosts else len(self.targets)
+        return self.repeat * slots * sum(combinations(wl) for wl in self.workloads)
+
+    def host_slots(self) -> list[list[tuple[Host, Target]]]:
+        """Per target index, each host with its target there (hosts in plan order)."""
+        lists = [list(h.targets) if h.targets is not None else self.targets for h in self.hosts]
+        count = len(lists[0]) if lists else 0
+        return [[(h, ts[i]) for h, ts in zip(self.hosts, lists, strict=True)] for i in range(count)]
+
+    def expand(self) -> list[Point]:
+        """The matrix as an ordered list of points.
+
+        Repetitions run as rounds (the whole matrix, then again), so slow drift of the
+        target spreads over every point instead of biasing the last ones. With ``repeat`` > 1
+        each round gets its own ``randseed`` (unless the plan sets one), so repetitions touch
+        independent random offsets yet stay reproducible.
+
+        With ``hosts:`` a point runs on every host (or on the first ``clients`` of them),
+        each host on its own target of the same index.
+        """
+        count = self.point_count()
+        if count > self.max_points:  # the loader refuses first, naming the line
+            raise PlanError(
+                f"the plan expands to {fmt_count(count)} points, more than {self.max_points:,}",
+                file=self.source,
+                fix="shrink the axes or `repeat`, or raise the limit with --max-points",
+            )
+        points: list[Point] = []
+        datasets = _Datasets(self.targets)
+        slots: list[tuple[Target, list[tuple[Host, Target]]]]
+        if self.hosts:
+            slots = [(slot_target([t for _, t in slot]), slot) for slot in self.host_slots()]
+        else:
+            slots = [(t, []) for t in self.targets]
+        for rep in range(self.repeat):
+            for target, slot in slots:
+                for wl in self.workloads:
+                    axis_names = [k for k, v in wl.options.items() if isinstance(v, list)]
+                    axis_values = [wl.options[k] for k in axis_names]
+                    for combo in itertools.product(*axis_values):
+                        params = dict(wl.options)
+                        params.update(zip(axis_names, combo, strict=True))
+                        extra: dict[str, Any] = {}
+                        hosts: list[PointHost] = []
+                        if params.get("engine") == RADOS_BENCH:
+                            # `clients` concurrent rados bench processes on this machine
+                            params["clients"] = int(params.get("clients", 1))
+                            extra["dataset"] = datasets.name(target, params, rep)
+                        else:
+                            clients = int(params.pop("clients", len(slot)))
+                            hosts = [
+                                PointHost(h.label, h.address, h.port, t) for h, t in slot[:clients]
+                            ]
+                            if target.ceph:
+                                params["ioengine"] = CEPH_FIO_ENGINE[target.kind]
+                            if self.repeat > 1 and not {"randseed", "randrepeat"} & params.keys():
+                                extra["randseed"] = 0x5B00 + rep
+                        points.append(
+                            Point(
+                                index=len(points),
+                                key=point_key(target, wl.name, params, hosts),
+                                repetition=rep,
+                                target=target,
+                                workload=wl.name,
+                                params=params,
+                                axes=dict(zip(axis_names, combo, strict=True)),
+                                extra=extra,
+                                est_seconds=estimate_seconds(params),
+                                hosts=hosts,
+                            )
+                        )
+        return points
+
+
+def combinations(wl: Workload) -> int:
+    """The points of one workload on one target in one repetition: its axes multiplied."""
+    return math.prod(len(v) for v in wl.options.values() if isinstance(v, list))
+
+
+def fmt_count(n: int) -> str:
+    """``1,000,000``; a number too long to print in full (Python refuses ints of more than
+    4300 digits) as its order of magnitude."""
+    if n.bit_length() > 200:
+        return f"about 10^{int(n.bit_length() * math.log10(2))}"
+    return f"{n:,}"
+
+
+class _Datasets:
+    """The objects a rados bench ``write`` leaves for the ``seq``/``rand`` points after it.
+
+    A write's dataset is named after its target, object size, client count and repetition;
+    a read point uses the dataset of the last write before it with the same target, client
+    count and repetition (and object size, when the read names one: without, it takes the
+    write's, which is the size it reads). The runner prefixes the run: the rados bench run
+    name of client c is ``storbench-r<RUN>-<dataset>[-c<c>]``.
+    """
+
+    def __init__(self, targets: list[Target]) -> None:
+        self.targets = targets
+        self.written: dict[tuple[Target, int, int], list[tuple[int, str]]] = {}
+
+    def name(self, target: Target, params: dict[str, Any], rep: int) -> str | None:
+        clients = int(params["clients"])
+        key = (target, clients, rep)
+        if params.get("mode") == "write":
+            params.setdefault("bs", RADOS_BENCH_WRITE_BS)
+            size = parse_size(params["bs"])
+            t = self.targets.index(target) if target in self.targets else 0
+            name = f"t{t}-{size}b-{clients}c-rep{rep}"
+            self.written.setdefault(key, []).append((size, name))
+            return name
+        writes = self.written.get(key, [])
+        if "bs" in params:
+            size = parse_size(params["bs"])
+            writes = [w for w in writes if w[0] == size]
+        if not writes:
+            return None
+        size, name = writes[-1]
+        params.setdefault("bs", fmt_size_short(size))
+        return name
+
+
+def slot_target(targets: list[Target]) -> Target:
+    """The target that names a point's per-host targets in tables: the target itself when
+    every host measures the same path, else the first one, named after all of them."""
+    first = targets[0]
+    paths = list(dict.fromkeys(t.label for t in targets))
+    if len(paths) == 1:
+        return first
+    shown = ", ".join(paths[:3]) + (f" (+{len(paths) - 3})" if len(paths) > 3 else "")
+    return Target(first.kind, first.path, name=shown)
+
+
+def point_key(
+    target: Target,
+    workload: str,
+    params: dict[str, Any],
+    hosts: list[PointHost] | None = None,
+) -> str:
+    items: list[Any] = [target.kind, target.path, workload, params]
+    if hosts:
+        items.append([[h.address, h.port, h.target.kind, h.target.path] for h in hosts])
+    blob = json.dumps(items, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def estimate_seconds(params: dict[str, Any]) -> float | None:
+    """Planned duration of a point: ramp_time + runtime (an upper bound unless time_based)."""
+    try:
+        limit = params.get("runtime", params.get("timeout"))  # timeout: fio's alias
+        runtime = parse_time(limit) if limit is not None else None
+        ramp = parse_time(params.get("ramp_time", 0))
+    except UnitError:
+        return None
+    if not runtime:  # none, or 0: fio's "no time limit" (the point ends with its size)
+        return None
+    return ramp + runtime
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def job_section_name(workload: str) -> str:
+    """A workload name made safe for a fio job section header."""
+    return _SAFE_NAME.sub("_", workload)[:60] or "job"

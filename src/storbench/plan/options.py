@@ -1,0 +1,323 @@
+"""The workload options of a plan: each value checked and read (sizes, times, numbers, lists
+that make axes)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+from storbench.errors import PlanError, suggestion
+from storbench.plan.checks import (
+    fio_option_names,
+    fix_for,
+    job_value_problem,
+    name_problem,
+    path_problem,
+)
+from storbench.plan.model import _flag_set, fmt_count, mmap_file
+from storbench.plan.rules import (
+    _EXAMPLE,
+    _NEGATIVE,
+    ENGINES,
+    FILE_OPTIONS,
+    INT_OPTIONS,
+    INT_RANGES,
+    MAX_INT,
+    MAX_SIZE,
+    NEEDS_VALUE,
+    NEGATIVE_OK,
+    RADOS_BENCH,
+    RADOS_BENCH_KEYS,
+    RADOS_BENCH_MODES,
+    RANGE_WHY,
+    REFUSED_OPTIONS,
+    RESERVED_KEYS,
+    RW_VALUES,
+    SIZE_OPTIONS,
+    TARGET_OPTIONS,
+    TIME_OPTIONS,
+    Scalar,
+)
+from storbench.plan.yamlpos import _compound, _describe, _position
+from storbench.units import UnitError, parse_size, parse_time
+
+
+class _OptionRules:
+    """The loader's checks of option values (a mixin of plan.load._Loader)."""
+
+    def options(
+        self, node: Any, parent: Any, key: Any, where: str, engine: str | None = None
+    ) -> dict[str, Any]:
+        """The options of a workload (``engine`` fio or rados-bench: only its keys) or of
+        ``global:`` (``engine`` None: the keys of any engine)."""
+        if not isinstance(node, dict):
+            raise self.err(
+                f"`{where}` must be a mapping of fio options, not {_describe(node)}",
+                parent,
+                key,
+                fix=f"{where}:\n  ioengine: libaio\n  direct: 1",
+            )
+        out: dict[str, Any] = {}
+        for opt, value in node.items():
+            opt_s = str(opt)
+            if engine == RADOS_BENCH or (engine is None and opt_s in RADOS_BENCH_KEYS):
+                if opt_s not in RADOS_BENCH_KEYS:
+                    fio_only = opt_s in fio_option_names()
+                    raise self.err(
+                        f"{where}: `{opt_s}` is "
+                        + ("a fio option, not one of rados bench" if fio_only else "unknown")
+                        + " (the workload says `engine: rados-bench`)",
+                        node,
+                        opt,
+                        fix=(
+                            "use `threads` for concurrent operations (rados bench -t)"
+                            if opt_s in ("iodepth", "numjobs")
+                            else "use `mode` (write, seq, rand)"
+                            if opt_s in ("rw", "readwrite")
+                            else suggestion(
+                                opt_s,
+                                RADOS_BENCH_KEYS,
+                                f"a rados-bench workload has: {', '.join(RADOS_BENCH_KEYS)}",
+                            )
+                        ),
+                        origin_key=opt_s,
+                    )
+                out[opt_s] = self.option_value(opt_s, value, node, opt, where)
+                continue
+            if opt_s in ("mode", "threads"):
+                raise self.err(
+                    f"{where}: `{opt_s}` is a rados bench key, not a fio option",
+                    node,
+                    opt,
+                    fix="add `engine: rados-bench` to the workload to run rados bench"
+                    + (" (fio's own: `thread` runs jobs as threads)" if opt_s == "threads" else ""),
+                    origin_key=opt_s,
+                )
+            if opt_s in REFUSED_OPTIONS:
+                why, fix = REFUSED_OPTIONS[opt_s]
+                raise self.err(f"{where}: `{opt_s}` {why}", node, opt, fix=fix, origin_key=opt_s)
+            if opt_s in TARGET_OPTIONS:
+                raise self.err(
+                    f"{where}: `{opt_s}` comes from the target, not the workload",
+                    node,
+                    opt,
+                    fix="name files, devices and directories under `targets:` "
+                    "(or pass --target PATH); Ceph pools and images as `- rbd: POOL/IMAGE` "
+                    "or `- rados: POOL` (with `clientname:` and `conf:` there)",
+                    origin_key=opt_s,
+                )
+            if opt_s not in fio_option_names() and opt_s not in RESERVED_KEYS:
+                fix = suggestion(
+                    opt_s, fio_option_names(), "`fio --cmdhelp=all` lists fio's options"
+                )
+                raise self.err(
+                    f"{where}: unknown fio option {opt_s!r}", node, opt, fix=fix, origin_key=opt_s
+                )
+            out[opt_s] = self.option_value(opt_s, value, node, opt, where)
+        return out
+
+    def option_value(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Any:
+        if isinstance(value, list):
+            if not value:
+                raise self.err(
+                    f"{where}: `{opt}` is an empty list",
+                    node,
+                    key,
+                    fix=f"give at least one value (`{opt}: [a, b]`), or a single value",
+                    origin_key=opt,
+                )
+            out = []
+            for i, v in enumerate(value):
+                # point at the list item when it sits on a line of its own
+                at = (
+                    (value, i)
+                    if _position(value, i)[0] not in (None, _position(node, key)[0])
+                    else (node, key)
+                )
+                v = self.scalar(opt, v, at[0], at[1], where)
+                if any(str(v) == str(prev) for prev in out):
+                    raise self.err(
+                        f"{where}: `{opt}` lists {v!r} twice",
+                        *at,
+                        fix="list each value once (`repeat: N` runs every point N times)",
+                        origin_key=opt,
+                    )
+                out.append(v)
+            return out
+        return self.scalar(opt, value, node, key, where)
+
+    def scalar(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Scalar:
+        def fail(msg: str, fix: str) -> PlanError:
+            return self.err(f"{where}: `{opt}` {msg}", node, key, fix=fix, origin_key=opt)
+
+        if isinstance(value, dict | list):
+            kind = "a mapping (key: value lines)" if isinstance(value, dict) else "a nested list"
+            return_fix = f"write `{opt}: VALUE` or `{opt}: [VALUE, VALUE]` on one line"
+            if isinstance(value, dict):
+                return_fix += " (a `key: value` indented under it reads as a mapping)"
+            raise fail(f"must be a value or a list of values, not {kind}", return_fix)
+        if isinstance(value, bool):
+            value = int(value)
+        if value is None and opt == "ioengine":
+            value = "null"  # YAML reads fio's `null` engine as a null value
+        if value is None and opt in FILE_OPTIONS:
+            raise fail(
+                "needs an absolute path (without one, fio writes into its working directory, "
+                "a temporary one storbench removes after the run)",
+                f"e.g. `{opt}: /var/tmp/storbench/{'w' if opt != 'write_iolog' else 'w.iolog'}`",
+            )
+        if value is None:
+            if opt in NEEDS_VALUE:
+                raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")
+            return None  # a flag such as `group_reporting:` is written as a bare option
+        if isinstance(value, float) and not math.isfinite(value):
+            raise fail(f"must be a finite number, not {value}", "give a number")
+        if isinstance(value, str):
+            problem = job_value_problem(value)
+            if problem:
+                raise fail(problem, fix_for(problem))
+        self.check_value(opt, value, fail)
+        try:
+            if opt in SIZE_OPTIONS and not _compound(value):
+                size = parse_size(value)
+                if size <= 0:
+                    raise fail(
+                        f"must be more than 0, not {value}",
+                        "omit `size` to use the whole file or device (fio's default; a file "
+                        "storbench creates needs one), or give e.g. `size: 10g`"
+                        if opt == "size"
+                        else f"omit it for fio's default, or give e.g. "
+                        f"`{opt}: {_EXAMPLE.get(opt, '4k')}`",
+                    )
+                if size > MAX_SIZE:
+                    raise fail(f"is larger than fio can count: {value}", f"at most {MAX_SIZE}")
+            elif opt in TIME_OPTIONS:
+                secs = parse_time(value)
+                if not math.isfinite(secs):
+                    raise fail(f"must be a finite time, not {value}", f"e.g. `{opt}: 60`")
+                if secs < 0:
+                    raise fail(
+                        f"must be 0 or more, not {value}",
+                        f"e.g. `{opt}: {_EXAMPLE.get(opt, 0)}` (seconds)"
+                        + ("; 0: no time limit" if opt == "runtime" else ""),
+                    )
+                if secs * 1e6 >= 2**63:
+                    raise fail(f"is longer than fio can count: {value}", f"e.g. `{opt}: 60`")
+        except UnitError:
+            if opt in SIZE_OPTIONS:
+                raise fail(
+                    f"is not a size: {value!r}",
+                    f"use fio's size syntax, e.g. `{opt}: {_EXAMPLE.get(opt, '4k')}` "
+                    "(k, m, g, t are powers of 1024; a plain number is bytes)",
+                ) from None
+            raise fail(
+                f"is not a time: {value!r}",
+                f"use fio's time syntax, e.g. `{opt}: 60` (seconds) or 60s, 2m, 500ms",
+            ) from None
+        if opt in INT_OPTIONS:
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+                raise fail(
+                    f"must be a whole number, not {_describe(value)}",
+                    f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`, or a list for an axis: `{opt}: [1, 32]`"
+                    if opt in ("iodepth", "numjobs")
+                    else f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`",
+                )
+            lo, hi = INT_RANGES.get(opt, (0, MAX_INT))
+            n = int(value)
+            if n < lo or n > hi:
+                span = f"{lo} or more" if n < lo and hi > 1000 else f"{lo} to {hi}"
+                raise fail(
+                    f"must be {span}, not {fmt_count(n)}"
+                    + (f" ({RANGE_WHY[opt]})" if opt in RANGE_WHY and n > hi else ""),
+                    f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`",
+                )
+        negative = (
+            value < 0 if isinstance(value, int | float) else bool(_NEGATIVE.match(str(value)))
+        )
+        if negative and opt not in NEGATIVE_OK:
+            raise fail(
+                f"must be 0 or more, not {value} (fio reads a negative number as a huge one)",
+                f"give `{opt}` a value of 0 or more",
+            )
+        if opt == "engine" and value not in ENGINES:
+            raise fail(
+                f"cannot be {value!r}",
+                suggestion(str(value), ENGINES, f"one of: {', '.join(ENGINES)}") or "",
+            )
+        if opt == "mode" and value not in RADOS_BENCH_MODES:
+            raise fail(
+                f"cannot be {value!r}",
+                suggestion(str(value), RADOS_BENCH_MODES, "")
+                or f"one of: {', '.join(RADOS_BENCH_MODES)} (rados bench's modes)",
+            )
+        if opt in ("rw", "readwrite") and str(value).split(":")[0] not in RW_VALUES:
+            raise fail(
+                f"cannot be {value!r}",
+                suggestion(str(value).split(":")[0], RW_VALUES, f"one of: {', '.join(RW_VALUES)}")
+                or "",
+            )
+        if isinstance(value, str | int | float):
+            return value
+        return str(value)
+
+    def check_value(self, opt: str, value: Any, fail: Callable[[str, str], PlanError]) -> None:
+        """Values that run a command, let fio write a mounted device or name a file badly."""
+        text = str(value).strip()
+        if opt == "ioengine" and text == "exec":
+            raise fail(
+                "`exec` runs a command: storbench does not run commands from a plan",
+                "run the command yourself, before or beside `storbench run`",
+            )
+        if opt == "allow_mounted_write" and _flag_set(value):
+            raise fail(
+                "lets fio write to a mounted device: storbench never does",
+                "remove it (unmount the device to benchmark it)",
+            )
+        path: str | None = None
+        if opt in FILE_OPTIONS:
+            path = str(value)
+        elif opt in ("mem", "iomem"):
+            path = mmap_file({opt: value})
+        if path is not None:
+            problem = path_problem(path) if path else None
+            if problem:
+                raise fail(f"names a file that {problem}", fix_for(problem))
+            if not os.path.isabs(path):
+                example = "/var/tmp/storbench/" + ("w.iolog" if opt == "write_iolog" else "w")
+                if opt in ("mem", "iomem"):
+                    example = f"{text.partition(':')[0].strip()}:/var/tmp/storbench.mmap"
+                raise fail(
+                    f"must name an absolute path, not {path!r} (fio runs in a temporary "
+                    "directory storbench removes after the run)",
+                    f"e.g. `{opt}: {example}`",
+                )
+        if opt == "donorname":
+            problem = path_problem(str(value))
+            if problem:
+                raise fail(problem, fix_for(problem))
+            if "/" in str(value) or str(value) in (".", ".."):
+                raise fail(
+                    "must be a file name: fio puts e4defrag's donor file in the target "
+                    "directory (or in its own temporary one)",
+                    "e.g. `donorname: storbench.donor`",
+                )
+
+    def check_name(self, what: str, name: Any, node: Any, key: Any) -> None:
+        """A name shown in tables and written into job-file comment lines: a short string
+        on one line."""
+        origin = "name" if what == "`name`" else None
+        if not isinstance(name, str | int | float):
+            raise self.err(
+                f"{what} must be a string, not {_describe(name)}",
+                node,
+                key,
+                fix="e.g. `name: fast-disk`",
+                origin_key=origin,
+            )
+        problem = name_problem(str(name))
+        if problem:
+            raise self.err(f"{what} {problem}", node, key, fix=fix_for(problem), origin_key=origin)

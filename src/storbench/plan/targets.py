@@ -1,0 +1,412 @@
+"""Targets and hosts of a plan: files, devices, directories, Ceph images and pools, and the
+hosts that run the points."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from storbench.errors import PlanError, suggestion
+from storbench.plan.checks import control_char, fix_for, path_problem, shown
+from storbench.plan.model import Host, Target
+from storbench.plan.rules import (
+    CEPH_KINDS,
+    CEPH_TARGET_KEYS,
+    DEFAULT_CEPH_CONF,
+    DEFAULT_FIO_PORT,
+    FS_KINDS,
+    HOST_KEYS,
+    LOCAL,
+    MAX_NAME_CHARS,
+    MAX_SIZE,
+    TARGET_KEYS,
+    TARGET_KINDS,
+)
+from storbench.plan.yamlpos import _describe
+from storbench.units import UnitError, parse_size
+
+
+class _TargetRules:
+    """The loader's reading of targets and hosts (a mixin of plan.load._Loader)."""
+
+    def targets(self, doc: CommentedMap) -> list[Target]:
+        return self.target_list(doc.get("targets"), doc, "targets")
+
+    def target_list(self, node: Any, parent: Any, key: Any) -> list[Target]:
+        example = "targets:\n  - file: /mnt/test/storbench.dat\n  - device: /dev/sdb"
+        if node is None:
+            return []
+        if not isinstance(node, list):
+            raise self.err(
+                f"`targets` must be a list, not {_describe(node)}",
+                parent,
+                key,
+                fix=f"start each target with `- `, e.g.\n{example}",
+            )
+        out: list[Target] = []
+        for i, item in enumerate(node):
+            if not isinstance(item, dict):
+                raise self.err(
+                    f"each target must be a mapping such as `- file: PATH`, not {_describe(item)}",
+                    node,
+                    i,
+                    fix=f"say what it is: file, device or directory, e.g.\n{example}",
+                )
+            for k in item:
+                if k not in TARGET_KEYS:
+                    raise self.err(
+                        f"unknown target key {str(k)!r}",
+                        item,
+                        k,
+                        fix=suggestion(
+                            str(k),
+                            TARGET_KEYS,
+                            f"a target is one of: {', '.join(TARGET_KINDS)} (and an optional name)",
+                        ),
+                    )
+            kinds = [k for k in TARGET_KINDS if k in item]
+            if len(kinds) != 1:
+                raise self.err(
+                    f"a target needs exactly one of {', '.join(TARGET_KINDS)}"
+                    + (f", not {' and '.join(kinds)}" if kinds else ""),
+                    node,
+                    i,
+                    fix=f"one `- KIND: PATH` line per target, e.g.\n{example}",
+                )
+            kind = kinds[0]
+            path = item[kind]
+            if kind in CEPH_KINDS:
+                out.append(self.ceph_target(kind, item, node, i))
+                continue
+            for k in CEPH_TARGET_KEYS:
+                if k in item:
+                    raise self.err(
+                        f"`{k}` belongs to Ceph targets (rbd, rados), not to a {kind}",
+                        item,
+                        k,
+                        fix="remove it"
+                        + (" (a workload's `size:` sets fio's size)" if k == "size" else ""),
+                    )
+            if not isinstance(path, str) or not path.strip():
+                raise self.err(
+                    f"`{kind}` needs a path, not {_describe(path)}",
+                    item,
+                    kind,
+                    fix=f"e.g. `- {kind}: "
+                    + {"file": "/mnt/test/storbench.dat", "device": "/dev/sdb"}.get(
+                        kind, "/mnt/test"
+                    )
+                    + "`",
+                )
+            name = item.get("name")
+            path = path.strip()
+            problem = path_problem(path)
+            if problem:
+                raise self.err(f"the {kind} path {problem}", item, kind, fix=fix_for(problem))
+            if kind == "device" and not os.path.isabs(path):
+                raise self.err(
+                    f"a device path must be absolute, not {path!r} (fio runs in a directory "
+                    "of its own)",
+                    item,
+                    kind,
+                    fix="e.g. `- device: /dev/sdb`",
+                )
+            if name is not None:
+                self.check_name("target `name`", name, item, "name")
+            target = Target(
+                kind=kind, path=os.path.abspath(path), name=str(name) if name is not None else None
+            )
+            self.target_at.setdefault(target, (item, kind))
+            out.append(target)
+        return out
+
+    def ceph_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
+        """``- rbd: POOL/IMAGE`` (optional ``size`` of the image to create) or
+        ``- rados: POOL``, each with optional ``conf`` (ceph.conf) and ``clientname``."""
+        path = item[kind]
+        if not isinstance(path, str):
+            path = str(path) if isinstance(path, int) else ""
+        size = item.get("size")
+        if "size" in item:
+            if kind != "rbd":
+                raise self.err(
+                    "`size` is the size of an rbd image; a rados target has none",
+                    item,
+                    "size",
+                    fix="remove it (a workload's `size:` sets how much fio writes)",
+                )
+            try:
+                size = parse_size(size)
+            except UnitError:
+                raise self.err(
+                    f"`size` is not a size: {size!r}",
+                    item,
+                    "size",
+                    fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
+                ) from None
+            if not 0 < size <= MAX_SIZE:
+                raise self.err(
+                    f"`size` must be more than 0 (and less than 8 EiB), not {size}",
+                    item,
+                    "size",
+                    fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
+                )
+        for k in ("conf", "clientname"):
+            if k in item and (not isinstance(item[k], str) or not item[k].strip()):
+                raise self.err(
+                    f"`{k}` must be a non-empty string, not {_describe(item[k])}",
+                    item,
+                    k,
+                    fix="e.g. `conf: /etc/ceph/ceph.conf`"
+                    if k == "conf"
+                    else "e.g. `clientname: admin` (the Ceph user without `client.`)",
+                )
+        client = item.get("clientname")
+        if isinstance(client, str) and client.startswith("client."):
+            client = client[len("client.") :]
+        name = item.get("name")
+        for k in ("conf", "clientname"):
+            problem = path_problem(item[k].strip()) if k in item else None
+            if problem:
+                raise self.err(f"`{k}` {problem}", item, k, fix=fix_for(problem))
+        if name is not None:
+            self.check_name("target `name`", name, item, "name")
+        try:
+            return ceph_target(
+                kind,
+                path,
+                item.get("conf") or self.ceph_conf,
+                name=str(name) if name is not None else None,
+                client=client.strip() if isinstance(client, str) else None,
+                size=size,
+            )
+        except ValueError as e:
+            article = "an" if kind == "rbd" else "a"
+            raise self.err(
+                f"not {article} {kind} target: {_describe(item[kind])}", item, kind, fix=str(e)
+            ) from None
+
+    def hosts(self, doc: CommentedMap, targets: list[Target]) -> list[Host]:
+        node = doc.get("hosts")
+        example = (
+            "hosts:\n  - address: 192.0.2.10\n  - address: 192.0.2.11\n    port: 8766\n"
+            "    targets:\n      - device: /dev/vdb"
+        )
+        if not isinstance(node, list) or not node:
+            raise self.err(
+                f"`hosts` must be a non-empty list, not {_describe(node)}",
+                doc,
+                "hosts",
+                fix=f"one `- address: ADDRESS` per host (a fio server, `storbench agent`; "
+                f"`local` for this machine), e.g.\n{example}",
+                origin_key="hosts",
+            )
+        out: list[Host] = []
+        seen: dict[tuple[str, int], int] = {}
+        labels: dict[str, int] = {}
+        for i, item in enumerate(node):
+            if not isinstance(item, dict):
+                raise self.err(
+                    f"each host must be a mapping such as `- address: 192.0.2.10`, not "
+                    f"{_describe(item)}",
+                    node,
+                    i,
+                    fix=f"write `address:` (and optionally port, name, targets), e.g.\n{example}",
+                )
+            for k in item:
+                if k not in HOST_KEYS:
+                    raise self.err(
+                        f"unknown host key {str(k)!r}",
+                        item,
+                        k,
+                        fix=suggestion(str(k), HOST_KEYS, f"a host has: {', '.join(HOST_KEYS)}"),
+                    )
+            address = item.get("address")
+            if not isinstance(address, str) or not address.strip():
+                raise self.err(
+                    f"a host needs an `address`, not {_describe(address)}",
+                    item if "address" in item else node,
+                    "address" if "address" in item else i,
+                    fix="e.g. `- address: 192.0.2.10` (the fio server started with "
+                    "`storbench agent`), or `- address: local` for this machine",
+                )
+            address = address.strip()
+            if control_char(address) is not None:
+                raise self.err(
+                    f"host address {shown(address)} holds a control character "
+                    f"({control_char(address)})",
+                    item,
+                    "address",
+                    fix="give the address alone, e.g. `address: 192.0.2.10`",
+                )
+            if (
+                address.startswith(("[", "ip6:"))
+                or any(c in address for c in ",: ;#$")
+                or len(address) > MAX_NAME_CHARS
+            ):
+                raise self.err(
+                    f"host address {address!r} is not an IPv4 address or host name",
+                    item,
+                    "address",
+                    fix="give the address alone (e.g. 192.0.2.10) and the port under `port:` "
+                    "(IPv6 addresses: use a host name)",
+                )
+            port = item.get("port", DEFAULT_FIO_PORT)
+            if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+                raise self.err(
+                    f"host `port` must be a whole number from 1 to 65535, not {_describe(port)}",
+                    item,
+                    "port",
+                    fix=f"e.g. `port: {DEFAULT_FIO_PORT}` (fio's default)",
+                )
+            if address == LOCAL and "port" in item:
+                raise self.err(
+                    "the `local` host takes no port: storbench starts its fio server itself",
+                    item,
+                    "port",
+                    fix="remove `port:` from this host",
+                )
+            name = item.get("name")
+            if name is not None and (not isinstance(name, str | int) or not str(name).strip()):
+                raise self.err(
+                    f"host `name` must be a non-empty string, not {_describe(name)}",
+                    item,
+                    "name",
+                    fix="e.g. `name: vm01`",
+                )
+            if name is not None:
+                self.check_name("host `name`", str(name).strip(), item, "name")
+            own = (
+                tuple(self.target_list(item["targets"], item, "targets"))
+                if item.get("targets") is not None
+                else None
+            )
+            if own is not None and not own:
+                raise self.err(
+                    "`targets` of a host is empty",
+                    item,
+                    "targets",
+                    fix="list this host's targets, or remove `targets:` to use the plan's",
+                )
+            host = Host(
+                address=address,
+                port=port,
+                name=str(name).strip() if name is not None else None,
+                targets=own,
+            )
+            ident = (address, port if address != LOCAL else 0)
+            if ident in seen:
+                first = f"host {seen[ident] + 1}"
+                raise self.err(
+                    f"host {host.label} is listed twice (as {first} and host {i + 1})",
+                    node,
+                    i,
+                    fix="list each fio server once (a different `port:` for a second server "
+                    "on the same machine)",
+                )
+            if host.label in labels:
+                raise self.err(
+                    f"two hosts are named {host.label!r}",
+                    node,
+                    i,
+                    fix="give each host its own `name:`",
+                )
+            seen[ident] = i
+            labels[host.label] = i
+            out.append(host)
+        counts = [(h, len(h.targets) if h.targets is not None else len(targets)) for h in out]
+        if len({c for _, c in counts}) > 1:
+            odd = min(counts, key=lambda hc: [c for _, c in counts].count(hc[1]))
+            others = max((c for _, c in counts), key=[c for _, c in counts].count)
+            raise self.err(
+                f"host {odd[0].label} has {odd[1]} target(s), the other hosts {others}: every "
+                "host needs the same number of targets (point i uses each host's i-th target)",
+                node,
+                out.index(odd[0]),
+                fix="list the same number of targets under each host (or none, to use the "
+                "plan's `targets:`)",
+            )
+        return out
+
+
+def default_ceph_conf() -> str:
+    """``$CEPH_CONF``, else /etc/ceph/ceph.conf (what the ceph tools read by default)."""
+    return os.environ.get("CEPH_CONF") or DEFAULT_CEPH_CONF
+
+
+def ceph_target(kind: str, path: str, conf: str | None = None, **kw: Any) -> Target:
+    """An rbd (``POOL/IMAGE``) or rados (``POOL``) target; raises ValueError with the fix
+    when the name cannot be one."""
+    path = path.strip()
+    parts = path.split("/")
+    want = 2 if kind == "rbd" else 1
+    if (
+        len(parts) != want
+        or not all(parts)
+        or any(c.isspace() for c in path)
+        or path_problem(path) is not None
+    ):
+        raise ValueError(
+            "rbd:POOL/IMAGE (e.g. rbd:bench/storbench)"
+            if kind == "rbd"
+            else "rados:POOL (e.g. rados:bench)"
+        )
+    conf = os.path.abspath(conf) if conf else os.path.abspath(default_ceph_conf())
+    problem = path_problem(conf)
+    if problem:
+        raise ValueError(f"the ceph.conf path {conf!r} {problem}: {fix_for(problem)}")
+    client = kw.get("client")
+    if client is not None and path_problem(client):
+        raise ValueError(f"the client name {client!r} {path_problem(client)}")
+    return Target(kind, path, conf=conf, **kw)
+
+
+def parse_target_arg(arg: str, ceph_conf: str | None = None) -> Target:
+    """``--target`` value: ``file:PATH``, ``device:PATH``, ``directory:PATH``,
+    ``rbd:POOL/IMAGE``, ``rados:POOL`` or a bare path (a block device or a path under /dev is
+    a device, an existing directory a directory, anything else a file). ``ceph_conf``
+    (``--ceph-conf``) is the ceph.conf of Ceph targets (default: :func:`default_ceph_conf`)."""
+    for kind in CEPH_KINDS:
+        if arg.startswith(kind + ":"):
+            try:
+                return ceph_target(kind, arg[len(kind) + 1 :], ceph_conf)
+            except ValueError as e:
+                article = "an" if kind == "rbd" else "a"
+                raise PlanError(
+                    f"--target {shown(arg)}: not {article} {kind} target", fix=str(e)
+                ) from None
+    for kind in (*FS_KINDS, "dir"):
+        if arg.startswith(kind + ":"):
+            path = arg[len(kind) + 1 :]
+            if not path:
+                raise PlanError(
+                    f"--target {shown(arg)}: no path after {kind}:", fix=f"--target {kind}:/path"
+                )
+            _check_target_arg(arg, path)
+            kind = "directory" if kind == "dir" else kind
+            return Target(kind, os.path.abspath(path))
+    if not arg.strip():
+        raise PlanError("--target needs a path", fix="--target ./scratch.dat or --target /dev/sdb")
+    _check_target_arg(arg, arg)
+    # absolute: fio runs in a temporary directory of its own
+    path = os.path.abspath(arg)
+    try:
+        mode = os.stat(arg).st_mode
+    except OSError:
+        if path.startswith("/dev/"):
+            return Target("device", path)  # preflight says it does not exist
+        return Target("file", path)
+    if stat.S_ISBLK(mode):
+        return Target("device", path)
+    if stat.S_ISDIR(mode):
+        return Target("directory", path)
+    return Target("file", path)
+
+
+def _check_target_arg(arg: str, path: str) -> None:
+    problem = path_problem(path)
+    if problem:
+        raise PlanError(f"--target {shown(arg)}: the path {problem}", fix=fix_for(problem))

@@ -1,0 +1,312 @@
+"""Workloads: their options in order, block sizes, output files, rados bench's keys and the
+sizes and client counts that must fit."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from storbench.errors import PlanError
+from storbench.plan.checks import shown
+from storbench.plan.model import Host, Target, Workload, mmap_file
+from storbench.plan.rules import (
+    ENGINES,
+    FILE_OPTIONS,
+    RADOS_BENCH,
+    RADOS_BENCH_DEFAULTS,
+    RADOS_BENCH_KEYS,
+)
+from storbench.plan.yamlpos import _compound, _describe, _position, _submap
+from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
+
+
+class _WorkloadRules:
+    """The loader's reading of workloads (a mixin of plan.load._Loader)."""
+
+    def check_local_targets(self, targets: list[Target]) -> None:
+        """What a local target is must match its kind: a ``file:`` that is a directory, a
+        ``device:`` that is no block device or a ``directory:`` that is a file would record a
+        failed point (a missing one is for preflight to report: it may appear before the
+        run). Targets of remote hosts are not on this machine: nothing to look at here."""
+        for t in targets:
+            if t.ceph:
+                continue
+            try:
+                mode = os.stat(t.path).st_mode
+            except OSError:
+                continue
+            at = self.target_at.get(t)
+            arg = isinstance(at, str)  # given as --target
+            if t.kind == "file" and stat.S_ISDIR(mode):
+                msg = f"`file:` target {t.path} is a directory"
+                fix = (
+                    f"--target directory:{t.path}" if arg else f"`- directory: {t.path}`"
+                ) + " (fio makes files of its own in it), or name a file inside it"
+            elif t.kind == "device" and not stat.S_ISBLK(mode):
+                what = (
+                    "a directory"
+                    if stat.S_ISDIR(mode)
+                    else "a character device"
+                    if stat.S_ISCHR(mode)
+                    else "a file"
+                )
+                msg = f"{t.path} is not a block device but {what}: `device:` must be one"
+                fix = "name a block device (lsblk lists them)" + (
+                    ", or a file with `file:`" if not stat.S_ISDIR(mode) else ""
+                )
+            elif t.kind == "directory" and not stat.S_ISDIR(mode):
+                msg = f"`directory:` target {t.path} is not a directory"
+                fix = "name a directory, or a file with `file:`"
+            else:
+                continue
+            if isinstance(at, str):
+                raise PlanError(f"--target {shown(at)}: {msg}", fix=fix)
+            raise self.err(msg, *(at or (None, None)), fix=fix)
+
+    def option_at(self, doc: CommentedMap, i: int, opt: str) -> tuple[Any, Any]:
+        """Where workload ``i`` got option ``opt``: its own key, else ``global:``'s."""
+        items = doc.get("workloads")
+        item = items[i] if isinstance(items, list) else None
+        if isinstance(item, dict) and opt in item:
+            return item, opt
+        glob = doc.get("global")
+        if isinstance(glob, dict) and opt in glob:
+            return glob, opt
+        return items, i
+
+    def check_blocks(
+        self, workloads: list[Workload], targets: list[Target], doc: CommentedMap
+    ) -> None:
+        """Every block size of a workload fits each of its sizes (every combination of the
+        axes): fio refuses to run a job whose size is below its block size, and a directory
+        target's files (size / nrfiles each) smaller than a block get no I/O at all."""
+        directories = any(t.kind == "directory" for t in targets)
+
+        def sizes(wl: Workload, opt: str) -> list[tuple[Any, int]]:
+            values = wl.options.get(opt)
+            out = []
+            for v in values if isinstance(values, list) else [values]:
+                if v is None or _compound(v):
+                    continue
+                try:
+                    out.append((v, parse_size(v)))
+                except UnitError:
+                    continue
+            return out
+
+        for i, wl in enumerate(workloads):
+            if wl.options.get("engine") == RADOS_BENCH:
+                continue
+            bs_opt = "bs" if "bs" in wl.options else "blocksize"
+            for bs_text, bs in sizes(wl, bs_opt):
+                for other in ("size", "filesize"):
+                    for text, n in sizes(wl, other):
+                        if bs > n:
+                            raise self.err(
+                                f"workload {wl.name!r}: `{bs_opt}` {bs_text} is larger than "
+                                f"`{other}` {text}: fio refuses a job smaller than its block",
+                                *self.option_at(doc, i, bs_opt),
+                                fix=f"lower `{bs_opt}` or raise `{other}` (each `{bs_opt}` "
+                                f"must fit each `{other}` of the axes)",
+                                origin_key=bs_opt,
+                            )
+                if not directories or "filesize" in wl.options:
+                    continue
+                nrfiles = wl.options.get("nrfiles", wl.options.get("nr_files", 1))
+                for files in nrfiles if isinstance(nrfiles, list) else [nrfiles]:
+                    for text, n in sizes(wl, "size"):
+                        if int(files) > 1 and bs > n // int(files):
+                            raise self.err(
+                                f"workload {wl.name!r}: `size` {text} over `nrfiles` {files} "
+                                f"gives each of the {files} files in a directory target "
+                                f"{fmt_size_short(n // int(files))} bytes, less than "
+                                f"`{bs_opt}` {bs_text}: fio would do no I/O on them",
+                                *self.option_at(doc, i, "nrfiles"),
+                                fix="raise `size`, lower `nrfiles`, or give each file a `filesize`",
+                                origin_key="nrfiles",
+                            )
+
+    def check_no_output_files(self, workloads: list[Workload], doc: CommentedMap) -> None:
+        """With ``hosts:`` fio writes the files of write_iolog, write_*_log, mem=mmap:FILE
+        and donorname where storbench cannot check them: on each host, or (the logs) on
+        this machine as NAME.HOST through fio's client."""
+        for i, wl in enumerate(workloads):
+            for opt in (*FILE_OPTIONS, "mem", "iomem", "donorname"):
+                value = wl.options.get(opt)
+                values = value if isinstance(value, list) else [value]
+                if opt not in wl.options or (
+                    opt in ("mem", "iomem") and all(mmap_file({opt: v}) is None for v in values)
+                ):
+                    continue
+                raise self.err(
+                    f"workload {wl.name!r}: `{opt}` writes a file, and with `hosts:` fio "
+                    "writes it where storbench cannot check that it overwrites nothing (on "
+                    "each host, or as NAME.HOST on this machine)",
+                    *self.option_at(doc, i, opt),
+                    fix="remove it, or run the workload in a plan without `hosts:`",
+                    origin_key=opt,
+                )
+
+    def workloads(self, doc: CommentedMap, global_opts: dict[str, Any]) -> list[Workload]:
+        node = doc.get("workloads")
+        example = "workloads:\n  - name: rand4k\n    rw: randread\n    bs: 4k\n    size: 1g"
+        if node is None:
+            raise self.err(
+                "the plan has no workloads"
+                + (" (`workloads:` is empty)" if "workloads" in doc else ""),
+                doc,
+                "workloads" if "workloads" in doc else None,
+                fix=f"add a list of workloads, e.g.\n{example}",
+            )
+        if not isinstance(node, list) or not node:
+            raise self.err(
+                f"`workloads` must be a non-empty list, not {_describe(node)}",
+                doc,
+                "workloads",
+                fix=f"start each workload with `- ` under `workloads:`, e.g.\n{example}",
+            )
+        out: list[Workload] = []
+        seen: set[str] = set()
+        for i, item in enumerate(node):
+            if not isinstance(item, dict):
+                raise self.err(
+                    f"each workload must be a mapping of fio options, not {_describe(item)}",
+                    node,
+                    i,
+                    fix=f"write the workload's options under it, e.g.\n{example}",
+                )
+            item = dict(item) if not isinstance(item, CommentedMap) else item
+            raw_name = item.get("name", f"w{i + 1}")
+            if not isinstance(raw_name, str | int) or not str(raw_name).strip():
+                raise self.err(
+                    f"workload `name` must be a non-empty string, not {_describe(raw_name)}",
+                    item,
+                    "name",
+                    fix="name: rand4k",
+                )
+            name = str(raw_name).strip()
+            self.check_name("workload `name`", name, item, "name")
+            if name in seen:
+                raise self.err(
+                    f"two workloads are named {name!r}",
+                    item,
+                    "name",
+                    fix="give each workload its own name",
+                )
+            seen.add(name)
+            opts = {k: v for k, v in item.items() if k != "name"}
+            where = f"workload {name!r}"
+            engine = opts.get("engine", global_opts.get("engine", "fio"))
+            if engine not in ENGINES:
+                self.scalar("engine", engine, item if "engine" in item else node, "engine", where)
+            own = self.options(_submap(item, opts), node, i, where, engine=engine)
+            # global options apply where they mean something: fio options to fio workloads,
+            # rados bench keys to rados-bench workloads (a plan may mix both)
+            fits = (
+                (lambda k: k in RADOS_BENCH_KEYS)
+                if engine == RADOS_BENCH
+                else (lambda k: k not in ("mode", "threads"))
+            )
+            merged = {
+                **{k: v for k, v in global_opts.items() if k not in own and fits(k)},
+                **own,
+            }
+            if engine == RADOS_BENCH:
+                merged = {**RADOS_BENCH_DEFAULTS, **merged, "engine": RADOS_BENCH}
+                self.check_rados_bench(name, merged, item, node, i)
+            elif "engine" in merged:
+                merged.pop("engine")  # fio is the default: not a job option
+            out.append(Workload(name=name, options=merged, line=_position(node, i)[0]))
+        return out
+
+    def check_rados_bench(
+        self, name: str, opts: dict[str, Any], item: Any, node: Any, i: int
+    ) -> None:
+        """A rados-bench workload needs a mode and a runtime in whole seconds."""
+        where = f"workload {name!r}"
+        if "mode" not in opts:
+            raise self.err(
+                f"{where}: a rados-bench workload needs `mode`",
+                node,
+                i,
+                fix="add `mode: write` (then `seq` or `rand` workloads read what it wrote)",
+            )
+        if "runtime" not in opts:
+            raise self.err(
+                f"{where}: a rados-bench workload needs `runtime` (rados bench's seconds)",
+                node,
+                i,
+                fix="add e.g. `runtime: 60` (or --set runtime=60)",
+            )
+        for t in opts["runtime"] if isinstance(opts["runtime"], list) else [opts["runtime"]]:
+            secs = parse_time(t)
+            if secs < 1 or not float(secs).is_integer():
+                raise self.err(
+                    f"{where}: rados bench runs whole seconds (≥ 1), not `runtime: {t}`",
+                    item if "runtime" in item else node,
+                    "runtime" if "runtime" in item else i,
+                    fix="e.g. `runtime: 60`",
+                    origin_key="runtime",
+                )
+
+    def check_clients(
+        self, workloads: list[Workload], hosts: list[Host], doc: CommentedMap
+    ) -> None:
+        """``clients`` (the number of hosts a point runs on) needs ``hosts:`` and at most
+        as many clients as hosts."""
+        for i, wl in enumerate(workloads):
+            if "clients" not in wl.options or wl.options.get("engine") == RADOS_BENCH:
+                continue  # rados bench: `clients` processes on this machine
+            values = wl.options["clients"]
+            where = (doc.get("workloads"), i)
+            if not hosts:
+                raise self.err(
+                    f"workload {wl.name!r}: `clients` needs `hosts:` (the hosts a point runs on)",
+                    *where,
+                    fix="list the hosts under `hosts:`, or remove `clients`",
+                    origin_key="clients",
+                )
+            for n in values if isinstance(values, list) else [values]:
+                if int(n) > len(hosts):
+                    raise self.err(
+                        f"workload {wl.name!r}: `clients` {n} but the plan names "
+                        f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}",
+                        *where,
+                        fix=f"at most {len(hosts)}, e.g. `clients: "
+                        f"[{', '.join(str(k) for k in range(1, len(hosts) + 1))}]`",
+                        origin_key="clients",
+                    )
+
+    def check_sizes(
+        self, targets: list[tuple[Target, bool]], workloads: list[Workload], doc: CommentedMap
+    ) -> None:
+        """A file or directory target that fio or storbench creates needs a size to lay out
+        (``targets``: each with whether it is on this machine). An existing local file may do
+        without; a file on a remote host is read at its own size when the workload has none
+        (storbench cannot see whether it exists: fio says so if it does not)."""
+        for t, local in targets:
+            if t.kind in ("device", "rbd") or (t.kind == "file" and not local):
+                continue  # a device's or image's own size
+            for wl in workloads:
+                if wl.options.get("engine") == RADOS_BENCH:
+                    continue
+                if (
+                    "size" not in wl.options
+                    and "filesize" not in wl.options
+                    and not (t.kind == "file" and os.path.exists(t.path))
+                ):
+                    raise self.err(
+                        f"workload {wl.name!r} has no `size` for {t.kind} target {t.path}",
+                        doc.get("workloads"),
+                        workloads.index(wl),
+                        fix="add e.g. `size: 1g` to the workload (or --set size=1g)"
+                        + (
+                            " (fio's rados engine writes size/nrfiles per object, at most "
+                            "osd_max_object_size: 128 MiB by default)"
+                            if t.kind == "rados"
+                            else ""
+                        ),
+                    )
