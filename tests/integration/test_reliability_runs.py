@@ -52,6 +52,15 @@ def q(db: Path, sql: str) -> list[tuple[object, ...]]:
         con.close()
 
 
+def has_runs(db: Path, n: int) -> bool:
+    """Whether ``db`` holds ``n`` runs; False while the starting run is still creating it
+    (the file exists a moment before its tables do)."""
+    try:
+        return db.exists() and q(db, "SELECT COUNT(*) FROM runs") == [(n,)]
+    except sqlite3.OperationalError:
+        return False
+
+
 def fio_processes(marker: str) -> list[int]:
     """Live (not zombie) fio processes whose command line mentions ``marker``."""
     found = []
@@ -201,7 +210,7 @@ def test_resume_refuses_a_run_that_is_executing(tmp_path: Path) -> None:
     plan.write_text(LONG.format(target=tmp_path / "s.dat", runtime=4))
     proc = start("run", str(plan), db=db, cwd=tmp_path)
     try:
-        wait_until(lambda: db.exists() and q(db, "SELECT COUNT(*) FROM runs") == [(1,)])
+        wait_until(lambda: has_runs(db, 1))
         r = sb("resume", "latest", db=db, cwd=tmp_path)
         assert r.returncode == 2, r.stdout + r.stderr
         assert "is executing right now" in r.stderr and "Traceback" not in r.stderr
@@ -221,7 +230,7 @@ def test_concurrent_second_run_on_the_same_target_is_refused(tmp_path: Path) -> 
     plan.write_text(LONG.format(target=target, runtime=4))
     proc = start("run", str(plan), db=db, cwd=tmp_path)
     try:
-        wait_until(lambda: db.exists() and q(db, "SELECT COUNT(*) FROM runs") == [(1,)])
+        wait_until(lambda: has_runs(db, 1))
         # the same database, and another one: the target's own lock tells either
         for where in (db, other_db):
             r = sb("run", str(plan), db=where, cwd=tmp_path)
@@ -255,7 +264,7 @@ def test_orphans_sigkill_stops_the_local_hosts_fio_server_and_its_jobs(tmp_path:
         + LONG.format(target=tmp_path / "s.dat", runtime=120).replace("name: long\n", "")
     )
     proc = start("run", str(plan), db=db, cwd=tmp_path)
-    wait_until(lambda: db.exists() and q(db, "SELECT token FROM runs") != [])
+    wait_until(lambda: has_runs(db, 1))
     ((token,),) = q(db, "SELECT token FROM runs")
     # the server, its connection process and the job process (which leaves the session)
     wait_until(lambda: len(marked(str(token))) >= 3)
