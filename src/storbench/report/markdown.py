@@ -157,38 +157,9 @@ def matrix_markdown(summaries: list[PointSummary], mrows: list[dict[str, Any]]) 
         ]
         out.append(table(["bs \\ iodepth", *map(str, qds)], rows))
     if mrows:
-        out.append("### Optimal iodepth (the smallest reaching 95 % of the best IOPS)\n")
-        rows = []
-        for r in mrows:
-            knee = r["knee"]
-            rows.append(
-                [
-                    str(r["target"]),
-                    str(r["rw"]),
-                    str(r["bs"]),
-                    str(r["optimal_iodepth"]),
-                    fmt_iops(r["optimal_iops"]),
-                    str(r["best_iodepth"]),
-                    fmt_iops(r["best_iops"]),
-                    f"{knee.before} → {knee.at}" if knee else "-",
-                ]
-            )
-        out.append(
-            table(
-                [
-                    "target",
-                    "rw",
-                    "bs",
-                    "optimal iodepth",
-                    "IOPS",
-                    "best iodepth",
-                    "best IOPS",
-                    "p99 climbs faster than IOPS",
-                ],
-                rows,
-                right={3, 4, 5, 6, 7},
-            )
-        )
+        t = suites.matrix_optimal_table(mrows)
+        out.append(f"### {t.title}\n")
+        out.append(table(t.headers, t.rows, right=t.right))
     return "\n".join(out)
 
 

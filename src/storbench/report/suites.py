@@ -21,7 +21,7 @@ from storbench.analysis.answers import (  # noqa: F401  (the answers' data, rend
 )
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee
-from storbench.report.safe import md_text
+from storbench.report.safe import md_table, md_text
 from storbench.units import (
     UnitError,
     fmt_iops,
@@ -115,33 +115,13 @@ def profiles_latency_table(rows: list[dict[str, Any]]) -> Table:
 
 
 def profiles_markdown(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| Storage Backend | Seq Read | Seq Write | Rand 4k Read | Rand 4k Write |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {md_text(r['target'])} | {fmt_rate(r.get('seq_read_bw'))} MiB/s | "
-            f"{fmt_rate(r.get('seq_write_bw'))} MiB/s | "
-            f"{fmt_iops(r.get('rand_read_iops'))} IOPS | "
-            f"{fmt_iops(r.get('rand_write_iops'))} IOPS |"
-        )
-    lines += [
-        "",
-        "| Storage Backend | Direction | clat mean | p95 | p99 |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for r in rows:
-        for kind, label in (("seq", "Seq"), ("rand", "Rand 4k")):
-            for ddir in ("read", "write"):
-                if f"{kind}_{ddir}_mean" in r:
-                    lines.append(
-                        f"| {md_text(r['target'])} | {label} {ddir} | "
-                        f"{fmt_ns(r.get(f'{kind}_{ddir}_mean'))} | "
-                        f"{fmt_ns(r.get(f'{kind}_{ddir}_p95'))} | "
-                        f"{fmt_ns(r.get(f'{kind}_{ddir}_p99'))} |"
-                    )
-    return "\n".join(lines) + "\n"
+    """Seed 001's two tables: the overview, then the completion latency."""
+    overview, latency = _profiles_tables(rows)
+    return (
+        md_table(overview.headers, overview.rows, overview.right)
+        + "\n"
+        + md_table(latency.headers, latency.rows, latency.right)
+    )
 
 
 def matrix_tables(summaries: list[PointSummary]) -> list[Table]:
@@ -299,19 +279,16 @@ def rados_markdown(groups: list[dict[str, Any]]) -> str:
     several_targets = len({g["target"] for g in groups}) > 1
     for g in groups:
         heading = rados_heading(g["params"]) + (f" — {g['target']}" if several_targets else "")
-        cols = g["columns"]
+        t = _rados_table(g, several=False)
         lines = [
             f"### {md_text(heading)}",
             "",
-            "| | " + " | ".join(clients_heading(n) for n, _ in cols) + " |",
-            "|---|" + "---:|" * len(cols),
+            "| | " + " | ".join(t.headers[1:]) + " |",
+            "|---|" + "---:|" * (len(t.headers) - 1),
         ]
-        read = g["mode"] != "write"
-        for write_label, read_label, key, divisor, decimals in RADOS_ROWS:
-            cells = [_fmt_figure(g["figures"][n][key], divisor, decimals) for n, _ in cols]
-            lines.append(f"| {read_label if read else write_label} | " + " | ".join(cells) + " |")
+        lines += ["| " + " | ".join(row) + " |" for row in t.rows]
         lines.append("")
-        lines += [f"- {md_text(note)}" for note in rados_notes(g)]
+        lines += [f"- {md_text(note)}" for note in t.notes]
         out.append("\n".join(lines) + "\n")
     return "\n".join(out) if out else "(no rados bench point in this run)\n"
 
@@ -425,36 +402,7 @@ def _matrix_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
                 right=set(range(1, len(depths) + 1)),
             )
         )
-    optimal = [
-        [
-            str(r["target"]),
-            str(r["rw"]),
-            str(r["bs"]),
-            str(r["optimal_iodepth"]),
-            fmt_iops(r["optimal_iops"]),
-            str(r["best_iodepth"]),
-            fmt_iops(r["best_iops"]),
-            f"{r['knee'].before} → {r['knee'].at}" if r["knee"] else "-",
-        ]
-        for r in rows
-    ]
-    out.append(
-        AnswerTable(
-            "Optimal iodepth (the smallest reaching 95 % of the best IOPS)",
-            [
-                "target",
-                "rw",
-                "bs",
-                "optimal iodepth",
-                "IOPS",
-                "best iodepth",
-                "best IOPS",
-                "p99 climbs faster than IOPS",
-            ],
-            optimal,
-            right={3, 4, 5, 6, 7},
-        )
-    )
+    out.append(matrix_optimal_table(rows))
     return out
 
 
@@ -471,4 +419,37 @@ def _rados_table(g: dict[str, Any], several: bool) -> AnswerTable:
         ],
         right=set(range(1, len(cols) + 1)),
         notes=rados_notes(g),
+    )
+
+
+def matrix_optimal_table(rows: list[dict[str, Any]]) -> AnswerTable:
+    """The matrix answer's table: per target, rw and block size, the optimal iodepth and
+    its IOPS, the best, and where p99 climbs faster than IOPS."""
+    optimal = [
+        [
+            str(r["target"]),
+            str(r["rw"]),
+            str(r["bs"]),
+            str(r["optimal_iodepth"]),
+            fmt_iops(r["optimal_iops"]),
+            str(r["best_iodepth"]),
+            fmt_iops(r["best_iops"]),
+            f"{r['knee'].before} → {r['knee'].at}" if r["knee"] else "-",
+        ]
+        for r in rows
+    ]
+    return AnswerTable(
+        "Optimal iodepth (the smallest reaching 95 % of the best IOPS)",
+        [
+            "target",
+            "rw",
+            "bs",
+            "optimal iodepth",
+            "IOPS",
+            "best iodepth",
+            "best IOPS",
+            "p99 climbs faster than IOPS",
+        ],
+        optimal,
+        right={3, 4, 5, 6, 7},
     )
