@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from storbench import __version__, engines
@@ -15,6 +17,7 @@ from storbench.plan import (
     Plan,
     Point,
     load_plan,
+    schema,
     suite_names,
 )
 from storbench.report import safe
@@ -43,7 +46,14 @@ def plan() -> None:
       repeat: 3
 
     Every workload key is a fio option; `global:` holds options for all workloads.
+    `storbench plan keys` lists every other key a plan may hold.
     """
+
+
+@plan.command("keys", context_settings=CONTEXT)
+def plan_keys() -> None:
+    """Every key a plan file may hold, what it takes and does, as Markdown."""
+    sys.stdout.write(schema.keys_markdown())
 
 
 @plan.command(

@@ -1,42 +1,45 @@
-"""The plan's vocabulary: target kinds and keys, reserved and refused options, limits and
-ranges, the values options take. What the loader checks against."""
+"""The plan's vocabulary: target kinds and keys (read from schema.py, where every key is
+declared with its documentation), reserved and refused options, limits and ranges, the
+values options take. What the loader checks against."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from storbench.plan import schema
+
 #: Targets on this machine's file system (or a fio server's).
-FS_KINDS = ("file", "device", "directory")
+FS_KINDS = schema.TARGET_KINDS.names()[:3]
 #: Ceph targets: an RBD image (``POOL/IMAGE``) and a RADOS pool.
-CEPH_KINDS = ("rbd", "rados")
+CEPH_KINDS = schema.TARGET_KINDS.names()[3:]
 TARGET_KINDS = (*FS_KINDS, *CEPH_KINDS)
-TOP_KEYS = ("name", "description", "targets", "hosts", "workloads", "global", "repeat", "report")
+TOP_KEYS = schema.PLAN.names()
 #: Keys of a Ceph target besides its kind: image size to create (rbd), ceph.conf, client name.
-CEPH_TARGET_KEYS = ("size", "conf", "clientname")
-TARGET_KEYS = (*TARGET_KINDS, "name", *CEPH_TARGET_KEYS)
+CEPH_TARGET_KEYS = schema.TARGET_MORE.names()[1:]
+TARGET_KEYS = (*TARGET_KINDS, *schema.TARGET_MORE.names())
 #: The ceph.conf used when neither the target, --ceph-conf nor $CEPH_CONF names one.
 DEFAULT_CEPH_CONF = "/etc/ceph/ceph.conf"
 #: Engines a workload can name with ``engine:`` (fio unless it says otherwise).
-ENGINES = ("fio", "rados-bench")
+ENGINES = schema.WORKLOAD.key("engine").values
 RADOS_BENCH = "rados-bench"
 #: The keys of a ``engine: rados-bench`` workload (rados bench's own vocabulary, mapped to
 #: its options: mode, -b, -t, seconds; ``clients`` concurrent processes).
-RADOS_BENCH_KEYS = ("engine", "mode", "bs", "threads", "runtime", "clients")
-RADOS_BENCH_MODES = ("write", "seq", "rand")
+RADOS_BENCH_KEYS = schema.RADOS_BENCH.names()
+RADOS_BENCH_MODES = schema.RADOS_BENCH.key("mode").values
 #: rados bench's own defaults: 16 concurrent operations, and a write's 4 MiB objects.
 RADOS_BENCH_DEFAULTS: dict[str, Any] = {"threads": 16}
 RADOS_BENCH_WRITE_BS = "4m"
 #: The fio engine that drives each Ceph target kind (set on every fio point of such a target).
 CEPH_FIO_ENGINE = {"rbd": "rbd", "rados": "rados"}
-HOST_KEYS = ("address", "port", "name", "targets")
+HOST_KEYS = schema.HOST.names()
 #: fio's default server port (``fio --server`` without one).
 DEFAULT_FIO_PORT = 8765
 #: The address of the controller itself in ``hosts:``; storbench starts its fio server.
 LOCAL = "local"
 #: Workload keys storbench reads itself and never passes to fio.
-RESERVED_KEYS = ("clients", "engine")
-REPORTS = ("qualify", "profiles", "matrix", "rados")
+RESERVED_KEYS = schema.WORKLOAD.names()[1:]
+REPORTS = schema.PLAN.key("report").values
 #: Options that come from the target, not from a workload.
 TARGET_OPTIONS = (
     "filename",
