@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from storbench.plan import schema
+import storbench.plan.schema as schema
 
 #: Targets on this machine's file system (or a fio server's).
 FS_KINDS = schema.TARGET_KINDS.names()[:3]

@@ -379,7 +379,7 @@ def _charts(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
                 "id": f"chart-{kind}",
                 "kind": kind,
                 "title": chart.title,
-                "svg": Markup(svg),  # built by charts.py, which escapes all it inserts
+                "svg": Markup(svg),  # built by charts/draw.py, which escapes all it inserts
                 "note": chart.note,
                 "marks": chart.marks,
             }

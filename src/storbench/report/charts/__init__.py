@@ -1,0 +1,54 @@
+"""Charts of runs with matplotlib (Agg, never a display): the seeds' figures as files or SVG.
+
+A chart is built in two steps. :func:`build_chart` turns runs into a :class:`Chart` — panels,
+lines or bars, and for every data point its value and a hover text — without matplotlib.
+:func:`render` draws it (PNG or SVG). In SVG every data point becomes its own group with an
+SVG ``<title>`` holding its values (a browser shows it on hover, in a standalone file too) and,
+for the HTML report, a ``data-ref`` naming the point's detail section.
+
+Kinds (``KINDS``):
+
+- ``iops-vs-iodepth``, ``bw-vs-iodepth``, ``lat-vs-iodepth``: the figure against queue depth,
+  a line per block size (one run) or per run (several runs: seed 004's Proxmox vs VMware
+  charts, a panel per block size);
+- ``iops-vs-numjobs``, ``bw-vs-numjobs``, ``lat-vs-numjobs``: the same against the number of
+  jobs (seed 000);
+- ``lat-percentiles``: completion latency percentiles (p50 … p99.99), a line per point;
+- ``compare``: the % change of IOPS of each later run against the first (seed 004's bars).
+
+Text from plans and hosts ends up in three places here: matplotlib's own ``<text>`` (or glyph
+paths), which matplotlib escapes (``$`` is escaped here so that a name is never read as
+mathtext), the ``<title>`` of each point and the ``data-ref`` attribute, both escaped with
+:func:`html.escape` when they are put into the SVG. Control characters are written out
+(:mod:`storbench.report.safe`): XML cannot hold them.
+
+Modules: ``model`` (runs, charts, panels, lines, marks; the figures), ``build`` (charts from
+runs), ``draw`` (matplotlib, SVG annotation).
+"""
+
+from __future__ import annotations
+
+from storbench.report.charts.build import (  # noqa: F401
+    available_kinds,
+    build_chart,
+    compare_chart,
+    comparisons,
+    percentile_chart,
+    sweep_chart,
+)
+from storbench.report.charts.draw import (  # noqa: F401
+    render,
+    render_inline_svg,
+    render_inline_svgs,
+)
+from storbench.report.charts.model import (  # noqa: F401
+    KINDS,
+    MAX_PANELS,
+    Chart,
+    Line,
+    Mark,
+    Panel,
+    RunResults,
+    load_run,
+    load_runs,
+)

@@ -1,0 +1,408 @@
+"""Building charts from runs: sweeps against iodepth or numjobs, latency percentiles, the
+comparison of runs (see the package docstring)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from storbench.analysis.summary import PointSummary
+from storbench.errors import UserError
+from storbench.metrics import PERCENTILES, pct_key
+from storbench.report.charts.model import (
+    _METRICS,
+    _MIB,
+    KINDS,
+    MAX_PANELS,
+    MAX_PERCENTILE_LINES,
+    Chart,
+    Line,
+    Mark,
+    Panel,
+    RunResults,
+    fmt_value,
+    point_latency,
+)
+from storbench.units import fmt_iops, fmt_ns
+
+# --------------------------------------------------------------------------- building
+
+
+@dataclass
+class _Rec:
+    res: RunResults
+    s: PointSummary
+    dims: dict[str, str]
+
+
+def _dims(res: RunResults, s: PointSummary, multi_run: bool, skip: str | None) -> dict[str, str]:
+    d: dict[str, str] = {}
+    if multi_run:
+        d["run"] = res.label
+    d["target"] = s.target.label
+    d["workload"] = s.workload
+    for k, v in s.axes.items():
+        if k != skip:
+            d[k] = str(v)
+    return d
+
+
+def _order(recs: list[_Rec]) -> list[str]:
+    return list(dict.fromkeys(k for r in recs for k in r.dims))
+
+
+def _varying(recs: list[_Rec], dims: list[str]) -> list[str]:
+    return [d for d in dims if len({r.dims.get(d) for r in recs}) > 1]
+
+
+def _determined_by(recs: list[_Rec], by: list[str], d: str) -> bool:
+    seen: dict[tuple[str | None, ...], str | None] = {}
+    for r in recs:
+        k = tuple(r.dims.get(b) for b in by)
+        if seen.setdefault(k, r.dims.get(d)) != r.dims.get(d):
+            return False
+    return True
+
+
+def _describe(dims: dict[str, str], keys: list[str]) -> str:
+    parts = []
+    for k in keys:
+        v = dims.get(k)
+        if v is None:
+            continue
+        parts.append(v if k in ("run", "target") else f"{k}={v}" if k != "workload" else v)
+    return ", ".join(parts)
+
+
+def _point_text(res: RunResults, s: PointSummary, multi_run: bool) -> str:
+    axes = " ".join(f"{k}={v}" for k, v in s.axes.items())
+    head = f"{res.label}\n" if multi_run else ""
+    return f"{head}{s.target.label} · {s.workload} {axes}".rstrip()
+
+
+def _spread(s: PointSummary, metric: str) -> str:
+    if metric != "iops" or s.runs < 2:
+        return ""
+    sd = [d.iops_stdev for d in s.dirs.values() if d.iops_stdev is not None]
+    return f" (n={s.runs}, sd {fmt_iops(math.sqrt(sum(x * x for x in sd)))})" if sd else ""
+
+
+def _runs_title(runs: list[RunResults]) -> str:
+    if len(runs) == 1:
+        return runs[0].label
+    return " vs ".join(r.short for r in runs)
+
+
+def _pow2(values: Iterable[float]) -> bool:
+    vals = [v for v in values if v > 0]
+    return bool(vals) and max(vals) / min(vals) >= 4
+
+
+def _lat_unit(values: Iterable[float]) -> tuple[float, str]:
+    top = max(values, default=0.0)
+    if top >= 2e6:
+        return 1e6, "ms"
+    if top >= 2e3:
+        return 1e3, "µs"
+    return 1.0, "ns"
+
+
+def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
+    """A figure (IOPS, bandwidth or mean latency) against a swept option (iodepth, numjobs)."""
+    multi = len(runs) > 1
+    name, fig = _METRICS[metric]
+    recs = [
+        _Rec(res, s, _dims(res, s, multi, axis))
+        for res in runs
+        for s in res.summaries
+        if axis in s.axes and s.runs > 0
+    ]
+    title = f"{name} vs {axis} — {_runs_title(runs)}"
+    if not recs:
+        return Chart(kind=f"{metric}-vs-{axis}", title=title, panels=[])
+    order = _order(recs)
+    varying = _varying(recs, order)
+    if multi:
+        series = ["run"] + (
+            ["target"]
+            if any(len({r.s.target.label for r in recs if r.res is res}) > 1 for res in runs)
+            else []
+        )
+    elif "bs" in varying:
+        series = ["bs"]
+    elif "target" in varying:
+        series = ["target"]
+    else:
+        series = []
+    facets = [d for d in varying if d not in series and not _determined_by(recs, series, d)] or []
+    panels: dict[tuple[str | None, ...], Panel] = {}
+    lines: dict[tuple[tuple[str | None, ...], tuple[str | None, ...]], Line] = {}
+    legend: dict[str, str] = {}
+    raw: list[float] = []
+    for r in recs:
+        y = fig(r.s)
+        if y is None or not math.isfinite(y):
+            continue
+        fkey = tuple(r.dims.get(d) for d in facets)
+        skey = tuple(r.dims.get(d) for d in series)
+        panel = panels.get(fkey)
+        if panel is None:
+            panel = panels[fkey] = Panel(title=_describe(r.dims, facets), xlabel=axis)
+        label = _describe(r.dims, series) or (r.s.workload if not multi else r.res.label)
+        key = "\x00".join(str(k) for k in skey)
+        legend.setdefault(key, label)
+        line = lines.get((fkey, skey))
+        if line is None:
+            line = lines[(fkey, skey)] = Line(label=label, key=key, marks=[])
+            panel.lines.append(line)
+        x = float(r.s.axes[axis])
+        tip = (
+            f"{_point_text(r.res, r.s, multi)}\n"
+            f"{axis}={r.s.axes[axis]}: {fmt_value(metric, y)}{_spread(r.s, metric)}"
+        )
+        line.marks.append(Mark(x=x, y=y, tip=tip, ref=r.res.anchor(r.s)))
+        raw.append(y)
+    for line in lines.values():
+        line.marks.sort(key=lambda m: m.x)
+    xs = sorted({m.x for ln in lines.values() for m in ln.marks})
+    xscale = "log2" if axis == "iodepth" and _pow2(xs) else "linear"
+    xticks = [(x, f"{x:g}") for x in xs] if len(xs) <= 16 else None
+    if metric == "iops":
+        unit, ylabel, yfmt = 1.0, "IOPS", "eng"
+    elif metric == "bw":
+        unit, ylabel, yfmt = _MIB, "MiB/s", "plain"
+    else:
+        unit, u = _lat_unit(raw)
+        lat_only = all(point_latency(r.s) is None for r in recs)  # rados bench: no clat
+        ylabel, yfmt = f"mean {'lat' if lat_only else 'clat'} ({u})", "plain"
+    yscale = (
+        "log"
+        if metric == "lat" and raw and min(raw) > 0 and max(raw) / min(raw) > 30
+        else ("linear")
+    )
+    for p in panels.values():
+        p.xscale, p.xticks, p.ylabel, p.yunit, p.yfmt, p.yscale = (
+            xscale,
+            xticks,
+            ylabel,
+            unit,
+            yfmt,
+            yscale,
+        )
+    return _capped(
+        Chart(
+            kind=f"{metric}-vs-{axis}",
+            title=title,
+            panels=list(panels.values()),
+            legend=list(legend.items()),
+        )
+    )
+
+
+def percentile_chart(runs: list[RunResults]) -> Chart:
+    """Completion latency at p50 … p99.99, a line per point; panels group points so that
+    none holds more than ``MAX_PERCENTILE_LINES`` lines."""
+    multi = len(runs) > 1
+    pcts = [pct_key(p) for p in PERCENTILES]
+    recs = []
+    for res in runs:
+        for s in res.summaries:
+            lat = point_latency(s) if s.runs else None
+            if lat is not None and any(lat.percentiles.get(k) for k in pcts):
+                recs.append(_Rec(res, s, _dims(res, s, multi, None)))
+    title = f"Completion latency percentiles — {_runs_title(runs)}"
+    if not recs:
+        return Chart(kind="lat-percentiles", title=title, panels=[])
+    order = _order(recs)
+    varying = _varying(recs, order)
+    # points are grouped by the outer dimensions; a panel's lines differ in the inner ones.
+    # Inner dimensions move out (the plan's first axis first, the run last) until no panel
+    # has too many lines.
+    axes_dims = [d for d in varying if d not in ("run", "target", "workload")]
+    inner = [*axes_dims[:-1], "target", "run", *axes_dims[-1:]]
+    inner = [d for d in inner if d in varying]
+    outer = [d for d in varying if d not in inner]
+
+    def groups() -> dict[tuple[str | None, ...], list[_Rec]]:
+        g: dict[tuple[str | None, ...], list[_Rec]] = {}
+        for r in recs:
+            g.setdefault(tuple(r.dims.get(d) for d in outer), []).append(r)
+        return g
+
+    grouped = groups()
+    while inner and max(len(v) for v in grouped.values()) > MAX_PERCENTILE_LINES:
+        outer.append(inner.pop(0))
+        outer.sort(key=varying.index)
+        grouped = groups()
+    panels = []
+    legend: dict[str, str] = {}
+    for items in grouped.values():
+        panel = Panel(
+            title=_describe(items[0].dims, outer),
+            xlabel="percentile",
+            xscale="category",
+            xticks=[(i, f"p{k}") for i, k in enumerate(pcts)],
+            yscale="log",
+            ylabel="clat",
+        )
+        for r in items:
+            lat = point_latency(r.s)
+            assert lat is not None
+            label = _describe(r.dims, inner) or r.s.workload
+            key = label
+            legend.setdefault(key, label)
+            marks = []
+            for i, k in enumerate(pcts):
+                v = lat.percentiles.get(k)
+                if v is None or v <= 0:
+                    continue
+                tip = f"{_point_text(r.res, r.s, multi)}\nclat p{k}: {fmt_ns(v)}"
+                marks.append(Mark(x=float(i), y=v, tip=tip, ref=r.res.anchor(r.s)))
+            panel.lines.append(Line(label=label, key=key, marks=marks))
+        panels.append(panel)
+    for p in panels:  # a unit per panel: tails of different points differ by decades
+        p.yunit, u = _lat_unit(m.y for ln in p.lines for m in ln.marks)
+        p.ylabel = f"clat ({u})"
+    return _capped(
+        Chart(kind="lat-percentiles", title=title, panels=panels, legend=list(legend.items()))
+    )
+
+
+def _capped(chart: Chart) -> Chart:
+    if len(chart.panels) > MAX_PANELS:
+        rest = chart.panels[MAX_PANELS:]
+        chart.panels = chart.panels[:MAX_PANELS]
+        chart.note = (
+            f"{len(rest)} more panel{'s' if len(rest) > 1 else ''} not drawn "
+            f"({', '.join(p.title for p in rest[:6])}{', …' if len(rest) > 6 else ''}); "
+            "their values are in the summary table"
+        )
+    return chart
+
+
+#: Most bars of a point-by-point comparison panel; beyond, only the averages are drawn.
+MAX_COMPARE_BARS = 80
+
+
+def comparisons(runs: list[RunResults]) -> list[Any]:
+    """Each later run against the first (storbench.analysis.compare), in run order."""
+    from storbench.analysis.compare import compare
+
+    base = runs[0]
+    return [
+        compare(base.summaries, o.summaries, base_name=base.label, other_name=o.label)
+        for o in runs[1:]
+    ]
+
+
+def _pct_bar(label: str, pct: float, tip: str, ref: str | None = None) -> Mark:
+    return Mark(x=0.0, y=pct, tip=tip, ref=ref, text=f"{pct:+.1f}%", label=label)
+
+
+def compare_chart(runs: list[RunResults], cmps: list[Any] | None = None) -> Chart:
+    """Seed 004's relative comparisons: for every later run against the first, the % change
+    of IOPS point by point (bars labelled with the change), and the average IOPS gain and
+    mean-latency reduction per iodepth and per block size."""
+    base = runs[0]
+    panels: list[Panel] = []
+    notes: list[str] = []
+    for other, cmp in zip(runs[1:], cmps or comparisons(runs), strict=True):
+        vs = f"{other.short} vs {base.short}"
+        bars = []
+        for m in cmp.matched:
+            pct = m.iops_change_pct
+            if pct is None or not math.isfinite(pct):
+                continue
+            lat = m.mean_lat_change_pct
+            tip = (
+                f"{m.label}\n{vs}\nIOPS {fmt_iops(m.base.total_iops)} -> "
+                f"{fmt_iops(m.other.total_iops)} ({pct:+.1f}%)"
+                + (f"\nmean clat {lat:+.1f}%" if lat is not None else "")
+                + f"\n{m.verdict}"
+            )
+            bars.append(_pct_bar(m.label, pct, tip, other.anchor(m.other)))
+        if len(bars) > MAX_COMPARE_BARS:
+            notes.append(
+                f"{vs}: {len(bars)} matched points, too many for one bar each; "
+                "averages shown (every point is in the comparison table)"
+            )
+        elif bars:
+            panels.append(Panel(title=f"IOPS change, point by point: {vs}", bars=bars))
+        for what, groups in (("iodepth", cmp.by_iodepth), ("bs", cmp.by_bs)):
+            if len(groups) < 2:
+                continue
+            for idx, name in ((0, "Average IOPS gain"), (1, "Average mean-latency reduction")):
+                gbars = [
+                    _pct_bar(
+                        f"{what}={value}",
+                        figs[idx],
+                        f"{vs}\n{what}={value}: {name.lower()} {figs[idx]:+.1f}%"
+                        + ("\n(averaged over block sizes)" if what == "iodepth" else ""),
+                    )
+                    for value, figs in groups.items()
+                    if figs[idx] is not None and math.isfinite(figs[idx])
+                ]
+                if gbars:
+                    panels.append(Panel(title=f"{name} by {what}: {vs}", bars=gbars))
+    for p in panels:
+        p.xlabel = "change (%)" if "point by point" in p.title else "%"
+        p.yfmt = "pct"
+    return Chart(
+        kind="compare",
+        title=f"Relative comparison — {_runs_title(runs)}",
+        panels=panels,
+        note="; ".join(notes) or None,
+    )
+
+
+def build_chart(kind: str, runs: list[RunResults]) -> Chart:
+    """The chart of ``kind`` for ``runs``; a UserError when the runs cannot give it."""
+    if kind not in KINDS:
+        raise UserError(f"unknown chart kind {kind!r}", fix=f"use one of: {', '.join(KINDS)}")
+    if kind == "compare":
+        if len(runs) < 2:
+            raise UserError(
+                "--kind compare needs two runs or more (the first is the base)",
+                fix="storbench chart BASE_RUN OTHER_RUN --kind compare -o cmp.png",
+            )
+        chart = compare_chart(runs)
+        if not any(p.bars for p in chart.panels):
+            raise UserError(
+                f"{_runs_title(runs)}: no point of the later run(s) matches a point of the "
+                "first (same workload parameters)",
+                fix="compare runs of the same plan (or plans with the same axes)",
+            )
+        return chart
+    if kind == "lat-percentiles":
+        chart = percentile_chart(runs)
+        if not chart.panels:
+            raise UserError(
+                f"{_runs_title(runs)} has no latency percentiles to draw (no measured point)"
+            )
+        return chart
+    metric, axis = kind.split("-vs-")
+    chart = sweep_chart(runs, metric, axis)
+    if not chart.panels:
+        fits = [k for k in available_kinds(runs) if k != "compare"]
+        raise UserError(
+            f"{_runs_title(runs)} has no {axis} axis: no measured points differ in {axis}, "
+            f"so there is nothing to draw against it",
+            fix=(f"kinds that fit: {', '.join(fits)}" if fits else None),
+        )
+    return chart
+
+
+def available_kinds(runs: list[RunResults]) -> list[str]:
+    """The kinds that have something to draw for these runs."""
+    axes = {k for r in runs for s in r.summaries if s.runs for k in s.axes}
+    kinds = []
+    for axis in ("iodepth", "numjobs"):
+        if axis in axes:
+            kinds += [f"{m}-vs-{axis}" for m in ("iops", "bw", "lat")]
+    if any(point_latency(s) for r in runs for s in r.summaries if s.runs):
+        kinds.append("lat-percentiles")
+    if len(runs) > 1:
+        kinds.append("compare")
+    return kinds
