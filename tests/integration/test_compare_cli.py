@@ -2,9 +2,10 @@
 runs (null engine: the figures are fio's, not a device's). Expected values are recomputed
 here from the raw fio output storbench stored with each measurement.
 
-The null engine does no I/O (and storbench lays no file out for it), so a point of 256 MiB
-takes ~30 ms; with 8 MiB it would end within fio's 1 ms clock and every repetition would
-report the same IOPS, leaving Welch's test nothing to test."""
+The null engine does no I/O (and storbench lays no file out for it), so a point of 2 GiB
+takes ~150-300 ms. fio's runtime has a 1 ms clock: with 256 MiB a fast CI machine finished
+in 16-19 ms, and the repetitions took only two distinct values, leaving Welch's test little
+to test; with 8 MiB every repetition reports the same IOPS."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ workloads:
     ioengine: "null"
     rw: randread
     bs: 4k
-    size: 256m
+    size: 2g
     runtime: 1
     iodepth: {depths}
 repeat: {repeat}
