@@ -57,7 +57,7 @@ def _physical_disk() -> str | None:
 
 def _no_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend no external command is installed."""
-    monkeypatch.setattr(inventory, "_which", lambda cmd: None)
+    monkeypatch.setattr(inventory.probe, "_which", lambda cmd: None)
     monkeypatch.setattr(fio_engine, "fio_version", lambda: None)
 
 
@@ -228,7 +228,7 @@ def test_smartctl_answers_are_preferred(tmp_path: Path, monkeypatch: pytest.Monk
     """smartctl's model, capacity, rotation and protocol win over sysfs (parsing only)."""
     if target_inventory("file", str(tmp_path))["disk"] is None:
         pytest.skip("the test directory is not on a physical disk here")
-    monkeypatch.setattr(inventory, "_is_virtual", lambda sysdir: False)
+    monkeypatch.setattr(inventory.identity, "_is_virtual", lambda sysdir: False)
     answer = {
         "smartctl": {"exit_status": 0},
         "device": {"protocol": "ATA"},
@@ -237,7 +237,7 @@ def test_smartctl_answers_are_preferred(tmp_path: Path, monkeypatch: pytest.Monk
         "rotation_rate": 0,
         "sata_version": {"string": "SATA 3.2"},
     }
-    monkeypatch.setattr(inventory, "_smartctl", lambda device: answer)
+    monkeypatch.setattr(inventory.identity, "_smartctl", lambda device: answer)
     ident = disk_identity(str(tmp_path))
     assert ident == {
         "model": "Samsung SSD 860 EVO 500GB",
@@ -248,6 +248,6 @@ def test_smartctl_answers_are_preferred(tmp_path: Path, monkeypatch: pytest.Monk
         "source": "smartctl",
     }
     nvme = {"smartctl": {"exit_status": 0}, "device": {"protocol": "NVMe"}, "model_name": "PM961"}
-    monkeypatch.setattr(inventory, "_smartctl", lambda device: nvme)
+    monkeypatch.setattr(inventory.identity, "_smartctl", lambda device: nvme)
     ident = disk_identity(str(tmp_path))
     assert (ident["model"], ident["type"], ident["proto"]) == ("PM961", "SSD", "NVMe")

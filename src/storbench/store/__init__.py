@@ -18,18 +18,21 @@ targets measured by another run -- while it still executes. An older database is
 place when opened; a newer one is refused.
 
 Modules: ``schema`` (tables and migrations), ``rows`` (what reading gives back), ``faults``
-(the database's errors as messages), ``db`` (the :class:`Store`).
+(the database's errors as messages), ``db`` (the :class:`Store`: opening, migrating), made of
+``runs`` (runs, points, claims), ``measurements`` and ``events`` over ``base`` (the connection,
+its lock, transactions).
 """
 
 from __future__ import annotations
 
-from storbench.store.db import Store, _strip_bins  # noqa: F401
+from storbench.store.db import Store  # noqa: F401
 from storbench.store.faults import (  # noqa: F401
     DEFAULT_TIMEOUT,
     StoreError,
     busy_timeout,
     store_error,
 )
+from storbench.store.measurements import _strip_bins  # noqa: F401
 from storbench.store.rows import (  # noqa: F401
     BOOKKEEPING_EVENTS,
     DEFAULT_DB,

@@ -8,6 +8,7 @@ import json
 import os
 import stat
 
+from storbench.preflight.inventory.probe import _nearest_existing
 from storbench.preflight.safety.system import REGISTRY_NAME, XATTR_NAME, human_bytes
 
 
@@ -147,16 +148,6 @@ def create_scratch_file(path: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise
-
-
-def _nearest_existing(path: str) -> str:
-    current = os.path.abspath(path)
-    while not os.path.exists(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
 
 
 def free_space_refusal(path: str, needed_bytes: int) -> str | None:

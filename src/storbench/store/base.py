@@ -1,0 +1,77 @@
+"""What the parts of the :class:`~storbench.store.db.Store` share: the connection, its lock
+and write transactions, and sqlite3's errors turned into :class:`StoreError` messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from typing import Concatenate, ParamSpec, TypeVar
+
+from storbench.store.faults import store_error
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_S = TypeVar("_S", bound="_Connection")
+
+
+def _locked(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
+    """Run a Store method holding the store's lock (see storbench.store's docstring); a sqlite3
+    error becomes a :class:`StoreError`."""
+
+    @functools.wraps(method)
+    def wrapper(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as e:
+                raise store_error(self.path, e, self.timeout) from None
+
+    return wrapper
+
+
+class _Connection:
+    """The state every part of the Store uses (set by ``Store.__init__``)."""
+
+    path: str
+    timeout: float
+    readonly: bool
+    db: sqlite3.Connection
+    #: held by every use of ``db`` (re-entrant: a method may call another)
+    _lock: threading.RLock
+
+    def tx(self) -> _Tx:
+        """A write transaction (``BEGIN IMMEDIATE``), holding the store's lock throughout."""
+        return _Tx(self.db, self._lock)
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        """sqlite3's errors inside as :class:`StoreError` (for the generators)."""
+        try:
+            yield
+        except sqlite3.Error as e:
+            raise store_error(self.path, e, self.timeout) from None
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
+        self.db = db
+        self.lock = lock
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.lock.acquire()
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.lock.release()
+            raise
+        return self.db
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        try:
+            self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self.lock.release()

@@ -1,0 +1,190 @@
+"""The Store's measurements: recorded the moment a point finishes, their histograms in their
+own table, the engine's raw output kept compressed beside them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+from storbench.errors import NotFoundError, UserError
+from storbench.metrics import Measurement
+from storbench.plan import Point
+from storbench.store.base import _Connection, _locked
+from storbench.store.rows import MeasurementRow
+
+
+class _Measurements(_Connection):
+    """The Store's measurements (a part of :class:`~storbench.store.db.Store`)."""
+
+    @_locked
+    def record(
+        self,
+        run_id: int,
+        point: Point,
+        meas: Measurement,
+        *,
+        engine: str,
+        command: list[str] | list[list[str]] | None,
+        job_file: str | None,
+        raw_output: str | None,
+        stderr: str | None,
+        started_at: float | None,
+        ended_at: float | None,
+    ) -> int:
+        """Store one measurement and commit at once.
+
+        ``command`` is the engine's argv, or one argv per process when a point ran several
+        (the ``rados bench`` clients of one point); it is stored as JSON either way and
+        :meth:`raw` gives it back as it was given."""
+        data = meas.to_dict()
+        hists: list[tuple[str, str, str, dict[int, int]]] = []
+        _strip_bins(data, "", hists)
+        with self.tx():
+            if self.db.execute(
+                "SELECT 1 FROM measurements WHERE run_id=? AND point_idx=?", (run_id, point.index)
+            ).fetchone():
+                raise UserError(
+                    f"point {point.index + 1} of run {run_id} is recorded already: another "
+                    "process executed it at the same time; this measurement is not stored",
+                    fix=f"see `storbench show {run_id}`; run one `storbench resume` at a time",
+                )
+            cur = self.db.execute(
+                "INSERT INTO measurements (run_id, point_idx, status, error, started_at,"
+                " ended_at, engine, engine_version, command, job_file, raw_output, stderr, data)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    point.index,
+                    meas.status,
+                    meas.error,
+                    started_at,
+                    ended_at,
+                    engine,
+                    meas.engine_version,
+                    json.dumps(command) if command else None,
+                    job_file,
+                    zlib.compress(raw_output.encode(), 6) if raw_output is not None else None,
+                    stderr,
+                    json.dumps(data),
+                ),
+            )
+            mid = int(cur.lastrowid or 0)
+            self.db.executemany(
+                "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
+                [(mid, host, ddir, metric, json.dumps(bins)) for host, ddir, metric, bins in hists],
+            )
+        return mid
+
+    @_locked
+    def measurements(self, run_id: int, *, bins: bool = False) -> list[MeasurementRow]:
+        """Measurements of a run in point order, each with its point."""
+        rows = self.db.execute(
+            "SELECT m.id, m.run_id, m.point_idx, m.status, m.error, m.started_at, m.ended_at,"
+            " m.engine, m.engine_version, m.data, p.spec FROM measurements m"
+            " LEFT JOIN points p ON p.run_id=m.run_id AND p.idx=m.point_idx"
+            " WHERE m.run_id=? ORDER BY m.point_idx",
+            (run_id,),
+        ).fetchall()
+        hist: dict[int, list[sqlite3.Row]] = {}
+        if bins and rows:
+            for h in self.db.execute(
+                "SELECT h.* FROM histograms h JOIN measurements m ON m.id=h.measurement_id"
+                " WHERE m.run_id=?",
+                (run_id,),
+            ):
+                hist.setdefault(h["measurement_id"], []).append(h)
+        out = []
+        for r in rows:
+            data = json.loads(r["data"])
+            for h in hist.get(r["id"], []):
+                _put_bins(data, h["host"], h["direction"], h["metric"], json.loads(h["bins"]))
+            out.append(
+                MeasurementRow(
+                    id=r["id"],
+                    run_id=r["run_id"],
+                    point_idx=r["point_idx"],
+                    status=r["status"],
+                    error=r["error"],
+                    started_at=r["started_at"],
+                    ended_at=r["ended_at"],
+                    engine=r["engine"],
+                    engine_version=r["engine_version"],
+                    measurement=Measurement.from_dict(data),
+                    point=Point.from_dict(json.loads(r["spec"])) if r["spec"] else None,
+                )
+            )
+        return out
+
+    @_locked
+    def raw(self, measurement_id: int) -> dict[str, Any]:
+        """The traceable originals of a measurement: command, job file, raw output, stderr."""
+        r = self.db.execute(
+            "SELECT command, job_file, raw_output, stderr FROM measurements WHERE id=?",
+            (measurement_id,),
+        ).fetchone()
+        if r is None:
+            raise NotFoundError(f"there is no measurement {measurement_id}")
+        return {
+            "command": json.loads(r["command"]) if r["command"] else None,
+            "job_file": r["job_file"],
+            "raw_output": zlib.decompress(r["raw_output"]).decode()
+            if r["raw_output"] is not None
+            else None,
+            "stderr": r["stderr"],
+        }
+
+    def point_histograms(
+        self, run_id: int, metric: str = "clat"
+    ) -> Iterator[tuple[str, Iterator[tuple[str, str]]]]:
+        """The aggregate histograms of ``metric`` of a run's measurements that did not fail,
+        grouped by point key: ``(key, ((direction, bins JSON text), ...))`` per point, one
+        point at a time (a big run's histograms are hundreds of MiB as objects: streamed,
+        parsed by the caller). The store's lock is held until the iteration ends."""
+        with self._lock, self._translated():
+            cur = self.db.execute(
+                "SELECT p.key, h.direction, h.bins FROM histograms h"
+                " JOIN measurements m ON m.id = h.measurement_id"
+                " JOIN points p ON p.run_id = m.run_id AND p.idx = m.point_idx"
+                " WHERE m.run_id = ? AND h.host = '' AND h.metric = ?"
+                " AND m.status != 'failed' ORDER BY p.key",
+                (run_id, metric),
+            )
+            for key, group in itertools.groupby(cur, key=lambda row: row[0]):
+                yield key, ((d, b) for _, d, b in group)
+
+    def iter_raw(self, run_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        with self._lock, self._translated():
+            ids = self.db.execute(
+                "SELECT id FROM measurements WHERE run_id=? ORDER BY point_idx", (run_id,)
+            ).fetchall()
+        for (mid,) in ids:
+            yield mid, self.raw(mid)
+
+
+def _strip_bins(
+    data: dict[str, Any], host: str, out: list[tuple[str, str, str, dict[int, int]]]
+) -> None:
+    for ddir, d in (data.get("directions") or {}).items():
+        for metric in ("slat", "clat", "lat"):
+            lat = d.get(metric)
+            if lat and lat.get("bins"):
+                out.append((host, ddir, metric, lat["bins"]))
+                lat["bins"] = None
+    for h, sub in (data.get("hosts") or {}).items():
+        _strip_bins(sub, h, out)
+
+
+def _put_bins(
+    data: dict[str, Any], host: str, ddir: str, metric: str, bins: dict[str, int]
+) -> None:
+    target = data if not host else (data.get("hosts") or {}).get(host)
+    if target is None:
+        return
+    lat = (target.get("directions") or {}).get(ddir, {}).get(metric)
+    if lat is not None:
+        lat["bins"] = bins

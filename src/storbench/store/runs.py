@@ -1,0 +1,215 @@
+"""The Store's runs and their planned points: creating, claiming (which process executes a
+run, its heartbeat: see liveness.py), finding and reading them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+import uuid
+from typing import Any
+
+from storbench import liveness
+from storbench.errors import NotFoundError
+from storbench.plan import Point
+from storbench.store.base import _Connection, _locked
+from storbench.store.rows import RunRow
+
+
+class _Runs(_Connection):
+    """The Store's runs and points (a part of :class:`~storbench.store.db.Store`)."""
+
+    @_locked
+    def create_run(
+        self,
+        *,
+        kind: str,
+        name: str,
+        source: str,
+        plan_text: str | None,
+        overrides: list[str],
+        inventory: dict[str, Any],
+        fio_version: str | None,
+        storbench_version: str,
+        argv: list[str],
+        points: list[Point],
+    ) -> int:
+        with self.tx():
+            cur = self.db.execute(
+                "INSERT INTO runs (kind, name, source, plan_text, overrides, status, started_at,"
+                " inventory, fio_version, storbench_version, hostname, pid, argv, token, proc_id,"
+                " heartbeat) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    kind,
+                    name,
+                    source,
+                    plan_text,
+                    json.dumps(overrides),
+                    time.time(),
+                    json.dumps(inventory, default=str),
+                    fio_version,
+                    storbench_version,
+                    liveness.hostname(),
+                    os.getpid(),
+                    json.dumps(argv),
+                    uuid.uuid4().hex,
+                    liveness.process_identity(),
+                    time.time(),
+                ),
+            )
+            run_id = int(cur.lastrowid or 0)
+            self.db.executemany(
+                "INSERT INTO points (run_id, idx, key, repetition, spec) VALUES (?, ?, ?, ?, ?)",
+                [(run_id, p.index, p.key, p.repetition, json.dumps(p.to_dict())) for p in points],
+            )
+        return run_id
+
+    @_locked
+    def set_status(self, run_id: int, status: str, *, ended: bool = True) -> None:
+        with self.tx():
+            self.db.execute(
+                "UPDATE runs SET status=?, ended_at=?, pid=? WHERE id=?",
+                (status, time.time() if ended else None, None if ended else os.getpid(), run_id),
+            )
+
+    @_locked
+    def delete_run(self, run_id: int) -> None:
+        """Remove a run and everything recorded of it (an import that failed half-way)."""
+        with self.tx():
+            self.db.execute("DELETE FROM runs WHERE id=?", (run_id,))
+
+    @_locked
+    def claim(self, run_id: int, doing: str = "resume") -> RunRow:
+        """Make this process the one executing run ``run_id`` (status ``running``, its pid,
+        identity and a fresh heartbeat), in one write transaction; refuse with a
+        :class:`UserError` when another process executes it right now."""
+        with self.tx():
+            row = self.run(run_id)
+            if row.live and not (row.hostname == liveness.hostname() and row.pid == os.getpid()):
+                raise row.busy_error(doing)
+            self.db.execute(
+                "UPDATE runs SET status='running', ended_at=NULL, hostname=?, pid=?, proc_id=?,"
+                " heartbeat=?, token=COALESCE(token, ?) WHERE id=?",
+                (
+                    liveness.hostname(),
+                    os.getpid(),
+                    liveness.process_identity(),
+                    time.time(),
+                    uuid.uuid4().hex,
+                    run_id,
+                ),
+            )
+        return self.run(run_id)
+
+    @_locked
+    def beat(self, run_id: int) -> None:
+        """This process's heartbeat for the run it executes (see liveness.py)."""
+        with self.tx():
+            self.db.execute(
+                "UPDATE runs SET heartbeat=? WHERE id=? AND pid=? AND hostname=?",
+                (time.time(), run_id, os.getpid(), liveness.hostname()),
+            )
+
+    @_locked
+    def live_runs(self) -> list[RunRow]:
+        """The runs that a live process executes right now."""
+        rows = self.db.execute(
+            _RUN_SELECT + " WHERE r.status='running' GROUP BY r.id ORDER BY r.id"
+        ).fetchall()
+        return [r for r in map(self._run_row, rows) if r.live]
+
+    @_locked
+    def runs(self, limit: int | None = None) -> list[RunRow]:
+        sql = _RUN_SELECT + " GROUP BY r.id ORDER BY r.id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [self._run_row(r) for r in self.db.execute(sql)]
+
+    @_locked
+    def run(self, ref: str | int) -> RunRow:
+        run_id = self.resolve_run(ref)
+        row = self.db.execute(_RUN_SELECT + " WHERE r.id=? GROUP BY r.id", (run_id,)).fetchone()
+        return self._run_row(row)
+
+    @_locked
+    def resolve_run(self, ref: str | int) -> int:
+        """A run id from ``12``, ``latest`` or ``latest~N`` (the Nth run before the latest)."""
+        text = str(ref).strip()
+        m = re.fullmatch(r"latest(?:~(\d+))?", text)
+        if m:
+            back = int(m.group(1) or 0)
+            row = self.db.execute(
+                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back,)
+            ).fetchone()
+            if row is None:
+                count = self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+                raise NotFoundError(
+                    f"there is no run {text} in {self.path} "
+                    f"({count} run{'s' if count != 1 else ''} recorded)",
+                    fix="list runs with `storbench runs`",
+                )
+            return int(row[0])
+        if not text.isdigit():
+            raise NotFoundError(
+                f"{text!r} is not a run",
+                fix="give a run id (see `storbench runs`), `latest`, or `latest~N`",
+            )
+        row = self.db.execute("SELECT id FROM runs WHERE id=?", (int(text),)).fetchone()
+        if row is None:
+            raise NotFoundError(
+                f"there is no run {text} in {self.path}",
+                fix="list runs with `storbench runs` (or pick the database with --db)",
+            )
+        return int(row[0])
+
+    @staticmethod
+    def _run_row(r: sqlite3.Row) -> RunRow:
+        return RunRow(
+            id=r["id"],
+            kind=r["kind"],
+            name=r["name"],
+            source=r["source"],
+            plan_text=r["plan_text"],
+            overrides=json.loads(r["overrides"]),
+            status=r["status"],
+            started_at=r["started_at"],
+            ended_at=r["ended_at"],
+            inventory=json.loads(r["inventory"]),
+            fio_version=r["fio_version"],
+            storbench_version=r["storbench_version"],
+            hostname=r["hostname"],
+            pid=r["pid"],
+            points=r["n_points"],
+            measured=r["n_measured"],
+            failed=r["n_failed"],
+            token=r["token"],
+            proc_id=r["proc_id"],
+            heartbeat=r["heartbeat"],
+        )
+
+    # ------------------------------------------------------------------ points
+
+    @_locked
+    def points(self, run_id: int) -> list[Point]:
+        rows = self.db.execute("SELECT spec FROM points WHERE run_id=? ORDER BY idx", (run_id,))
+        return [Point.from_dict(json.loads(r[0])) for r in rows]
+
+    @_locked
+    def pending_points(self, run_id: int) -> list[Point]:
+        rows = self.db.execute(
+            "SELECT p.spec FROM points p LEFT JOIN measurements m"
+            " ON m.run_id=p.run_id AND m.point_idx=p.idx"
+            " WHERE p.run_id=? AND m.id IS NULL ORDER BY p.idx",
+            (run_id,),
+        )
+        return [Point.from_dict(json.loads(r[0])) for r in rows]
+
+
+_RUN_SELECT = (
+    "SELECT r.*, (SELECT COUNT(*) FROM points p WHERE p.run_id=r.id) AS n_points,"
+    " COUNT(m.id) AS n_measured, COALESCE(SUM(m.status != 'ok'), 0) AS n_failed"
+    " FROM runs r LEFT JOIN measurements m ON m.run_id=r.id"
+)
