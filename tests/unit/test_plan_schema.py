@@ -3,6 +3,7 @@ come from there, and so does docs/plan-keys.md (`storbench plan keys`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,43 @@ def test_plan_schema_an_unknown_key_is_told_the_declared_ones(plan: str) -> None
     with pytest.raises(PlanError) as e:
         parse_plan(plan, "p.yaml")
     assert 'did you mean "name"?' in str(e.value), str(e.value)
+
+
+_FILE = "targets: [{file: a}]\nworkloads: [{name: w, rw: read, size: 1m}]\n"
+_RBD = "workloads: [{name: w, rw: read, size: 1m}]\ntargets:\n  - rbd: pool/img\n"
+#: (section, key, a plan whose value of that key is refused, the line of the error)
+_REFUSED = [
+    ("PLAN", "name", "name: ''\n" + _FILE, 1),
+    ("PLAN", "description", "description: [a]\n" + _FILE, 1),
+    ("PLAN", "repeat", _FILE + "repeat: 0\n", 3),
+    ("PLAN", "report", _FILE + "report: qualfy\n", 3),
+    ("HOST", "address", _FILE + "hosts:\n  - address: 'a b'\n", 4),
+    ("HOST", "port", _FILE + "hosts:\n  - address: local\n    port: 1\n", 5),
+    ("HOST", "name", _FILE + "hosts:\n  - address: local\n    name: [x]\n", 5),
+    ("TARGET_MORE", "size", _RBD + "    size: 0\n", 4),
+    ("TARGET_MORE", "conf", _RBD + "    conf: ''\n", 4),
+    ("TARGET_MORE", "clientname", _RBD + "    clientname: 7\n", 4),
+    ("TARGET_MORE", "name", 'targets: [{file: a, name: "a\\nb"}]\nworkloads: [{name: w}]\n', 1),
+]
+
+
+@pytest.mark.parametrize(("section", "key", "plan", "line"), _REFUSED)
+def test_plan_schema_checks_are_what_the_loader_says(
+    section: str, key: str, plan: str, line: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader refuses a value with the message its key's declared check gives, at the
+    key: replace the check in the schema and the loader says the replacement."""
+    with pytest.raises(PlanError) as e:
+        parse_plan(plan, "p.yaml")
+    assert e.value.line == line, str(e.value)
+    declared = getattr(schema, section)
+    swapped = tuple(
+        dataclasses.replace(k, check=lambda v, m: (f"declared {m is not None}", "fix: it"))
+        if k.name == key
+        else k
+        for k in declared.keys
+    )
+    monkeypatch.setattr(schema, section, dataclasses.replace(declared, keys=swapped))
+    with pytest.raises(PlanError) as e:
+        parse_plan(plan, "p.yaml")
+    assert "declared True" in str(e.value) and e.value.line == line, str(e.value)

@@ -7,7 +7,11 @@ import unicodedata
 from functools import cache
 from importlib import resources
 
-from storbench.plan.rules import MAX_NAME_CHARS, MAX_VALUE_BYTES
+#: The longest value (UTF-8 bytes) storbench writes into a fio job file: fio reads job files in
+#: lines of at most 8191 bytes and reads the rest of a longer line as a line of its own.
+MAX_VALUE_BYTES = 4096
+#: The longest name (plan, workload, target, host): names go into job-file comment lines.
+MAX_NAME_CHARS = 256
 
 
 @cache

@@ -10,8 +10,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+import storbench.plan.schema as schema
 from storbench.errors import PlanError, suggestion
-from storbench.plan.checks import control_char, fio_option_names, shown
+from storbench.plan.checks import fio_option_names, shown
 from storbench.plan.model import Host, Plan, Target, Workload, combinations, fmt_count
 from storbench.plan.options import _OptionRules
 from storbench.plan.rules import (
@@ -20,7 +21,6 @@ from storbench.plan.rules import (
     MAX_YAML_VALUES,
     RADOS_BENCH,
     RADOS_BENCH_KEYS,
-    REPORTS,
     RESERVED_KEYS,
     TARGET_OPTIONS,
     TOP_KEYS,
@@ -48,6 +48,34 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
         #: where each target was given: (node, key) in the plan, or the --target argument
         self.target_at: dict[Target, tuple[Any, Any] | str] = {}
+
+    def read_keys(
+        self,
+        section: schema.Section,
+        item: Any,
+        parent: Any,
+        index: Any,
+        origin: bool = False,
+        unset: dict[str, Any] | None = None,
+        only: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """The value of each of ``section``'s keys in mapping ``item`` (``Key.absent`` when
+        left out, ``unset``'s when None), refused by its declared check, in the section's
+        order. An error points at the key, or at ``parent[index]`` when the key is left out;
+        ``origin``: the keys may come from ``--set`` (top level); ``only``: these keys, in
+        this order."""
+        out: dict[str, Any] = {}
+        for k in [section.key(n) for n in only] if only else section.keys:
+            value = item.get(k.name, k.absent)
+            if value is None and unset and k.name in unset:
+                value = unset[k.name]
+            problem = k.check(value, item) if k.check is not None else None
+            if problem is not None:
+                at = (item, k.name) if k.name in item else (parent, index)
+                msg, fix = problem
+                raise self.err(msg, *at, fix=fix, origin_key=k.name if origin else None)
+            out[k.name] = value
+        return out
 
     # -- error helpers
     def err(
@@ -131,55 +159,10 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
                 fix = suggestion(str(key), TOP_KEYS, f"top-level keys: {', '.join(TOP_KEYS)}")
                 raise self.err(f"unknown key {str(key)!r}", doc, key, fix=fix)
 
-        name = doc.get("name")
-        if name is None:
-            name = Path(self.source.removeprefix("suite:")).stem
-        if not isinstance(name, str) or not name.strip():
-            raise self.err(
-                f"`name` must be a non-empty string, not {_describe(name)}",
-                doc,
-                "name",
-                fix='name: my-plan (quote it if it looks like a number: name: "2024")',
-                origin_key="name",
-            )
-        self.check_name("`name`", name, doc, "name")
-        description = doc.get("description") or ""
-        if not isinstance(description, str):
-            raise self.err(
-                f"`description` must be a string, not {_describe(description)}",
-                doc,
-                "description",
-                fix="description: what the plan measures (use `|` for several lines)",
-                origin_key="description",
-            )
-        # never in a job file: newlines and tabs are fine, other control characters not
-        c = control_char(description, allow="\n\t")
-        if c is not None:
-            raise self.err(
-                f"`description` holds a control character ({c})",
-                doc,
-                "description",
-                fix="remove it (newlines are fine: `description: |` and the text below)",
-                origin_key="description",
-            )
-        repeat = doc.get("repeat", 1)
-        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-            raise self.err(
-                f"`repeat` must be a whole number ≥ 1, not {_describe(repeat)}",
-                doc,
-                "repeat",
-                fix="e.g. `repeat: 3` (runs every point 3 times)",
-                origin_key="repeat",
-            )
-        report = doc.get("report")
-        if report is not None and report not in REPORTS:
-            raise self.err(
-                f"unknown report {_describe(report)}",
-                doc,
-                "report",
-                fix=suggestion(str(report), REPORTS, f"one of: {', '.join(REPORTS)}"),
-                origin_key="report",
-            )
+        stem = Path(self.source.removeprefix("suite:")).stem
+        values = self.read_keys(schema.PLAN, doc, doc, None, origin=True, unset={"name": stem})
+        name, repeat, report = values["name"], values["repeat"], values["report"]
+        description = values["description"] or ""
 
         global_opts = (
             self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}

@@ -13,7 +13,6 @@ from storbench.plan.checks import (
     fio_option_names,
     fix_for,
     job_value_problem,
-    name_problem,
     path_problem,
 )
 from storbench.plan.model import _flag_set, fmt_count, mmap_file
@@ -40,6 +39,7 @@ from storbench.plan.rules import (
     TIME_OPTIONS,
     Scalar,
 )
+from storbench.plan.schema import label_problem
 from storbench.plan.yamlpos import _compound, _describe, _position
 from storbench.units import UnitError, parse_size, parse_time
 
@@ -148,6 +148,7 @@ class _OptionRules:
             return out
         return self.scalar(opt, value, node, key, where)
 
+    # 115 lines: each check of an option's value, in the order its messages must come
     def scalar(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Scalar:
         def fail(msg: str, fix: str) -> PlanError:
             return self.err(f"{where}: `{opt}` {msg}", node, key, fix=fix, origin_key=opt)
@@ -307,17 +308,8 @@ class _OptionRules:
                 )
 
     def check_name(self, what: str, name: Any, node: Any, key: Any) -> None:
-        """A name shown in tables and written into job-file comment lines: a short string
-        on one line."""
-        origin = "name" if what == "`name`" else None
-        if not isinstance(name, str | int | float):
-            raise self.err(
-                f"{what} must be a string, not {_describe(name)}",
-                node,
-                key,
-                fix="e.g. `name: fast-disk`",
-                origin_key=origin,
-            )
-        problem = name_problem(str(name))
+        """A workload's or target's name, checked as the schema checks every name."""
+        problem = label_problem(what, name)
         if problem:
-            raise self.err(f"{what} {problem}", node, key, fix=fix_for(problem), origin_key=origin)
+            msg, fix = problem
+            raise self.err(msg, node, key, fix=fix)

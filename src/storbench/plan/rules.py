@@ -8,6 +8,9 @@ import re
 from typing import Any
 
 import storbench.plan.schema as schema
+from storbench.plan.checks import MAX_NAME_CHARS, MAX_VALUE_BYTES  # noqa: F401
+from storbench.plan.schema import DEFAULT_FIO_PORT, LOCAL, MAX_SIZE  # noqa: F401
+from storbench.plan.yamlpos import MAX_DEPTH  # noqa: F401
 
 #: Targets on this machine's file system (or a fio server's).
 FS_KINDS = schema.TARGET_KINDS.names()[:3]
@@ -33,10 +36,6 @@ RADOS_BENCH_WRITE_BS = "4m"
 #: The fio engine that drives each Ceph target kind (set on every fio point of such a target).
 CEPH_FIO_ENGINE = {"rbd": "rbd", "rados": "rados"}
 HOST_KEYS = schema.HOST.names()
-#: fio's default server port (``fio --server`` without one).
-DEFAULT_FIO_PORT = 8765
-#: The address of the controller itself in ``hosts:``; storbench starts its fio server.
-LOCAL = "local"
 #: Workload keys storbench reads itself and never passes to fio.
 RESERVED_KEYS = schema.WORKLOAD.names()[1:]
 REPORTS = schema.PLAN.key("report").values
@@ -78,8 +77,6 @@ MAX_IODEPTH = 65536
 MAX_RADOS_CLIENTS = 1024
 #: fio reads whole numbers into 32-bit integers.
 MAX_INT = 2**31 - 1
-#: fio counts bytes in 64-bit integers.
-MAX_SIZE = 2**63 - 1
 #: Options whose whole number must lie in a range (inclusive).
 INT_RANGES: dict[str, tuple[int, int]] = {
     "clients": (1, MAX_RADOS_CLIENTS),
@@ -100,14 +97,8 @@ RANGE_WHY = {
 }
 #: Plans larger than this many points are refused before they are expanded (``--max-points``).
 MAX_POINTS = 100_000
-#: The longest value (UTF-8 bytes) storbench writes into a fio job file: fio reads job files in
-#: lines of at most 8191 bytes and reads the rest of a longer line as a line of its own.
-MAX_VALUE_BYTES = 4096
-#: The longest name (plan, workload, target, host): names go into job-file comment lines.
-MAX_NAME_CHARS = 256
-#: How deep a plan's YAML may nest, and how many values it may hold once its aliases are
-#: expanded (a "billion laughs" plan holds 9**9 through 9 lines of aliases).
-MAX_DEPTH = 64
+#: How many values a plan's YAML may hold once its aliases are expanded (a "billion laughs"
+#: plan holds 9**9 through 9 lines of aliases); how deep it may nest is yamlpos.MAX_DEPTH.
 MAX_YAML_VALUES = 1_000_000
 #: The only fio option with a negative value (fio 3.33 options.c: every other number is 0 or
 #: more; fio reads a negative one as a huge unsigned number, e.g. thinktime=-1 as 71 minutes).

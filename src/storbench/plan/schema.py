@@ -2,14 +2,37 @@
 
 The loader's lists of keys (``rules.TOP_KEYS``, ``TARGET_KEYS``, ``HOST_KEYS``,
 ``RADOS_BENCH_KEYS``, ``RESERVED_KEYS``, ``REPORTS``, ``ENGINES``...) are read from here, so
-an unknown key's message and its "did you mean" name exactly these; ``storbench plan keys``
+an unknown key's message and its "did you mean" name exactly these. A key that says
+``check`` is refused by it with the message and fix it returns: the loader walks a section's
+keys in their order (``load._Loader.read_keys``) and says where. ``storbench plan keys``
 and docs/plan-keys.md print this table. fio's own options are not listed: a workload takes
 every option fio 3.33 knows (engines/fio-options.txt), checked by name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from storbench.errors import suggestion
+from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
+from storbench.plan.yamlpos import _describe
+from storbench.units import UnitError, parse_size
+
+#: fio counts bytes in 64-bit integers.
+MAX_SIZE = 2**63 - 1
+
+#: fio's default server port (``fio --server`` without one).
+DEFAULT_FIO_PORT = 8765
+#: The address of the controller itself in ``hosts:``; storbench starts its fio server.
+LOCAL = "local"
+
+#: Why a value is refused: (message, fix).
+Problem = tuple[str, str]
+#: A key's check: its value (``Key.absent`` when left out) and the mapping it sits in (for
+#: the keys it goes with) -> the problem, or None.
+Check = Callable[[Any, Mapping[Any, Any]], Problem | None]
 
 
 @dataclass(frozen=True)
@@ -19,6 +42,145 @@ class Key:
     doc: str  # what it does
     values: tuple[str, ...] = ()  # the values it may take, when it is a choice
     default: str = ""  # what holds when it is left out ("" when it must be given or has none)
+    check: Check | None = None  # why a value is refused (the loader's message), or None
+    absent: Any = None  # the value the check sees when the key is left out
+
+
+def label_problem(what: str, value: Any) -> Problem | None:
+    """A name (of a plan, workload, target or host) shown in tables and written into
+    job-file comment lines: a short string on one line."""
+    if not isinstance(value, str | int | float):
+        return f"{what} must be a string, not {_describe(value)}", "e.g. `name: fast-disk`"
+    problem = name_problem(str(value))
+    return (f"{what} {problem}", fix_for(problem)) if problem else None
+
+
+def _plan_name(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if not isinstance(value, str) or not value.strip():
+        return (
+            f"`name` must be a non-empty string, not {_describe(value)}",
+            'name: my-plan (quote it if it looks like a number: name: "2024")',
+        )
+    return label_problem("`name`", value)
+
+
+def _description(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    value = value or ""
+    if not isinstance(value, str):
+        return (
+            f"`description` must be a string, not {_describe(value)}",
+            "description: what the plan measures (use `|` for several lines)",
+        )
+    # never in a job file: newlines and tabs are fine, other control characters not
+    c = control_char(value, allow="\n\t")
+    if c is not None:
+        return (
+            f"`description` holds a control character ({c})",
+            "remove it (newlines are fine: `description: |` and the text below)",
+        )
+    return None
+
+
+def _repeat(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return (
+            f"`repeat` must be a whole number ≥ 1, not {_describe(value)}",
+            "e.g. `repeat: 3` (runs every point 3 times)",
+        )
+    return None
+
+
+def _report(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    reports = PLAN.key("report").values
+    if value is not None and value not in reports:
+        fix = suggestion(str(value), reports, f"one of: {', '.join(reports)}")
+        return f"unknown report {_describe(value)}", fix or ""
+    return None
+
+
+def _target_name(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    return label_problem("target `name`", value) if value is not None else None
+
+
+def _image_size(value: Any, target: Mapping[Any, Any]) -> Problem | None:
+    if "size" not in target:
+        return None
+    if "rbd" not in target:
+        return (
+            "`size` is the size of an rbd image; a rados target has none",
+            "remove it (a workload's `size:` sets how much fio writes)",
+        )
+    fix = "e.g. `size: 10g` (the size of the image storbench creates if missing)"
+    try:
+        size = parse_size(value)
+    except UnitError:
+        return f"`size` is not a size: {value!r}", fix
+    if not 0 < size <= MAX_SIZE:
+        return f"`size` must be more than 0 (and less than 8 EiB), not {size}", fix
+    return None
+
+
+def _ceph_text(key: str, example: str) -> Check:
+    """A Ceph target's ``conf`` or ``clientname``: text (its path is checked with the target's)."""
+
+    def check(value: Any, target: Mapping[Any, Any]) -> Problem | None:
+        if key in target and (not isinstance(value, str) or not value.strip()):
+            return f"`{key}` must be a non-empty string, not {_describe(value)}", example
+        return None
+
+    return check
+
+
+def _address(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if not isinstance(value, str) or not value.strip():
+        return (
+            f"a host needs an `address`, not {_describe(value)}",
+            "e.g. `- address: 192.0.2.10` (the fio server started with `storbench agent`), "
+            "or `- address: local` for this machine",
+        )
+    address = value.strip()
+    c = control_char(address)
+    if c is not None:
+        return (
+            f"host address {shown(address)} holds a control character ({c})",
+            "give the address alone, e.g. `address: 192.0.2.10`",
+        )
+    if (
+        address.startswith(("[", "ip6:"))
+        or any(c in address for c in ",: ;#$")
+        or len(address) > MAX_NAME_CHARS
+    ):
+        return (
+            f"host address {address!r} is not an IPv4 address or host name",
+            "give the address alone (e.g. 192.0.2.10) and the port under `port:` "
+            "(IPv6 addresses: use a host name)",
+        )
+    return None
+
+
+def _port(value: Any, host: Mapping[Any, Any]) -> Problem | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        return (
+            f"host `port` must be a whole number from 1 to 65535, not {_describe(value)}",
+            f"e.g. `port: {DEFAULT_FIO_PORT}` (fio's default)",
+        )
+    if "port" in host and str(host.get("address")).strip() == LOCAL:
+        return (
+            "the `local` host takes no port: storbench starts its fio server itself",
+            "remove `port:` from this host",
+        )
+    return None
+
+
+def _host_name(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | int) or not str(value).strip():
+        return (
+            f"host `name` must be a non-empty string, not {_describe(value)}",
+            "e.g. `name: vm01`",
+        )
+    return label_problem("host `name`", str(value).strip())
 
 
 @dataclass(frozen=True)
@@ -43,11 +205,13 @@ PLAN = Section(
             "text",
             "The plan's name, shown in `storbench runs` and the reports.",
             default="the file's name",
+            check=_plan_name,
         ),
         Key(
             "description",
             "text (may span lines: `description: |`)",
             "What the plan measures; shown by `storbench suites` and kept with the run.",
+            check=_description,
         ),
         Key(
             "targets",
@@ -71,6 +235,8 @@ PLAN = Section(
             "whole number, 1 or more",
             "Run the whole matrix this many times, in rounds; the tables show the mean and spread.",
             default="1",
+            check=_repeat,
+            absent=1,
         ),
         Key(
             "report",
@@ -78,6 +244,7 @@ PLAN = Section(
             "Which suite's answer the reports show for the run.",
             values=("qualify", "profiles", "matrix", "rados"),
             default="the summary table only",
+            check=_report,
         ),
     ),
 )
@@ -126,19 +293,29 @@ TARGET_MORE = Section(
             "text",
             "A label for the tables and reports.",
             default="the path (`rbd:`/`rados:` and the path for Ceph)",
+            check=_target_name,
         ),
-        Key("size", "size (rbd only)", "The size of the image storbench creates when missing."),
+        Key(
+            "size",
+            "size (rbd only)",
+            "The size of the image storbench creates when missing.",
+            check=_image_size,
+        ),
         Key(
             "conf",
             "path (rbd, rados)",
             "The cluster's ceph.conf.",
             default="--ceph-conf, else $CEPH_CONF, else /etc/ceph/ceph.conf",
+            check=_ceph_text("conf", "e.g. `conf: /etc/ceph/ceph.conf`"),
         ),
         Key(
             "clientname",
             "text (rbd, rados)",
             "The Ceph user, without `client.`.",
             default="Ceph's own (client.admin)",
+            check=_ceph_text(
+                "clientname", "e.g. `clientname: admin` (the Ceph user without `client.`)"
+            ),
         ),
     ),
 )
@@ -152,9 +329,23 @@ HOST = Section(
             "IP address or name, or `local`",
             "Where its fio server listens (`storbench agent` there); `local` is this machine: "
             "storbench starts a private fio server on loopback.",
+            check=_address,
         ),
-        Key("port", "TCP port", "The fio server's port.", default="8765"),
-        Key("name", "text", "A label for the tables.", default="ADDRESS:PORT, or `local`"),
+        Key(
+            "port",
+            "TCP port",
+            "The fio server's port.",
+            default=str(DEFAULT_FIO_PORT),
+            check=_port,
+            absent=DEFAULT_FIO_PORT,
+        ),
+        Key(
+            "name",
+            "text",
+            "A label for the tables.",
+            default="ADDRESS:PORT, or `local`",
+            check=_host_name,
+        ),
         Key(
             "targets",
             "list of targets",

@@ -9,24 +9,22 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+import storbench.plan.schema as schema
 from storbench.errors import PlanError, suggestion
-from storbench.plan.checks import control_char, fix_for, path_problem, shown
+from storbench.plan.checks import fix_for, path_problem, shown
 from storbench.plan.model import Host, Target
 from storbench.plan.rules import (
     CEPH_KINDS,
     CEPH_TARGET_KEYS,
     DEFAULT_CEPH_CONF,
-    DEFAULT_FIO_PORT,
     FS_KINDS,
     HOST_KEYS,
     LOCAL,
-    MAX_NAME_CHARS,
-    MAX_SIZE,
     TARGET_KEYS,
     TARGET_KINDS,
 )
 from storbench.plan.yamlpos import _describe
-from storbench.units import UnitError, parse_size
+from storbench.units import parse_size
 
 
 class _TargetRules:
@@ -35,6 +33,7 @@ class _TargetRules:
     def targets(self, doc: CommentedMap) -> list[Target]:
         return self.target_list(doc.get("targets"), doc, "targets")
 
+    # 86 lines: each check of a target, in the order its messages must come
     def target_list(self, node: Any, parent: Any, key: Any) -> list[Target]:
         example = "targets:\n  - file: /mnt/test/storbench.dat\n  - device: /dev/sdb"
         if node is None:
@@ -114,8 +113,7 @@ class _TargetRules:
                     kind,
                     fix="e.g. `- device: /dev/sdb`",
                 )
-            if name is not None:
-                self.check_name("target `name`", name, item, "name")
+            self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
             target = Target(
                 kind=kind, path=os.path.abspath(path), name=str(name) if name is not None else None
             )
@@ -129,41 +127,8 @@ class _TargetRules:
         path = item[kind]
         if not isinstance(path, str):
             path = str(path) if isinstance(path, int) else ""
-        size = item.get("size")
-        if "size" in item:
-            if kind != "rbd":
-                raise self.err(
-                    "`size` is the size of an rbd image; a rados target has none",
-                    item,
-                    "size",
-                    fix="remove it (a workload's `size:` sets how much fio writes)",
-                )
-            try:
-                size = parse_size(size)
-            except UnitError:
-                raise self.err(
-                    f"`size` is not a size: {size!r}",
-                    item,
-                    "size",
-                    fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
-                ) from None
-            if not 0 < size <= MAX_SIZE:
-                raise self.err(
-                    f"`size` must be more than 0 (and less than 8 EiB), not {size}",
-                    item,
-                    "size",
-                    fix="e.g. `size: 10g` (the size of the image storbench creates if missing)",
-                )
-        for k in ("conf", "clientname"):
-            if k in item and (not isinstance(item[k], str) or not item[k].strip()):
-                raise self.err(
-                    f"`{k}` must be a non-empty string, not {_describe(item[k])}",
-                    item,
-                    k,
-                    fix="e.g. `conf: /etc/ceph/ceph.conf`"
-                    if k == "conf"
-                    else "e.g. `clientname: admin` (the Ceph user without `client.`)",
-                )
+        self.read_keys(schema.TARGET_MORE, item, node, i, only=("size", "conf", "clientname"))
+        size = parse_size(item["size"]) if "size" in item else None
         client = item.get("clientname")
         if isinstance(client, str) and client.startswith("client."):
             client = client[len("client.") :]
@@ -172,8 +137,7 @@ class _TargetRules:
             problem = path_problem(item[k].strip()) if k in item else None
             if problem:
                 raise self.err(f"`{k}` {problem}", item, k, fix=fix_for(problem))
-        if name is not None:
-            self.check_name("target `name`", name, item, "name")
+        self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
         try:
             return ceph_target(
                 kind,
@@ -224,61 +188,8 @@ class _TargetRules:
                         k,
                         fix=suggestion(str(k), HOST_KEYS, f"a host has: {', '.join(HOST_KEYS)}"),
                     )
-            address = item.get("address")
-            if not isinstance(address, str) or not address.strip():
-                raise self.err(
-                    f"a host needs an `address`, not {_describe(address)}",
-                    item if "address" in item else node,
-                    "address" if "address" in item else i,
-                    fix="e.g. `- address: 192.0.2.10` (the fio server started with "
-                    "`storbench agent`), or `- address: local` for this machine",
-                )
-            address = address.strip()
-            if control_char(address) is not None:
-                raise self.err(
-                    f"host address {shown(address)} holds a control character "
-                    f"({control_char(address)})",
-                    item,
-                    "address",
-                    fix="give the address alone, e.g. `address: 192.0.2.10`",
-                )
-            if (
-                address.startswith(("[", "ip6:"))
-                or any(c in address for c in ",: ;#$")
-                or len(address) > MAX_NAME_CHARS
-            ):
-                raise self.err(
-                    f"host address {address!r} is not an IPv4 address or host name",
-                    item,
-                    "address",
-                    fix="give the address alone (e.g. 192.0.2.10) and the port under `port:` "
-                    "(IPv6 addresses: use a host name)",
-                )
-            port = item.get("port", DEFAULT_FIO_PORT)
-            if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-                raise self.err(
-                    f"host `port` must be a whole number from 1 to 65535, not {_describe(port)}",
-                    item,
-                    "port",
-                    fix=f"e.g. `port: {DEFAULT_FIO_PORT}` (fio's default)",
-                )
-            if address == LOCAL and "port" in item:
-                raise self.err(
-                    "the `local` host takes no port: storbench starts its fio server itself",
-                    item,
-                    "port",
-                    fix="remove `port:` from this host",
-                )
-            name = item.get("name")
-            if name is not None and (not isinstance(name, str | int) or not str(name).strip()):
-                raise self.err(
-                    f"host `name` must be a non-empty string, not {_describe(name)}",
-                    item,
-                    "name",
-                    fix="e.g. `name: vm01`",
-                )
-            if name is not None:
-                self.check_name("host `name`", str(name).strip(), item, "name")
+            values = self.read_keys(schema.HOST, item, node, i)
+            address, port, name = values["address"].strip(), values["port"], values["name"]
             own = (
                 tuple(self.target_list(item["targets"], item, "targets"))
                 if item.get("targets") is not None
@@ -317,7 +228,12 @@ class _TargetRules:
             seen[ident] = i
             labels[host.label] = i
             out.append(host)
-        counts = [(h, len(h.targets) if h.targets is not None else len(targets)) for h in out]
+        self.check_target_counts(out, targets, node)
+        return out
+
+    def check_target_counts(self, hosts: list[Host], targets: list[Target], node: Any) -> None:
+        """Every host has as many targets: point i uses each host's i-th target."""
+        counts = [(h, len(h.targets) if h.targets is not None else len(targets)) for h in hosts]
         if len({c for _, c in counts}) > 1:
             odd = min(counts, key=lambda hc: [c for _, c in counts].count(hc[1]))
             others = max((c for _, c in counts), key=[c for _, c in counts].count)
@@ -325,11 +241,10 @@ class _TargetRules:
                 f"host {odd[0].label} has {odd[1]} target(s), the other hosts {others}: every "
                 "host needs the same number of targets (point i uses each host's i-th target)",
                 node,
-                out.index(odd[0]),
+                hosts.index(odd[0]),
                 fix="list the same number of targets under each host (or none, to use the "
                 "plan's `targets:`)",
             )
-        return out
 
 
 def default_ceph_conf() -> str:

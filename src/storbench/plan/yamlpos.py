@@ -8,7 +8,8 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 
-from storbench.plan.rules import MAX_DEPTH
+#: How deep a plan's YAML may nest (ruamel's scanner slows down with the square of the depth).
+MAX_DEPTH = 64
 
 
 def _too_deep(text: str, limit: int = MAX_DEPTH) -> int | None:
