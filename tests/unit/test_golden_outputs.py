@@ -8,7 +8,7 @@ of the built-in suites is compared with a snapshot taken before (tests/data/gold
 - every built-in suite's points and exact job files or commands (`storbench plan show`);
 - each suite's answer (qualify, profiles, matrix, rados) as every presenter shows it: the
   terminal (`storbench show`), the Markdown report, the HTML report's answer section and
-  the JSON export's "answer", on runs stored from the recordings (tests/unit/answer_runs.py).
+  the JSON export's "answer", on runs stored from the recordings (tests/answer_runs.py).
 
 After an intended change of output, rewrite the snapshot and review its diff:
 ``.venv/bin/python tests/unit/test_golden_outputs.py --write``.
@@ -29,7 +29,7 @@ import pytest
 
 from storbench.engines import rados
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # answer_runs, also run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from answer_runs import KINDS, store_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,10 +14,12 @@ from storbench.engines import fio, rados
 from storbench.metrics import Measurement
 from storbench.plan import Point, Target, point_key
 from storbench.store import Store
+from storbench.units import fmt_iops
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parent / "data"
 #: the suites whose report has an answer of its own, in the order of analysis/answers.py
 KINDS = ("qualify", "profiles", "matrix", "rados")
+MiB = 1 << 20
 #: a target name a browser or a Markdown reader would take for markup
 HOSTILE = "<b>x</b>|[red]y[/red]"
 
@@ -142,3 +144,103 @@ def store_run(db: Path, kind: str) -> int:
         )
     store.set_status(run_id, "completed")
     return run_id
+
+
+# ---------------------------------------------------------------------------- what a report shows
+
+#: an answer table as a report shows it: (title, [header cells, row cells...])
+Table = tuple[str, list[list[str]]]
+
+
+def expected_tables(answer: dict[str, Any]) -> dict[str, list[list[str]]]:
+    """What a report's answer section must show of the JSON export's ``answer``: per table
+    title (or its start), the rows (headers first) it must hold, figures formatted as the
+    seeds write them, from the JSON's base units."""
+    kind, rows = answer["kind"], answer["rows"]
+    if kind == "qualify":
+        return {
+            "Best job count": [
+                ["ID", "Size", "Type", "Proto", "IOPS", "#Jobs", "Notes"],
+                *[
+                    [
+                        r["model"] or r["target"],
+                        f"{r['size_bytes'] / 1e9:.0f}GB",
+                        r["media"],
+                        r["proto"],
+                        f"{r['best_iops']:.0f}",
+                        str(r["best_jobs"]),
+                        ", ".join(
+                            (f"{v} job{'s' if v > 1 else ''}" if i == 0 else str(v)) + f": {f:.0f}"
+                            for i, (v, f) in enumerate(
+                                [(v, f) for v, f in r["iops_by_jobs"] if v != r["best_jobs"]]
+                            )
+                        ),
+                    ]
+                    for r in rows
+                ],
+            ]
+        }
+    if kind == "profiles":
+        return {
+            "Overview": [
+                ["Storage Backend", "Seq Read", "Seq Write", "Rand 4k Read", "Rand 4k Write"],
+                *[
+                    [
+                        r["target"],
+                        f"{r['seq_read']['bw_bytes_per_s'] / MiB:,.1f} MiB/s",
+                        f"{r['seq_write']['bw_bytes_per_s'] / MiB:,.1f} MiB/s",
+                        f"{fmt_iops(r['rand_read']['iops'])} IOPS",
+                        f"{fmt_iops(r['rand_write']['iops'])} IOPS",
+                    ]
+                    for r in rows
+                ],
+            ]
+        }
+    if kind == "matrix":
+        return {
+            "Optimal iodepth": [
+                ["target", "rw", "bs", "optimal iodepth", "IOPS", "best iodepth", "best IOPS"],
+                *[
+                    [
+                        str(r["target"]),
+                        r["rw"],
+                        r["bs"],
+                        str(r["optimal_iodepth"]),
+                        fmt_iops(r["optimal_iops"]),
+                        str(r["best_iodepth"]),
+                        fmt_iops(r["best_iops"]),
+                    ]
+                    for r in rows
+                ],
+            ]
+        }
+    assert kind == "rados", kind
+    out = {}
+    for g in rows:
+        cols = g["columns"]
+        words = {1: "Single Client", 2: "Two Clients"}
+        title = f"rados bench {g['params']['runtime']} {g['mode']}"
+        out[title] = [
+            ["", *(words[c["clients"]] for c in cols)],
+            ["Bandwidth (MB/sec)", *(f"{c['figures']['bw_bytes'] / MiB:,.2f}" for c in cols)],
+            ["Average IOPS", *(f"{c['figures']['iops']:,.2f}" for c in cols)],
+            ["Average Latency(s)", *(f"{c['figures']['lat_mean'] / 1e9:,.4f}" for c in cols)],
+        ]
+    return out
+
+
+def check_answer_tables(answer: dict[str, Any], shown: list[Table]) -> None:
+    """The report's answer tables ``shown`` hold what the JSON ``answer`` says (for the rows
+    expected_tables names: a matrix table has more columns than those, a rados table more
+    rows)."""
+    for start, want in expected_tables(answer).items():
+        found = [rows for title, rows in shown if title.startswith(start)]
+        assert len(found) == 1, (start, [t for t, _ in shown])
+        (rows,) = found
+        if answer["kind"] == "rados":
+            by_label = {r[0]: r for r in rows}
+            assert rows[0] == want[0]
+            assert [by_label[w[0]] for w in want[1:]] == want[1:]
+        else:
+            width = len(want[0])
+            assert [r[:width] for r in rows] == want
