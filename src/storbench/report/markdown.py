@@ -24,23 +24,20 @@ from storbench.analysis.summary import PointSummary
 from storbench.metrics import Measurement
 from storbench.report import suites
 from storbench.report.ceph import CephReport, ceph_markdown
-from storbench.report.hosts import host_rows
-from storbench.report.safe import md_cell as _cell
-from storbench.report.safe import md_code, md_text
-from storbench.report.safe import md_table as table
-from storbench.report.terminal import (
+from storbench.report.comparison import (
     COMPARISON_HEADERS,
-    LAT_NOTE,
     comparison_rows,
-    fmt_latency,
-    fmt_spread,
     group_rows,
     lat_compared,
-    latency_label,
     summary_sentence,
     unmatched_lines,
     verdict_counts,
 )
+from storbench.report.fmt import LAT_NOTE, fmt_latency, fmt_spread, latency_label
+from storbench.report.hosts import host_rows
+from storbench.report.safe import md_cell as _cell
+from storbench.report.safe import md_code, md_text
+from storbench.report.safe import md_table as table
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 
