@@ -1,7 +1,9 @@
 """The HTML report in a real headless Chromium (Debian's `chromium`), driven over the DevTools
 protocol: it loads with no console error, makes no network request, opens no dialog, shows
 hostile names as text, draws its charts (a screenshot with chart titles, not blank), shows
-values on hover, and opens a point's job file and raw fio output from a chart.
+values on hover, and opens a point's job file and raw fio output from a chart; each suite's
+answer section holds what the JSON export's "answer" says (runs stored from the recordings,
+tests/answer_runs.py).
 
 The runs are real: fio on small scratch files, with a workload named
 ``<script>alert(1)</script>`` and a target named ``<img src=x onerror=alert(2)>``.
@@ -23,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from answer_runs import HOSTILE, KINDS, check_answer_tables, store_run
 
 pytestmark = pytest.mark.integration
 
@@ -391,3 +396,37 @@ def test_report_loads_offline_escapes_names_and_draws_its_charts(
     assert page1.js("document.querySelector('#answer img')") is None
     assert page1.js("document.querySelectorAll('figure.chart').length") >= 6
     assert time.monotonic() - t0 < 90
+
+
+# ---------------------------------------------------------------------------- answers
+
+#: the answer section's tables as the page shows them: (title, rows of cell text)
+TABLES_JS = (
+    "[...document.querySelectorAll('#answer table.answer')].map(t => "
+    "[t.previousElementSibling.textContent, [...t.querySelectorAll('tr')].map(r => "
+    "[...r.children].map(c => c.textContent))])"
+)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_report_answers_in_chromium_match_the_json_export(
+    kind: str,
+    browser: DevTools,
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "r.db"
+    run = str(store_run(db, kind))
+    export = sb("export", run, "--format", "json", db=db)
+    assert export.returncode == 0, export.stderr
+    answer = json.loads(export.stdout)["answer"]
+    report = tmp_path / f"{kind}.html"
+    assert sb("report", run, "-o", str(report), db=db).returncode == 0
+    url = report.resolve().as_uri()
+    page = Page(browser, url)
+    assert_clean(page, url)
+    assert page.js("document.querySelector('nav a[href=\"#answer\"]') !== null")
+    shown = [(title, rows) for title, rows in page.js(TABLES_JS)]
+    check_answer_tables(answer, shown)
+    if kind in ("profiles", "matrix"):
+        assert HOSTILE in {r[0] for _, rows in shown for r in rows}, "the name shows as text"
+        assert page.js("document.querySelector('#answer b') === null")

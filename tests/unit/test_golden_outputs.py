@@ -5,7 +5,10 @@ of the built-in suites is compared with a snapshot taken before (tests/data/gold
   and CSV (times and paths of the machine left out);
 - every recorded rados bench output, parsed into a measurement, and the two-client pairs
   aggregated;
-- every built-in suite's points and exact job files or commands (`storbench plan show`).
+- every built-in suite's points and exact job files or commands (`storbench plan show`);
+- each suite's answer (qualify, profiles, matrix, rados) as every presenter shows it: the
+  terminal (`storbench show`), the Markdown report, the HTML report's answer section and
+  the JSON export's "answer", on runs stored from the recordings (tests/answer_runs.py).
 
 After an intended change of output, rewrite the snapshot and review its diff:
 ``.venv/bin/python tests/unit/test_golden_outputs.py --write``.
@@ -25,6 +28,9 @@ from typing import Any
 import pytest
 
 from storbench.engines import rados
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from answer_runs import KINDS, store_run
 
 ROOT = Path(__file__).resolve().parents[2]
 FIO = ROOT / "tests" / "data" / "fio"
@@ -51,6 +57,7 @@ def _cli(*args: str, db: Path, cwd: Path) -> str:
 def _neutral(text: str, tmp: Path) -> str:
     """Without what differs between machines and moments."""
     text = text.replace(str(tmp), "TMP").replace(str(ROOT), "REPO")
+    text = re.sub(r"started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "started TIME", text)
     return re.sub(r'("(started_at|ended_at|at)": )[0-9.e+]+', r"\g<1>0", text)
 
 
@@ -106,8 +113,34 @@ def _suites() -> dict[str, str]:
     return out
 
 
+def _answers() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for kind in KINDS:
+            db = tmp / f"{kind}.db"
+            run = str(store_run(db, kind))
+            html = _cli("report", run, "--format", "html", db=db, cwd=tmp)
+            section = re.search(r'<section id="answer">.*?</section>', html, re.S)
+            doc = json.loads(_cli("export", run, "--format", "json", db=db, cwd=tmp))
+            out[kind] = {
+                "terminal": _neutral(_cli("show", run, db=db, cwd=tmp), tmp),
+                "markdown": _neutral(
+                    _cli("report", run, "--format", "markdown", db=db, cwd=tmp), tmp
+                ),
+                "html": section.group(0) if section else None,
+                "json": doc.get("answer"),
+            }
+    return out
+
+
 def current() -> dict[str, Any]:
-    return {"fio": _fio_exports(), "rados": _rados_measurements(), "suites": _suites()}
+    return {
+        "fio": _fio_exports(),
+        "rados": _rados_measurements(),
+        "suites": _suites(),
+        "answers": _answers(),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +153,7 @@ def before() -> dict[str, Any]:
     return json.loads(SNAPSHOT.read_text())
 
 
-@pytest.mark.parametrize("part", ["fio", "rados", "suites"])
+@pytest.mark.parametrize("part", ["fio", "rados", "suites", "answers"])
 def test_golden_outputs_are_unchanged(
     part: str, now: dict[str, Any], before: dict[str, Any]
 ) -> None:

@@ -1,5 +1,6 @@
-"""The shape of the source tree (issue 11): no import cycle anywhere, and modules a reader
-can hold in mind. The lists of what is still too long are explicit, so that they only shrink."""
+"""The shape of the source tree (issue 11): no import cycle anywhere (function-level imports
+included), and modules and functions a reader can hold in mind. The lists of what is still
+too long are explicit, so that they only shrink."""
 
 from __future__ import annotations
 
@@ -14,6 +15,27 @@ MAX_LINES = 620
 #: remove them from here (the test fails when one grows, or shrinks under the limit)
 TOO_LONG = {
     "preflight/ceph.py": 658,
+}
+
+
+#: import cycles still there, each as its sorted modules: none (report/'s ceph <-> markdown
+#: and hosts -> terminal -> ceph are gone; the formatting they shared is report/fmt.py)
+KNOWN_CYCLES: list[list[str]] = []
+
+#: lines a function may have, without a reason written beside it
+MAX_FUNCTION_LINES = 80
+#: functions still over it (module, function: lines when this test was written), all outside
+#: report/ and analysis/; the test fails when one grows or a new one appears
+LONG_FUNCTIONS = {
+    ("engines/fio/hosts.py", "hosts_measurement"): 189,
+    ("engines/rados/clients.py", "aggregate_clients"): 120,
+    ("engines/rados/run.py", "run_commands"): 89,
+    ("plan/load.py", "load"): 121,
+    ("plan/options.py", "scalar"): 115,
+    ("plan/targets.py", "target_list"): 87,
+    ("plan/targets.py", "hosts"): 141,
+    ("preflight/__init__.py", "check_targets"): 105,
+    ("preflight/ceph.py", "check_ceph"): 82,
 }
 
 
@@ -77,7 +99,38 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_structure_no_import_cycles() -> None:
     mods = _modules()
     graph = {m: _imports(p, mods) - {m} for m, p in mods.items()}
-    assert _cycles(graph) == []
+    assert _cycles(graph) == KNOWN_CYCLES
+
+
+def test_structure_import_finder_sees_function_level_imports(tmp_path: Path) -> None:
+    """A cycle hidden in a function (as report/ceph.py's import of markdown.py was) counts."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import os\n\n\ndef f():\n    from storbench.report import terminal\n"
+        "    import storbench.report.fmt\n    return terminal\n"
+    )
+    found = _imports(src, _modules())
+    assert found >= {"storbench.report.terminal", "storbench.report.fmt"}
+
+
+def _long_functions() -> dict[tuple[str, str], int]:
+    out = {}
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    out[(str(path.relative_to(SRC)), node.name)] = n
+    return out
+
+
+def test_structure_functions_a_reader_can_hold_in_mind() -> None:
+    grown = {
+        where: n
+        for where, n in _long_functions().items()
+        if n > LONG_FUNCTIONS.get(where, MAX_FUNCTION_LINES)
+    }
+    assert grown == {}, f"functions over {MAX_FUNCTION_LINES} lines: split them"
 
 
 def test_structure_cycle_finder_finds_a_cycle() -> None:

@@ -138,8 +138,8 @@ def test_numjobs_sweep_is_qualifys_best_job_count() -> None:
     assert got == want
 
     (row,) = suites.qualify_rows(ss, {})
-    assert (row["jobs"], row["iops"]) == (best, top)
-    assert row["saturation"] == sw.saturation()[0]
+    assert (row.best_jobs, row.best_iops) == (best, top)
+    assert row.saturation_jobs == sw.saturation()[0]
     md = suites.qualify_markdown([row])
     assert md.splitlines()[0] == "| ID | Size | Type | Proto | IOPS | #Jobs | Notes |"
     cells = [c.strip() for c in md.splitlines()[2].strip("|").split("|")]
@@ -187,13 +187,13 @@ def test_sweeps_are_grouped_by_target_and_other_axes() -> None:
 def test_matrix_rows_give_the_optimal_iodepth_per_block_size() -> None:
     ss = run([({"bs": "4k", "iodepth": q}, whole(name)) for q, name in IODEPTH.items()])
     (row,) = suites.matrix_rows(ss)
-    assert (row["rw"], row["bs"], row["best_iodepth"], row["optimal_iodepth"]) == (
+    assert (row.rw, row.bs, row.best_iodepth, row.optimal_iodepth) == (
         "randread",
         "4k",
         4,
         4,
     )
-    assert row["knee"] is not None and (row["knee"].before, row["knee"].at) == (2, 4)
+    assert row.knee is not None and (row.knee.before, row.knee.at) == (2, 4)
     (line,) = suites.matrix_saturation(suites.matrix_rows(ss))
     assert "optimal iodepth 4 reaches 95 % of the best" in line
     assert "p99 climbs faster than IOPS from iodepth 2 to 4" in line

@@ -2,24 +2,51 @@
 HTML, JSON export) renders.
 
 - **qualify** (seed 002): per target, the job count with the highest 4k sync-write IOPS, the
-  IOPS at the other counts, the smallest count reaching 95 % of the best, the latency knee;
-- **profiles** (seed 001): per target, sequential bandwidth and random IOPS with latency;
+  IOPS at every count, the smallest count reaching 95 % of the best, the latency knee;
+- **profiles** (seed 001): per target, sequential and random bandwidth, IOPS and latency;
 - **matrix** (seeds 003/004): per target, rw and block size, the optimal iodepth (the
   smallest reaching 95 % of the best IOPS), the best, and the latency knee;
 - **rados** (seed 000's appendix): the rados bench points grouped by mode and parameters,
   one column per client count, rados bench's figures averaged over repetitions.
 
-Figures are in base units (bytes/s, IOPS, ns, s) and are not formatted here.
+Plain dataclasses: figures in base units named in the field (``_iops``, ``_bytes_per_s``,
+``_ns``, ``_s``, ``_bytes``), never formatted here; report/suites.py formats them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee, Sweep, sweeps
 from storbench.plan import RADOS_BENCH
+
+# ---------------------------------------------------------------------------- qualify
+
+
+@dataclass
+class QualifyRow:
+    """One target's numjobs sweep of 4k sync writes (iodepth 1)."""
+
+    target: str  # the target's label
+    model: str | None  # from the inventory's identity of the target, None when unknown
+    size_bytes: int | None
+    media: str | None  # SSD, HDD, ...
+    proto: str | None  # SATA, NVMe, ...
+    best_jobs: Any  # the job count with the highest IOPS (the fewest on a tie)
+    best_iops: float
+    iops_by_jobs: list[tuple[Any, float]]  # every job count's IOPS, in sweep order
+    saturation_jobs: Any  # the fewest jobs reaching 95 % of the best IOPS
+    knee: Knee | None  # where p99 climbs faster than IOPS along numjobs
+    sweep: Sweep
+
+
+@dataclass
+class QualifyAnswer:
+    kind: ClassVar[str] = "qualify"
+    rows: list[QualifyRow]
 
 
 def _identity(inventory: dict[str, Any], target_path: str) -> dict[str, Any]:
@@ -29,69 +56,118 @@ def _identity(inventory: dict[str, Any], target_path: str) -> dict[str, Any]:
     return {}
 
 
-def _size_gb(n: int | None) -> str:
-    """Decimal size as drive vendors (and seed 002) write it: 240GB, 3.2TB."""
-    if not n:
-        return "?"
-    if n >= 10**12:
-        return f"{n / 10**12:.1f}TB".replace(".0TB", "TB")
-    return f"{n / 10**9:.0f}GB"
-
-
-def qualify_rows(summaries: list[PointSummary], inventory: dict[str, Any]) -> list[dict[str, Any]]:
+def qualify_rows(summaries: list[PointSummary], inventory: dict[str, Any]) -> list[QualifyRow]:
     """Per target: the job count with the highest sync-write IOPS and the IOPS at the others."""
     rows = []
     for sw in sweeps(summaries, "numjobs"):
         best_jobs, best_iops, best = sw.best
         ident = _identity(inventory, best.target.path)
-        others = [(v, f) for v, f, _ in sw.values if v != best_jobs]
-        notes = ", ".join(
-            f"{v} job{'s' if int(v) > 1 else ''}: {f:.0f}" if i == 0 else f"{v}: {f:.0f}"
-            for i, (v, f) in enumerate(others)
-        )
         rows.append(
-            {
-                "id": ident.get("model") or best.target.label,
-                "size": _size_gb(ident.get("size_bytes")),
-                "type": ident.get("type") or "?",
-                "proto": ident.get("proto") or "?",
-                "iops": best_iops,
-                "jobs": best_jobs,
-                "notes": notes,
-                "target": best.target.label,
-                "saturation": sw.saturation(0.95)[0],
-                "knee": sw.knee(),
-                "sweep": sw,
-            }
+            QualifyRow(
+                target=best.target.label,
+                model=ident.get("model"),
+                size_bytes=ident.get("size_bytes"),
+                media=ident.get("type"),
+                proto=ident.get("proto"),
+                best_jobs=best_jobs,
+                best_iops=best_iops,
+                iops_by_jobs=[(v, f) for v, f, _ in sw.values],
+                saturation_jobs=sw.saturation(0.95)[0],
+                knee=sw.knee(),
+                sweep=sw,
+            )
         )
     return rows
 
 
-def _kind(s: PointSummary) -> str:
+# ---------------------------------------------------------------------------- profiles
+
+
+@dataclass
+class ProfileFigures:
+    """One direction of one profile (sequential or random) on one target."""
+
+    bw_bytes_per_s: float
+    iops: float
+    clat_mean_ns: float | None  # None for an engine without completion latency
+    clat_p95_ns: float | None
+    clat_p99_ns: float | None
+
+
+@dataclass
+class ProfilesRow:
+    """Seed 001's overview of one target: each profile's read and write, None when the run
+    has no such direction (the last point of a profile wins, as in seed 001's table)."""
+
+    target: str
+    seq_read: ProfileFigures | None = None
+    seq_write: ProfileFigures | None = None
+    rand_read: ProfileFigures | None = None
+    rand_write: ProfileFigures | None = None
+
+    def figures(self, kind: str, ddir: str) -> ProfileFigures | None:
+        """``kind`` "seq" or "rand", ``ddir`` "read" or "write"."""
+        return getattr(self, f"{kind}_{ddir}")
+
+
+@dataclass
+class ProfilesAnswer:
+    kind: ClassVar[str] = "profiles"
+    rows: list[ProfilesRow]
+
+
+def _profile(s: PointSummary) -> str:
     rw = str(s.params.get("rw", s.params.get("readwrite", "read")))
     return "rand" if rw.startswith("rand") else "seq"
 
 
-def profiles_rows(summaries: list[PointSummary]) -> list[dict[str, Any]]:
-    """Seed 001's overview: per target, sequential MiB/s and random IOPS, with latency."""
-    rows: dict[str, dict[str, Any]] = {}
+def profiles_rows(summaries: list[PointSummary]) -> list[ProfilesRow]:
+    """Seed 001's overview: per target, sequential and random figures, with latency."""
+    rows: dict[str, ProfilesRow] = {}
     for s in summaries:
-        r = rows.setdefault(s.target.label, {"target": s.target.label})
-        kind = _kind(s)
+        r = rows.setdefault(s.target.label, ProfilesRow(s.target.label))
         for ddir in ("read", "write"):
             ds = s.dirs.get(ddir)
             if ds is None:
                 continue
-            r[f"{kind}_{ddir}_bw"] = ds.bw_mean
-            r[f"{kind}_{ddir}_iops"] = ds.iops_mean
             lat = ds.clat
-            r[f"{kind}_{ddir}_mean"] = lat.mean if lat else None
-            r[f"{kind}_{ddir}_p95"] = lat.percentiles.get("95") if lat else None
-            r[f"{kind}_{ddir}_p99"] = lat.percentiles.get("99") if lat else None
+            fig = ProfileFigures(
+                bw_bytes_per_s=ds.bw_mean,
+                iops=ds.iops_mean,
+                clat_mean_ns=lat.mean if lat else None,
+                clat_p95_ns=lat.percentiles.get("95") if lat else None,
+                clat_p99_ns=lat.percentiles.get("99") if lat else None,
+            )
+            setattr(r, f"{_profile(s)}_{ddir}", fig)
     return list(rows.values())
 
 
-def matrix_rows(summaries: list[PointSummary]) -> list[dict[str, Any]]:
+# ---------------------------------------------------------------------------- matrix
+
+
+@dataclass
+class MatrixRow:
+    """One target, rw and block size along iodepth."""
+
+    target: Any
+    rw: Any
+    bs: Any
+    fixed: dict[str, Any]  # the sweep's other axes, the target and the workload
+    best_iodepth: Any
+    best_iops: float
+    optimal_iodepth: Any  # the smallest reaching 95 % of the best IOPS (seed 003)
+    optimal_iops: float
+    knee: Knee | None  # where p99 climbs faster than IOPS along iodepth
+    sweep: Sweep
+
+
+@dataclass
+class MatrixAnswer:
+    kind: ClassVar[str] = "matrix"
+    rows: list[MatrixRow]
+
+
+def matrix_rows(summaries: list[PointSummary]) -> list[MatrixRow]:
     """Per target, rw and block size, along iodepth: the best point, the optimal iodepth
     (the smallest reaching 95 % of the best IOPS: seed 003's "optimal queue depth") and
     the latency knee."""
@@ -100,18 +176,18 @@ def matrix_rows(summaries: list[PointSummary]) -> list[dict[str, Any]]:
         bq, biops, _ = sw.best
         q, qiops, _ = sw.saturation(0.95)
         rows.append(
-            {
-                "target": sw.fixed.get("target"),
-                "rw": sw.fixed.get("rw", _param(sw, "rw")),
-                "bs": sw.fixed.get("bs", _param(sw, "bs")),
-                "fixed": sw.fixed,
-                "best_iodepth": bq,
-                "best_iops": biops,
-                "optimal_iodepth": q,
-                "optimal_iops": qiops,
-                "knee": sw.knee(),
-                "sweep": sw,
-            }
+            MatrixRow(
+                target=sw.fixed.get("target"),
+                rw=sw.fixed.get("rw", _param(sw, "rw")),
+                bs=sw.fixed.get("bs", _param(sw, "bs")),
+                fixed=sw.fixed,
+                best_iodepth=bq,
+                best_iops=biops,
+                optimal_iodepth=q,
+                optimal_iops=qiops,
+                knee=sw.knee(),
+                sweep=sw,
+            )
         )
     return rows
 
@@ -120,10 +196,13 @@ def _param(sw: Sweep, name: str) -> Any:
     return sw.values[0][2].params.get(name, "-") if sw.values else "-"
 
 
+# ---------------------------------------------------------------------------- rados
+
 #: the order of seed 000's tables (the write first: the reads read what it left)
 RADOS_MODES = ("write", "seq", "rand")
 
-#: seed 000's rows: (label of a write, label of a read, figure, unit divisor, decimals)
+#: seed 000's rows: (label of a write, label of a read, figure, unit divisor, decimals);
+#: the figures are engine_figures' (storbench.analysis.summary), in base units
 RADOS_ROWS: tuple[tuple[str, str, str, float, int], ...] = (
     ("Total time run", "Total time run", "total_time_s", 1.0, 2),
     ("Total writes made", "Total reads made", "ops", 1.0, 2),
@@ -142,6 +221,35 @@ RADOS_ROWS: tuple[tuple[str, str, str, float, int], ...] = (
     ("Max latency(s)", "Max latency(s)", "lat_max", 1e9, 4),
     ("Min latency(s)", "Min latency(s)", "lat_min", 1e9, 4),
 )
+
+
+@dataclass
+class RadosColumn:
+    """One client count of a rados group: rados bench's figures, each the mean over the
+    point's repetitions (None when a repetition lacks it), keyed as in RADOS_ROWS."""
+
+    clients: int
+    point: PointSummary
+    figures: dict[str, float | None]
+    window_s: float | None  # several clients: the seconds all of them ran together
+    repetitions: int
+
+
+@dataclass
+class RadosGroup:
+    """Seed 000's table: rados bench points of one target and mode that differ only in the
+    number of clients, ordered by clients."""
+
+    target: str
+    mode: str  # write, seq, rand
+    params: dict[str, Any]  # of its first point
+    columns: list[RadosColumn]
+
+
+@dataclass
+class RadosAnswer:
+    kind: ClassVar[str] = "rados"
+    rows: list[RadosGroup]
 
 
 def is_rados_bench(s: PointSummary) -> bool:
@@ -163,57 +271,40 @@ def _mean_figure(reps: list[dict[str, Any]], key: str) -> float | None:
     return sum(float(v) for v in vals) / len(vals)
 
 
-def rados_groups(summaries: list[PointSummary]) -> list[dict[str, Any]]:
+def rados_groups(summaries: list[PointSummary]) -> list[RadosGroup]:
     """Seed 000's tables: the rados bench points grouped by target, mode and every parameter
-    but ``clients`` (write first, then seq, then rand), each with its points by client count.
-
-    Each group: ``mode``, ``params`` (of its first point), ``target``, ``columns``
-    [(clients, summary)] ordered by clients, ``figures`` {clients: {figure: mean over
-    repetitions}} (see storbench.analysis.summary.engine_figures; base units), ``reps``
-    {clients: repetitions}.
-    """
-    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    but ``clients`` (write first, then seq, then rand), each with a column per client count."""
+    groups: dict[tuple[str, str, str], RadosGroup] = {}
     for s in summaries:
         if not is_rados_bench(s):
             continue
         mode = str(s.params.get("mode", "write"))
         rest = sorted((k, str(v)) for k, v in s.params.items() if k != "clients")
-        key = (s.target.label, mode, repr(rest))
         g = groups.setdefault(
-            key,
-            {
-                "mode": mode,
-                "params": dict(s.params),
-                "target": s.target.label,
-                "columns": [],
-                "figures": {},
-                "reps": {},
-            },
+            (s.target.label, mode, repr(rest)), RadosGroup(s.target.label, mode, dict(s.params), [])
         )
-        n = _clients(s)
-        g["columns"].append((n, s))
-        g["figures"][n] = {
-            key: _mean_figure(s.engine_figures, key) for _, _, key, _, _ in RADOS_ROWS
-        } | {"window_s": _mean_figure(s.engine_figures, "window_s")}
-        g["reps"][n] = len(s.engine_figures)
+        g.columns.append(
+            RadosColumn(
+                clients=_clients(s),
+                point=s,
+                figures={k: _mean_figure(s.engine_figures, k) for _, _, k, _, _ in RADOS_ROWS},
+                window_s=_mean_figure(s.engine_figures, "window_s"),
+                repetitions=len(s.engine_figures),
+            )
+        )
     order = {m: i for i, m in enumerate(RADOS_MODES)}
-    out = sorted(groups.values(), key=lambda g: order.get(g["mode"], len(order)))
+    out = sorted(groups.values(), key=lambda g: order.get(g.mode, len(order)))
     for g in out:
-        g["columns"].sort(key=lambda c: c[0])
+        g.columns.sort(key=lambda c: c.clients)
     return out
 
 
+# ---------------------------------------------------------------------------- any suite
+
+SuiteAnswer = QualifyAnswer | ProfilesAnswer | MatrixAnswer | RadosAnswer
+
 #: the suites whose report has an answer of its own
 KINDS = ("qualify", "profiles", "matrix", "rados")
-
-
-@dataclass
-class SuiteAnswer:
-    """One run's answer: ``kind`` (a suite's report kind) and its rows (see each
-    ``*_rows``/``rados_groups`` function for their keys)."""
-
-    kind: str
-    rows: list[dict[str, Any]]
 
 
 def suite_answer(
@@ -221,31 +312,25 @@ def suite_answer(
 ) -> SuiteAnswer | None:
     """The answer of a run whose plan asks for the ``kind`` report; None for other runs."""
     if kind == "qualify":
-        return SuiteAnswer(kind, qualify_rows(summaries, inventory))
+        return QualifyAnswer(qualify_rows(summaries, inventory))
     if kind == "profiles":
-        return SuiteAnswer(kind, profiles_rows(summaries))
+        return ProfilesAnswer(profiles_rows(summaries))
     if kind == "matrix":
-        return SuiteAnswer(kind, matrix_rows(summaries))
+        return MatrixAnswer(matrix_rows(summaries))
     if kind == "rados":
-        return SuiteAnswer(kind, rados_groups(summaries))
+        return RadosAnswer(rados_groups(summaries))
     return None
 
 
 def answer_data(answer: SuiteAnswer) -> dict[str, Any]:
-    """The answer as plain JSON data: knees as objects, each point by its index (the
-    ``point`` of the export's measurements) instead of the summary object, sweeps as
-    [value, throughput, point] lists (throughput in IOPS, or bytes/s along ``bs``)."""
+    """The answer as plain JSON data: ``kind`` and ``rows``, each row's fields by name,
+    knees as objects, each point by its index (the ``point`` of the export's measurements),
+    sweeps as {axis, figure, values: [value, throughput, point]} (throughput in IOPS, or
+    bytes/s along ``bs``), pairs as lists."""
     return {"kind": answer.kind, "rows": [_plain(r) for r in answer.rows]}
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, Knee):
-        return {
-            "before": value.before,
-            "at": value.at,
-            "throughput_change_pct": value.throughput_change_pct,
-            "p99_change_pct": value.p99_change_pct,
-        }
     if isinstance(value, Sweep):
         return {
             "axis": value.axis,
@@ -254,6 +339,8 @@ def _plain(value: Any) -> Any:
         }
     if isinstance(value, PointSummary):
         return value.index
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

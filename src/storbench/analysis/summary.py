@@ -358,7 +358,7 @@ def _bin_pairs(hists: list[Mapping[Any, int] | str]) -> Any:
     """All ``(bucket, count)`` pairs of ``hists`` as an (n, 2) int64 array. A histogram may
     be a mapping or its JSON text as the store keeps it (parsed by numpy, in C: a big run's
     thousands of histograms are read in a fraction of what ``json.loads`` takes)."""
-    import numpy as np
+    import numpy as np  # here: only merged percentiles need it, and it is slow to import
 
     parts = []
     texts = [h for h in hists if isinstance(h, str)]
@@ -386,7 +386,7 @@ def _merged_percentiles(
     """fio's percentiles (:func:`storbench.metrics.percentiles_from_bins`: the first bucket
     where the cumulative count reaches fio's rank) of the sum of ``hists``; none when the
     sum does not hold ``samples`` samples."""
-    import numpy as np
+    import numpy as np  # here: only merged percentiles need it, and it is slow to import
 
     pairs = _bin_pairs(hists)
     if not len(pairs):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from storbench.metrics import Measurement
-from storbench.report.terminal import fmt_direction_latency
+from storbench.report.fmt import fmt_direction_latency
 from storbench.units import fmt_iops, fmt_rate
 
 

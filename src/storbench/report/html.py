@@ -35,10 +35,10 @@ from storbench.metrics import PERCENTILES, pct_key
 from storbench.report import charts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
+from storbench.report.fmt import fmt_direction_latency, fmt_latency
 from storbench.report.hosts import host_rows
 from storbench.report.safe import visible
 from storbench.report.suites import AnswerTable, answer_tables
-from storbench.report.terminal import fmt_direction_latency, fmt_latency
 from storbench.store import Store
 from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
 

@@ -24,23 +24,20 @@ from storbench.analysis.summary import PointSummary
 from storbench.metrics import Measurement
 from storbench.report import suites
 from storbench.report.ceph import CephReport, ceph_markdown
-from storbench.report.hosts import host_rows
-from storbench.report.safe import md_cell as _cell
-from storbench.report.safe import md_code, md_text
-from storbench.report.safe import md_table as table
-from storbench.report.terminal import (
+from storbench.report.comparison import (
     COMPARISON_HEADERS,
-    LAT_NOTE,
     comparison_rows,
-    fmt_latency,
-    fmt_spread,
     group_rows,
     lat_compared,
-    latency_label,
     summary_sentence,
     unmatched_lines,
     verdict_counts,
 )
+from storbench.report.fmt import LAT_NOTE, fmt_latency, fmt_spread, latency_label
+from storbench.report.hosts import host_rows
+from storbench.report.safe import md_cell as _cell
+from storbench.report.safe import md_code, md_text
+from storbench.report.safe import md_table as table
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 
@@ -117,23 +114,23 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
     return text + (f"\n{LAT_NOTE}\n" if "lat" in metrics else "")
 
 
-def qualify_markdown(rows: list[dict[str, Any]]) -> str:
+def qualify_markdown(rows: list[suites.QualifyRow]) -> str:
     """The qualify answer's rows: seed 002's table, then each target's best and knee."""
     if not rows:
         return "(no numjobs sweep in this run)\n"
     notes = [
         "- "
         + md_text(
-            f"{r['target']}: best {r['jobs']} jobs, {r['iops']:,.0f} IOPS; "
-            f"{r['saturation']} job{'s' if str(r['saturation']) != '1' else ''} reach 95 % of "
-            "it; " + suites.knee_text(r["knee"], "numjobs")
+            f"{r.target}: best {r.best_jobs} jobs, {r.best_iops:,.0f} IOPS; "
+            f"{r.saturation_jobs} job{'s' if str(r.saturation_jobs) != '1' else ''} reach 95 % "
+            "of it; " + suites.knee_text(r.knee, "numjobs")
         )
         for r in rows
     ]
     return suites.qualify_markdown(rows) + "\n" + "\n".join(notes) + "\n"
 
 
-def matrix_markdown(summaries: list[PointSummary], mrows: list[dict[str, Any]]) -> str:
+def matrix_markdown(summaries: list[PointSummary], mrows: list[suites.MatrixRow]) -> str:
     """IOPS by block size (rows) × iodepth (columns) per target and rw, then per block size
     the best iodepth, the optimal one (95 % of the best) and the latency knee."""
     out = []
@@ -172,18 +169,18 @@ def run_markdown(run: RunReport) -> str:
     answer = suite_answer(run.report, s, run.inventory)
     if answer is None:
         body = summary_markdown(s)
-    elif answer.kind == "qualify":
+    elif isinstance(answer, suites.QualifyAnswer):
         body = qualify_markdown(answer.rows)
-    elif answer.kind == "profiles":
+    elif isinstance(answer, suites.ProfilesAnswer):
         body = suites.profiles_markdown(answer.rows)
-    elif answer.kind == "matrix":
+    elif isinstance(answer, suites.MatrixAnswer):
         body = matrix_markdown(s, answer.rows)
     else:
         body = rados_markdown(s, answer.rows)
     return head + body + hosts_markdown(run.hosts) + ceph_markdown(run.ceph)
 
 
-def rados_markdown(summaries: list[PointSummary], groups: list[dict[str, Any]]) -> str:
+def rados_markdown(summaries: list[PointSummary], groups: list[suites.RadosGroup]) -> str:
     """Seed 000's tables of the rados bench points (suites.rados_markdown), then the summary
     table of any other point of the run."""
     others = [s for s in summaries if not suites.is_rados_bench(s)]

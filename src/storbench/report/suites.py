@@ -8,9 +8,17 @@ from typing import Any
 
 from rich.table import Table
 
-from storbench.analysis.answers import (  # noqa: F401  (the answers' data, rendered here)
+from storbench.analysis.answers import (  # noqa: F401  (re-exported: the data rendered here)
     RADOS_MODES,
     RADOS_ROWS,
+    MatrixAnswer,
+    MatrixRow,
+    ProfilesAnswer,
+    ProfilesRow,
+    QualifyAnswer,
+    QualifyRow,
+    RadosAnswer,
+    RadosGroup,
     SuiteAnswer,
     is_rados_bench,
     matrix_rows,
@@ -33,14 +41,44 @@ from storbench.units import (
 )
 
 
-def qualify_markdown(rows: list[dict[str, Any]]) -> str:
+def _size_gb(n: int | None) -> str:
+    """Decimal size as drive vendors (and seed 002) write it: 240GB, 3.2TB."""
+    if not n:
+        return "?"
+    if n >= 10**12:
+        return f"{n / 10**12:.1f}TB".replace(".0TB", "TB")
+    return f"{n / 10**9:.0f}GB"
+
+
+def _qualify_notes(r: QualifyRow) -> str:
+    """Seed 002's Notes: the IOPS at the other job counts (``1 job: 8000, 2: 7969``)."""
+    others = [(v, f) for v, f in r.iops_by_jobs if v != r.best_jobs]
+    return ", ".join(
+        f"{v} job{'s' if int(v) > 1 else ''}: {f:.0f}" if i == 0 else f"{v}: {f:.0f}"
+        for i, (v, f) in enumerate(others)
+    )
+
+
+def _qualify_cells(r: QualifyRow) -> list[str]:
+    """Seed 002's row: ID, Size, Type, Proto, IOPS, #Jobs, Notes."""
+    return [
+        str(r.model or r.target),
+        _size_gb(r.size_bytes),
+        r.media or "?",
+        r.proto or "?",
+        f"{r.best_iops:.0f}",
+        str(r.best_jobs),
+        _qualify_notes(r),
+    ]
+
+
+def qualify_markdown(rows: list[QualifyRow]) -> str:
     lines = [
         "| ID | Size | Type | Proto | IOPS | #Jobs | Notes |",
         "|----|------|------|-------|-----:|------:|-------|",
     ]
     for r in rows:
-        cells = [r["id"], r["size"], r["type"], r["proto"], f"{r['iops']:.0f}", r["jobs"]]
-        lines.append("| " + " | ".join(md_text(c) for c in [*cells, r["notes"]]) + " |")
+        lines.append("| " + " | ".join(md_text(c) for c in _qualify_cells(r)) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -62,18 +100,24 @@ def _signed(v: float) -> str:
     return f"{v:+.0f} %".replace("-", "\u2212")
 
 
-def qualify_text(rows: list[dict[str, Any]]) -> str:
+def qualify_text(rows: list[QualifyRow]) -> str:
     out = []
     for r in rows:
         out.append(
-            f"{r['target']}: best job count is {r['jobs']}: {r['iops']:,.0f} IOPS "
-            f"(4k sync writes, iodepth 1); {_jobs(r['saturation'])} reach 95 % of it; "
-            + knee_text(r["knee"], "numjobs")
+            f"{r.target}: best job count is {r.best_jobs}: {r.best_iops:,.0f} IOPS "
+            f"(4k sync writes, iodepth 1); {_jobs(r.saturation_jobs)} reach 95 % of it; "
+            + knee_text(r.knee, "numjobs")
         )
     return "\n".join(out)
 
 
-def profiles_table(rows: list[dict[str, Any]]) -> Table:
+def _figure(r: ProfilesRow, kind: str, ddir: str, name: str) -> float | None:
+    """One figure of a profile's direction; None when the run has no such direction."""
+    fig = r.figures(kind, ddir)
+    return None if fig is None else getattr(fig, name)
+
+
+def profiles_table(rows: list[ProfilesRow]) -> Table:
     t = Table(
         title="Overview (seed 001 profiles: seq 1 MiB rw iodepth 16; 4k randrw 70/30 iodepth 64)",
         title_justify="left",
@@ -88,33 +132,35 @@ def profiles_table(rows: list[dict[str, Any]]) -> Table:
         t.add_column(c, justify="left" if c == "target" else "right")
     for r in rows:
         t.add_row(
-            r["target"],
-            fmt_rate(r.get("seq_read_bw")),
-            fmt_rate(r.get("seq_write_bw")),
-            fmt_iops(r.get("rand_read_iops")),
-            fmt_iops(r.get("rand_write_iops")),
+            r.target,
+            fmt_rate(_figure(r, "seq", "read", "bw_bytes_per_s")),
+            fmt_rate(_figure(r, "seq", "write", "bw_bytes_per_s")),
+            fmt_iops(_figure(r, "rand", "read", "iops")),
+            fmt_iops(_figure(r, "rand", "write", "iops")),
         )
     return t
 
 
-def profiles_latency_table(rows: list[dict[str, Any]]) -> Table:
+#: the latency figures of a profile's direction, as seed 001 shows them
+CLAT_FIGURES = ("clat_mean_ns", "clat_p95_ns", "clat_p99_ns")
+
+
+def profiles_latency_table(rows: list[ProfilesRow]) -> Table:
     t = Table(title="Completion latency (clat) mean / p95 / p99", title_justify="left")
     t.add_column("target")
     for kind in ("Seq", "Rand 4k"):
         for ddir in ("read", "write"):
             t.add_column(f"{kind} {ddir}", justify="right")
     for r in rows:
-        cells = [r["target"]]
+        cells = [r.target]
         for kind in ("seq", "rand"):
             for ddir in ("read", "write"):
-                cells.append(
-                    " / ".join(fmt_ns(r.get(f"{kind}_{ddir}_{x}")) for x in ("mean", "p95", "p99"))
-                )
+                cells.append(" / ".join(fmt_ns(_figure(r, kind, ddir, x)) for x in CLAT_FIGURES))
         t.add_row(*cells)
     return t
 
 
-def profiles_markdown(rows: list[dict[str, Any]]) -> str:
+def profiles_markdown(rows: list[ProfilesRow]) -> str:
     """Seed 001's two tables: the overview, then the completion latency."""
     overview, latency = _profiles_tables(rows)
     return (
@@ -153,16 +199,16 @@ def matrix_tables(summaries: list[PointSummary]) -> list[Table]:
     return tables
 
 
-def matrix_saturation(rows: list[dict[str, Any]]) -> list[str]:
+def matrix_saturation(rows: list[MatrixRow]) -> list[str]:
     """Per target, rw and block size (the matrix answer's rows): the optimal iodepth, the
     best, and the latency knee."""
     lines = []
     for r in rows:
-        what = ", ".join(f"{k}={v}" for k, v in r["fixed"].items() if k != "workload")
-        knee = r["knee"]
+        what = ", ".join(f"{k}={v}" for k, v in r.fixed.items() if k != "workload")
+        knee = r.knee
         lines.append(
-            f"{what}: optimal iodepth {r['optimal_iodepth']} reaches 95 % of the best "
-            f"({fmt_iops(r['best_iops'])} IOPS at iodepth {r['best_iodepth']}); "
+            f"{what}: optimal iodepth {r.optimal_iodepth} reaches 95 % of the best "
+            f"({fmt_iops(r.best_iops)} IOPS at iodepth {r.best_iodepth}); "
             + (
                 f"p99 climbs faster than IOPS from iodepth {knee.before} to {knee.at}"
                 if knee
@@ -217,21 +263,21 @@ def _fmt_figure(v: float | None, divisor: float, decimals: int) -> str:
     return NONE if v is None else f"{v / divisor:,.{decimals}f}"
 
 
-def rados_notes(g: dict[str, Any]) -> list[str]:
+def rados_notes(g: RadosGroup) -> list[str]:
     """How the columns of one table were computed, what "—" stands for, repetitions."""
     notes = []
-    read = g["mode"] != "write"
-    several = [n for n, _ in g["columns"] if n > 1]
-    if any(n == 1 for n, _ in g["columns"]):
+    read = g.mode != "write"
+    several = [c for c in g.columns if c.clients > 1]
+    if any(c.clients == 1 for c in g.columns):
         notes.append(
             f"{clients_heading(1)}: rados bench's own summary, except Average IOPS: "
             "operations / time run (rados bench truncates it to an integer)."
         )
     if several:
         windows = ", ".join(
-            f"{clients_heading(n)} {g['figures'][n]['window_s']:.2f} s"
-            for n in several
-            if g["figures"][n].get("window_s") is not None
+            f"{clients_heading(c.clients)} {c.window_s:.2f} s"
+            for c in several
+            if c.window_s is not None
         )
         notes.append(
             "Several clients (one rados bench process each, started together): Total time "
@@ -254,7 +300,7 @@ def rados_notes(g: dict[str, Any]) -> list[str]:
             f"latency stddev for reads: {NONE}."
         )
     notes.append("MB = 2^20 bytes, as in rados bench; latencies in seconds.")
-    reps: dict[int, int] = g["reps"]
+    reps = {c.clients: c.repetitions for c in g.columns}
     if any(r > 1 for r in reps.values()):
         if len(set(reps.values())) == 1:
             notes.append(f"Each figure is the mean over {next(iter(reps.values()))} repetitions.")
@@ -264,21 +310,22 @@ def rados_notes(g: dict[str, Any]) -> list[str]:
                 + ", ".join(f"{r} ({clients_heading(n)})" for n, r in sorted(reps.items()))
                 + "."
             )
-    for n, s in g["columns"]:
+    for c in g.columns:
+        s = c.point
         if s.failed:
             what = f"{s.failed} of {s.runs + s.failed} repetitions" if s.runs else "every run"
             err = f": {s.errors[0]}" if s.errors else ""
-            notes.append(f"{clients_heading(n)}: {what} failed{err}.")
+            notes.append(f"{clients_heading(c.clients)}: {what} failed{err}.")
     return notes
 
 
-def rados_markdown(groups: list[dict[str, Any]]) -> str:
+def rados_markdown(groups: list[RadosGroup]) -> str:
     """Seed 000's appendix (the rados answer's groups): per mode a table with one column per
     client count."""
     out = []
-    several_targets = len({g["target"] for g in groups}) > 1
+    several_targets = len({g.target for g in groups}) > 1
     for g in groups:
-        heading = rados_heading(g["params"]) + (f" — {g['target']}" if several_targets else "")
+        heading = rados_heading(g.params) + (f" — {g.target}" if several_targets else "")
         t = _rados_table(g, several=False)
         lines = [
             f"### {md_text(heading)}",
@@ -310,62 +357,45 @@ class AnswerTable:
 
 def answer_tables(answer: SuiteAnswer) -> list[AnswerTable]:
     """The tables of a suite's answer, in the order the Markdown report shows them."""
-    if answer.kind == "qualify":
+    if isinstance(answer, QualifyAnswer):
         return _qualify_tables(answer.rows)
-    if answer.kind == "profiles":
+    if isinstance(answer, ProfilesAnswer):
         return _profiles_tables(answer.rows)
-    if answer.kind == "matrix":
+    if isinstance(answer, MatrixAnswer):
         return _matrix_tables(answer.rows)
-    if answer.kind == "rados":
-        return [
-            _rados_table(g, several=len({x["target"] for x in answer.rows}) > 1)
-            for g in answer.rows
-        ]
-    return []
+    several = len({g.target for g in answer.rows}) > 1
+    return [_rados_table(g, several=several) for g in answer.rows]
 
 
-def _qualify_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
-    cells = [
-        [
-            str(r["id"]),
-            r["size"],
-            r["type"],
-            r["proto"],
-            f"{r['iops']:.0f}",
-            str(r["jobs"]),
-            r["notes"],
-        ]
-        for r in rows
-    ]
+def _qualify_tables(rows: list[QualifyRow]) -> list[AnswerTable]:
     return [
         AnswerTable(
             "Best job count for 4k sync writes (iodepth 1)",
             ["ID", "Size", "Type", "Proto", "IOPS", "#Jobs", "Notes"],
-            cells,
+            [_qualify_cells(r) for r in rows],
             right={4, 5},
             notes=qualify_text(rows).splitlines(),
         )
     ]
 
 
-def _profiles_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
+def _profiles_tables(rows: list[ProfilesRow]) -> list[AnswerTable]:
     overview = [
         [
-            r["target"],
-            f"{fmt_rate(r.get('seq_read_bw'))} MiB/s",
-            f"{fmt_rate(r.get('seq_write_bw'))} MiB/s",
-            f"{fmt_iops(r.get('rand_read_iops'))} IOPS",
-            f"{fmt_iops(r.get('rand_write_iops'))} IOPS",
+            r.target,
+            f"{fmt_rate(_figure(r, 'seq', 'read', 'bw_bytes_per_s'))} MiB/s",
+            f"{fmt_rate(_figure(r, 'seq', 'write', 'bw_bytes_per_s'))} MiB/s",
+            f"{fmt_iops(_figure(r, 'rand', 'read', 'iops'))} IOPS",
+            f"{fmt_iops(_figure(r, 'rand', 'write', 'iops'))} IOPS",
         ]
         for r in rows
     ]
     latency = [
-        [r["target"], f"{label} {ddir}"]
-        + [fmt_ns(r.get(f"{kind}_{ddir}_{x}")) for x in ("mean", "p95", "p99")]
+        [r.target, f"{label} {ddir}"] + [fmt_ns(_figure(r, kind, ddir, x)) for x in CLAT_FIGURES]
         for r in rows
         for kind, label in (("seq", "Seq"), ("rand", "Rand 4k"))
         for ddir in ("read", "write")
-        if f"{kind}_{ddir}_mean" in r
+        if r.figures(kind, ddir) is not None
     ]
     return [
         AnswerTable(
@@ -383,11 +413,11 @@ def _profiles_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
     ]
 
 
-def _matrix_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
+def _matrix_tables(rows: list[MatrixRow]) -> list[AnswerTable]:
     grids: dict[tuple[str, str], dict[str, dict[Any, float]]] = {}
     for r in rows:
-        grid = grids.setdefault((str(r["target"]), str(r["rw"])), {})
-        grid[str(r["bs"])] = {v: t for v, t, _ in r["sweep"].values}
+        grid = grids.setdefault((str(r.target), str(r.rw)), {})
+        grid[str(r.bs)] = {v: t for v, t, _ in r.sweep.values}
     out = []
     for (target, rw), grid in grids.items():
         depths = list(dict.fromkeys(q for by_q in grid.values() for q in by_q))
@@ -406,15 +436,15 @@ def _matrix_tables(rows: list[dict[str, Any]]) -> list[AnswerTable]:
     return out
 
 
-def _rados_table(g: dict[str, Any], several: bool) -> AnswerTable:
-    cols = g["columns"]
-    read = g["mode"] != "write"
+def _rados_table(g: RadosGroup, several: bool) -> AnswerTable:
+    cols = g.columns
+    read = g.mode != "write"
     return AnswerTable(
-        rados_heading(g["params"]) + (f" — {g['target']}" if several else ""),
-        ["", *(clients_heading(n) for n, _ in cols)],
+        rados_heading(g.params) + (f" — {g.target}" if several else ""),
+        ["", *(clients_heading(c.clients) for c in cols)],
         [
             [read_label if read else write_label]
-            + [_fmt_figure(g["figures"][n][key], divisor, decimals) for n, _ in cols]
+            + [_fmt_figure(c.figures[key], divisor, decimals) for c in cols]
             for write_label, read_label, key, divisor, decimals in RADOS_ROWS
         ],
         right=set(range(1, len(cols) + 1)),
@@ -422,19 +452,19 @@ def _rados_table(g: dict[str, Any], several: bool) -> AnswerTable:
     )
 
 
-def matrix_optimal_table(rows: list[dict[str, Any]]) -> AnswerTable:
+def matrix_optimal_table(rows: list[MatrixRow]) -> AnswerTable:
     """The matrix answer's table: per target, rw and block size, the optimal iodepth and
     its IOPS, the best, and where p99 climbs faster than IOPS."""
     optimal = [
         [
-            str(r["target"]),
-            str(r["rw"]),
-            str(r["bs"]),
-            str(r["optimal_iodepth"]),
-            fmt_iops(r["optimal_iops"]),
-            str(r["best_iodepth"]),
-            fmt_iops(r["best_iops"]),
-            f"{r['knee'].before} → {r['knee'].at}" if r["knee"] else "-",
+            str(r.target),
+            str(r.rw),
+            str(r.bs),
+            str(r.optimal_iodepth),
+            fmt_iops(r.optimal_iops),
+            str(r.best_iodepth),
+            fmt_iops(r.best_iops),
+            f"{r.knee.before} → {r.knee.at}" if r.knee else "-",
         ]
         for r in rows
     ]

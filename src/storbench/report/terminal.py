@@ -11,7 +11,6 @@ console would read ``[/dev/sdb]`` as markup). The progress prints its own lines 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
@@ -19,19 +18,13 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from storbench.analysis.compare import (
-    BETTER,
-    NO_DIFFERENCE,
-    UNTESTED,
-    WORSE,
-    Comparison,
-    PointComparison,
-)
-from storbench.analysis.stats import Spread
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import OVERLAP_MIN, ClatOrLat, LatencyStats, Measurement
+from storbench.analysis.sweep import sweeps
+from storbench.metrics import OVERLAP_MIN, Measurement
 from storbench.plan import Point
 from storbench.report.ceph import CephReport, cluster_line
+from storbench.report.comparison import comparison_text  # noqa: F401  (re-exported: cli, tests)
+from storbench.report.fmt import LAT_NOTE, fmt_direction_latency, fmt_spread, latency_label
 from storbench.report.safe import one_line, visible
 from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
@@ -161,34 +154,6 @@ class ProgressReporter:
         self._say(f"interrupted during {point.label()}: that point is not recorded", "yellow")
 
 
-#: a percentile the engine does not report (rados bench): shown as this, never as 0
-NO_PERCENTILE = "\u2014"
-#: the footnote of a table that shows lat (an engine without clat) instead of clat
-LAT_NOTE = (
-    "lat: latency from submission to completion, of an engine that reports no completion "
-    f"latency (rados bench); it reports no percentiles either: {NO_PERCENTILE}"
-)
-
-
-def latency_label(metrics: Iterable[str | None]) -> str:
-    """The name of latency columns: "clat", or "lat" when every latency they show is lat
-    (see PointSummary.latency_metric)."""
-    shown = {m for m in metrics if m}
-    return "lat" if shown == {"lat"} else "clat"
-
-
-def fmt_latency(lat: LatencyStats | None, metric: str | None, which: str, label: str) -> str:
-    """A latency cell: the mean or a percentile (``"99"``) of ``lat`` (of kind ``metric``,
-    "clat" or "lat") in a column named ``label``. A percentile lat has none of is
-    :data:`NO_PERCENTILE`; a lat value in a clat column is marked "(lat)"."""
-    if lat is None:
-        return "-"
-    value = lat.mean if which == "mean" else lat.percentiles.get(which)
-    if value is None and metric == "lat":
-        return NO_PERCENTILE
-    return fmt_ns(value) + (" (lat)" if metric == "lat" and label != "lat" else "")
-
-
 def summary_table(summaries: list[PointSummary], title: str | None = None) -> Table:
     """One row per point and direction: the point's swept values, IOPS, MiB/s, latency."""
     multi_target = len({s.target for s in summaries}) > 1
@@ -243,188 +208,6 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
                 row.append((s.errors[0] if s.errors else "") if i == 0 else "")
             t.add_row(*row, style="red" if s.runs == 0 else None)
     return t
-
-
-# ---------------------------------------------------------------------------- comparisons
-
-
-def fmt_pct(v: float | None, digits: int = 1) -> str:
-    """A signed percentage with a true minus sign: +48.9 %, −32.6 %."""
-    if v is None:
-        return "-"
-    text = f"{v:+.{digits}f}"
-    if float(text) == 0:
-        return f"{0:.{digits}f} %"  # no "−0.0 %"
-    return f"{text} %".replace("-", "\u2212")
-
-
-def fmt_p(p: float | None) -> str:
-    if p is None:
-        return "-"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def fmt_spread(sp: Spread | None) -> str:
-    """The 95 % confidence interval's half width relative to the mean: ±1.2 %."""
-    rel = sp.rel_half_width_pct if sp is not None else None
-    return "-" if rel is None else f"±{rel:.1f} %"
-
-
-def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
-    """Plain aligned columns (fast for thousands of rows, unlike a rich Table)."""
-    right = right if right is not None else set(range(1, len(headers)))
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
-
-
-def verdict_counts(c: Comparison) -> str:
-    parts = [f"{n} {v}" for v in (BETTER, WORSE, NO_DIFFERENCE, UNTESTED) if (n := c.count(v))]
-    return ", ".join(parts) or "none"
-
-
-def summary_sentence(c: Comparison) -> str:
-    """Seed 004's headline: who beat whom in how many points, by how much on average."""
-    lat = c.avg_lat_reduction_pct
-    return (
-        f"{c.other_name} beat {c.base_name} in {c.wins} of {c.total} point"
-        f"{'s' if c.total != 1 else ''}; {fmt_pct(c.avg_iops_gain_pct)} IOPS on average, "
-        f"{fmt_pct(-lat if lat is not None else None)} latency"
-    )
-
-
-def _failed_note(m: PointComparison, c: Comparison) -> str:
-    if m.base.runs == 0:
-        return f"failed in {c.base_name}"
-    if m.other.runs == 0:
-        return f"failed in {c.other_name}"
-    return ""
-
-
-def comparison_rows(c: Comparison) -> list[list[str]]:
-    rows = []
-    for m in c.matched:
-        rows.append(
-            [
-                m.label,
-                f"{m.base.runs}/{m.other.runs}",
-                fmt_iops(m.base.total_iops) if m.base.runs else "-",
-                fmt_iops(m.other.total_iops) if m.other.runs else "-",
-                fmt_pct(m.iops_change_pct),
-                fmt_pct(m.bw_change_pct),
-                *_lat_changes(m),
-                m.verdict + (" (by latency)" if m.by_latency and m.p_value is not None else ""),
-                fmt_p(m.p_value),
-                _failed_note(m, c),
-            ]
-        )
-    return rows
-
-
-def _lat_changes(m: PointComparison) -> list[str]:
-    """The mean and p99 latency change cells: of clat, or of lat marked "(lat)" for an
-    engine without clat (rados bench), whose p99 does not exist."""
-    mean, p99 = fmt_pct(m.mean_lat_change_pct), fmt_pct(m.p99_lat_change_pct)
-    if m.base.latency_metric == "lat" and m.other.latency_metric == "lat":
-        if m.mean_lat_change_pct is not None:
-            mean += " (lat)"
-        if m.p99_lat_change_pct is None:
-            p99 = NO_PERCENTILE
-    return [mean, p99]
-
-
-def lat_compared(c: Comparison) -> bool:
-    """Whether a matched point of ``c`` is compared by lat (an engine without clat)."""
-    return any(m.base.latency_metric == "lat" for m in c.matched)
-
-
-COMPARISON_HEADERS = [
-    "point",
-    "n",
-    "IOPS base",
-    "IOPS other",
-    "IOPS",
-    "MiB/s",
-    "clat mean",
-    "clat p99",
-    "verdict",
-    "p",
-    "note",
-]
-
-
-def group_rows(groups: dict[Any, tuple[float | None, float | None]]) -> list[list[str]]:
-    return [[str(k), fmt_pct(g), fmt_pct(r)] for k, (g, r) in groups.items()]
-
-
-def unmatched_lines(c: Comparison) -> list[str]:
-    out = []
-    for name, items in ((c.base_name, c.only_base), (c.other_name, c.only_other)):
-        for s in items:
-            out.append(f"only in {name}: {s.target.label} {s.workload} " + _params_text(s))
-    return out
-
-
-def _params_text(s: PointSummary) -> str:
-    shown = s.axes or s.params
-    return " ".join(f"{k}={v}" for k, v in shown.items())
-
-
-def comparison_text(c: Comparison) -> str:
-    """The terminal form of ``storbench compare``: per point, the summary, per iodepth and
-    per block size, then the points without a partner."""
-    out = [
-        f"baseline {c.base_name}  vs  {c.other_name}: {len(c.matched)} matched point"
-        f"{'s' if len(c.matched) != 1 else ''}, {len(c.only_base)} only in the baseline, "
-        f"{len(c.only_other)} only in {c.other_name}",
-    ]
-    if c.differs:
-        out.append(
-            "the runs differ in "
-            + ", ".join(f"{k} ({b} -> {o})" for k, (b, o) in c.differs.items())
-            + ": points are matched on everything else"
-        )
-    out.append("")
-    if c.matched:
-        rows = comparison_rows(c)
-        headers = list(COMPARISON_HEADERS)
-        if not any(r[-1] for r in rows):
-            headers, rows = headers[:-1], [r[:-1] for r in rows]
-        out += [text_table(headers, rows, right=set(range(1, 8)) | {9}), ""]
-        out.append(
-            "changes: other against baseline, means over repetitions; IOPS and MiB/s of all "
-            "directions, clat of all I/Os (lower is better)"
-        )
-        if lat_compared(c):
-            out.append(LAT_NOTE.replace("lat:", "(lat):", 1))
-        out.append(f"verdicts (Welch's t-test on IOPS per repetition, 95 %): {verdict_counts(c)}")
-        out.append("")
-    out.append(summary_sentence(c))
-    if len(c.by_iodepth) > 1:  # one group would only repeat the overall average
-        out += ["", "average by iodepth (over block sizes):"]
-        out.append(
-            text_table(["iodepth", "IOPS gain", "latency reduction"], group_rows(c.by_iodepth))
-        )
-    if len(c.by_bs) > 1:
-        out += ["", "average by block size:"]
-        out.append(text_table(["bs", "IOPS gain", "latency reduction"], group_rows(c.by_bs)))
-    lines = unmatched_lines(c)
-    if lines:
-        out += ["", f"unmatched points ({len(lines)}):", *[f"  {ln}" for ln in lines]]
-        if not c.matched:
-            out.append(
-                "  (points match by workload and parameters, not by target; to compare two "
-                "targets, filter each side: RUN:target=PATH)"
-            )
-    return visible("\n".join(out) + "\n")  # written as it is, not through a console
 
 
 # ---------------------------------------------------------------------------- many hosts
@@ -518,14 +301,6 @@ def hosts_table(rows: list[Any], title: str | None = None) -> Table:
     return t
 
 
-def fmt_direction_latency(d: ClatOrLat | None, which: str, label: str) -> str:
-    """A latency cell of a measurement's direction (or a summary's): its clat, or its lat
-    without clat."""
-    if d is None:
-        return "-"
-    return fmt_latency(d.latency, d.latency_metric, which, label)
-
-
 def host_notes(rows: list[Any]) -> list[str]:
     """What a reader of a multi-host table must know: partial points (which host failed and
     why), points whose hosts overlapped less than 90 % of the measured time, aggregates that
@@ -558,8 +333,6 @@ def client_scaling_lines(summaries: list[PointSummary]) -> list[str]:
     """Aggregate throughput and p99 against the number of clients, per sweep of the
     ``clients`` axis, and where adding clients stops paying: the fewest clients that reach
     95 % of the best throughput (the sweep's saturation point)."""
-    from storbench.analysis.sweep import sweeps
-
     out = []
     for sw in sweeps(summaries, "clients"):
         if len(sw.values) < 2:

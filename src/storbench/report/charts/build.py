@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from storbench.analysis.compare import compare
 from storbench.analysis.summary import PointSummary
 from storbench.errors import UserError
 from storbench.metrics import PERCENTILES, pct_key
@@ -122,20 +123,8 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
     title = f"{name} vs {axis} — {_runs_title(runs)}"
     if not recs:
         return Chart(kind=f"{metric}-vs-{axis}", title=title, panels=[])
-    order = _order(recs)
-    varying = _varying(recs, order)
-    if multi:
-        series = ["run"] + (
-            ["target"]
-            if any(len({r.s.target.label for r in recs if r.res is res}) > 1 for res in runs)
-            else []
-        )
-    elif "bs" in varying:
-        series = ["bs"]
-    elif "target" in varying:
-        series = ["target"]
-    else:
-        series = []
+    varying = _varying(recs, _order(recs))
+    series = _sweep_series(runs, recs, varying)
     facets = [d for d in varying if d not in series and not _determined_by(recs, series, d)] or []
     panels: dict[tuple[str | None, ...], Panel] = {}
     lines: dict[tuple[tuple[str | None, ...], tuple[str | None, ...]], Line] = {}
@@ -169,19 +158,7 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
     xs = sorted({m.x for ln in lines.values() for m in ln.marks})
     xscale = "log2" if axis == "iodepth" and _pow2(xs) else "linear"
     xticks = [(x, f"{x:g}") for x in xs] if len(xs) <= 16 else None
-    if metric == "iops":
-        unit, ylabel, yfmt = 1.0, "IOPS", "eng"
-    elif metric == "bw":
-        unit, ylabel, yfmt = _MIB, "MiB/s", "plain"
-    else:
-        unit, u = _lat_unit(raw)
-        lat_only = all(point_latency(r.s) is None for r in recs)  # rados bench: no clat
-        ylabel, yfmt = f"mean {'lat' if lat_only else 'clat'} ({u})", "plain"
-    yscale = (
-        "log"
-        if metric == "lat" and raw and min(raw) > 0 and max(raw) / min(raw) > 30
-        else ("linear")
-    )
+    unit, ylabel, yfmt, yscale = _sweep_y(metric, raw, recs)
     for p in panels.values():
         p.xscale, p.xticks, p.ylabel, p.yunit, p.yfmt, p.yscale = (
             xscale,
@@ -199,6 +176,40 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
             legend=list(legend.items()),
         )
     )
+
+
+def _sweep_series(runs: list[RunResults], recs: list[_Rec], varying: list[str]) -> list[str]:
+    """What tells a sweep chart's lines apart: the run (and target, when a run has several),
+    else the block size, else the target; nothing when one line says it all."""
+    if len(runs) > 1:
+        return ["run"] + (
+            ["target"]
+            if any(len({r.s.target.label for r in recs if r.res is res}) > 1 for res in runs)
+            else []
+        )
+    if "bs" in varying:
+        return ["bs"]
+    if "target" in varying:
+        return ["target"]
+    return []
+
+
+def _sweep_y(metric: str, raw: list[float], recs: list[_Rec]) -> tuple[float, str, str, str]:
+    """A sweep chart's y axis: (unit divisor, label, tick format, scale)."""
+    if metric == "iops":
+        unit, ylabel, yfmt = 1.0, "IOPS", "eng"
+    elif metric == "bw":
+        unit, ylabel, yfmt = _MIB, "MiB/s", "plain"
+    else:
+        unit, u = _lat_unit(raw)
+        lat_only = all(point_latency(r.s) is None for r in recs)  # rados bench: no clat
+        ylabel, yfmt = f"mean {'lat' if lat_only else 'clat'} ({u})", "plain"
+    yscale = (
+        "log"
+        if metric == "lat" and raw and min(raw) > 0 and max(raw) / min(raw) > 30
+        else ("linear")
+    )
+    return unit, ylabel, yfmt, yscale
 
 
 def percentile_chart(runs: list[RunResults]) -> Chart:
@@ -288,8 +299,6 @@ MAX_COMPARE_BARS = 80
 
 def comparisons(runs: list[RunResults]) -> list[Any]:
     """Each later run against the first (storbench.analysis.compare), in run order."""
-    from storbench.analysis.compare import compare
-
     base = runs[0]
     return [
         compare(base.summaries, o.summaries, base_name=base.label, other_name=o.label)

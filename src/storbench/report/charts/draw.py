@@ -1,12 +1,18 @@
 """Drawing charts with matplotlib (Agg) into PNG or SVG, and the SVG's hover titles and
-point references for the HTML report."""
+point references for the HTML report.
+
+matplotlib is imported inside the functions that draw: importing it costs a noticeable part
+of a second, and most commands (run, show, export) never draw. No cycle hides there."""
 
 from __future__ import annotations
 
 import html
 import io
 import math
+import multiprocessing
+import os
 import re
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from storbench.errors import UserError
@@ -72,48 +78,14 @@ def _draw(chart: Chart, *, page: bool = False) -> tuple[Any, dict[int, Line]]:
     """
     from matplotlib.figure import Figure
 
-    n = len(chart.panels)
     bars = any(p.bars for p in chart.panels)
     labels = [_mpl_text(label) for _, label in chart.legend]
     suptitle, note = not page, chart.note if not page else None
     top = 0.5 if suptitle else 0.12
     note_h = 0.3 if note else 0.0
-    if bars:
-        cats = max((len(b.label) for p in chart.panels for b in p.bars), default=4)
-        left = min(0.25 + _CHAR_IN * cats, 4.5)
-        width = left + 6.0
-        heights = [0.24 * len(p.bars) + 0.35 for p in chart.panels]
-        gap = 0.85  # x tick labels, x label, next title
-        total = top + sum(heights) + gap * n + note_h + 0.1
-        fig = Figure(figsize=(width, total))
-        y = total - top
-        rects = []
-        for h in heights:
-            y -= 0.3 + h  # title
-            rects.append((left / width, y / total, 5.4 / width, h / total))
-            y -= gap - 0.3
-        legend_rows = 0
-    else:
-        ncols = 1 if n == 1 else 2 if n <= 4 else 3
-        nrows = math.ceil(n / ncols)
-        pw, ph = (7.2, 3.9) if n == 1 else (5.4, 3.3) if ncols == 2 else (4.7, 3.1)
-        width = pw * ncols
-        show_legend = bool(labels) and (len(labels) > 1 or n > 1)
-        per = max((len(t) for t in labels), default=1) * _CHAR_IN + 0.55
-        lcols = max(1, min(len(labels), int(width // per), 6)) if show_legend else 1
-        legend_rows = math.ceil(len(labels) / lcols) if show_legend else 0
-        legend_h = 0.22 * legend_rows + (0.15 if legend_rows else 0)
-        total = top + ph * nrows + legend_h + note_h + 0.05
-        fig = Figure(figsize=(width, total))
-        titled = any(p.title for p in chart.panels)
-        # inside each cell: tick labels and axis label left and below, the title above
-        ml, mr, mt, mb = 0.8, 0.2, (0.35 if titled else 0.15), 0.6
-        rects = []
-        for i in range(n):
-            r, c = divmod(i, ncols)
-            x0 = c * pw + ml
-            y0 = total - top - (r + 1) * ph + mb
-            rects.append((x0 / width, y0 / total, (pw - ml - mr) / width, (ph - mt - mb) / total))
+    layout = _bar_layout if bars else _grid_layout
+    width, total, rects, legend_rows, lcols = layout(chart, labels, top, note_h)
+    fig = Figure(figsize=(width, total))
     axs = [fig.add_axes(rect) for rect in rects]
     colors = _colors(len(chart.legend))
     color_of = {k: colors[i] for i, (k, _) in enumerate(chart.legend)}
@@ -162,6 +134,58 @@ def _draw(chart: Chart, *, page: bool = False) -> tuple[Any, dict[int, Line]]:
             color="#555",
         )
     return fig, drawn
+
+
+Rect = tuple[float, float, float, float]  # left, bottom, width, height: fractions of the figure
+
+
+def _bar_layout(
+    chart: Chart, labels: list[str], top: float, note_h: float
+) -> tuple[float, float, list[Rect], int, int]:
+    """Bar panels stacked, each as tall as its bars: (width, height in inches, each panel's
+    rectangle, legend rows, legend columns)."""
+    n = len(chart.panels)
+    cats = max((len(b.label) for p in chart.panels for b in p.bars), default=4)
+    left = min(0.25 + _CHAR_IN * cats, 4.5)
+    width = left + 6.0
+    heights = [0.24 * len(p.bars) + 0.35 for p in chart.panels]
+    gap = 0.85  # x tick labels, x label, next title
+    total = top + sum(heights) + gap * n + note_h + 0.1
+    y = total - top
+    rects = []
+    for h in heights:
+        y -= 0.3 + h  # title
+        rects.append((left / width, y / total, 5.4 / width, h / total))
+        y -= gap - 0.3
+    return width, total, rects, 0, 1
+
+
+def _grid_layout(
+    chart: Chart, labels: list[str], top: float, note_h: float
+) -> tuple[float, float, list[Rect], int, int]:
+    """Line panels in a grid of up to 3 columns, the legend below: (width, height in inches,
+    each panel's rectangle, legend rows, legend columns)."""
+    n = len(chart.panels)
+    ncols = 1 if n == 1 else 2 if n <= 4 else 3
+    nrows = math.ceil(n / ncols)
+    pw, ph = (7.2, 3.9) if n == 1 else (5.4, 3.3) if ncols == 2 else (4.7, 3.1)
+    width = pw * ncols
+    show_legend = bool(labels) and (len(labels) > 1 or n > 1)
+    per = max((len(t) for t in labels), default=1) * _CHAR_IN + 0.55
+    lcols = max(1, min(len(labels), int(width // per), 6)) if show_legend else 1
+    legend_rows = math.ceil(len(labels) / lcols) if show_legend else 0
+    legend_h = 0.22 * legend_rows + (0.15 if legend_rows else 0)
+    total = top + ph * nrows + legend_h + note_h + 0.05
+    titled = any(p.title for p in chart.panels)
+    # inside each cell: tick labels and axis label left and below, the title above
+    ml, mr, mt, mb = 0.8, 0.2, (0.35 if titled else 0.15), 0.6
+    rects = []
+    for i in range(n):
+        r, c = divmod(i, ncols)
+        x0 = c * pw + ml
+        y0 = total - top - (r + 1) * ph + mb
+        rects.append((x0 / width, y0 / total, (pw - ml - mr) / width, (ph - mt - mb) / total))
+    return width, total, rects, legend_rows, lcols
 
 
 def _draw_bars(ax: Any, panel: Panel, gid: int) -> int:
@@ -269,15 +293,10 @@ def _render_one(item: tuple[Chart, str]) -> str:
 def render_inline_svgs(items: list[tuple[Chart, str]]) -> list[str]:
     """:func:`render_inline_svg` of each (chart, prefix), in worker processes when there is
     enough to draw and more than one CPU to draw it on; the results in the same order."""
-    import os
-
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     panels = sum(len(c.panels) for c, _ in items)
     if (cpus or 1) < 2 or len(items) < 2 or panels < PARALLEL_PANELS:
         return [_render_one(item) for item in items]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     import matplotlib.figure  # noqa: F401  (imported once, before the workers fork)
 
     workers = min(len(items), cpus or 1, 8)

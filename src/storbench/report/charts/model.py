@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.metrics import LatencyStats
 from storbench.store import MeasurementRow, RunRow, Store
@@ -65,8 +66,6 @@ def load_run(store: Store, ref: str | int) -> RunResults:
     ``ref`` is a run (``12``, ``latest``, ``latest~N``), optionally with a filter that keeps
     some of its points: ``12:target=/dev/sdb``, ``latest:bs=4k,iodepth=32``
     (:mod:`storbench.analysis.select`)."""
-    from storbench.analysis.select import parse_run_spec, select
-
     spec = parse_run_spec(str(ref))
     run = store.run(spec.run)
     rows = store.measurements(run.id, bins=True)

@@ -1,0 +1,84 @@
+"""Formatting shared by every presenter (terminal, Markdown, HTML): latency cells that say
+whether they show clat or lat, signed percentages, spreads, plain aligned text tables. The
+presenters import it; it imports none of them, so report/'s arrows point one way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from storbench.analysis.stats import Spread
+from storbench.metrics import ClatOrLat, LatencyStats
+from storbench.units import fmt_ns
+
+#: a percentile the engine does not report (rados bench): shown as this, never as 0
+NO_PERCENTILE = "\u2014"
+#: the footnote of a table that shows lat (an engine without clat) instead of clat
+LAT_NOTE = (
+    "lat: latency from submission to completion, of an engine that reports no completion "
+    f"latency (rados bench); it reports no percentiles either: {NO_PERCENTILE}"
+)
+
+
+def latency_label(metrics: Iterable[str | None]) -> str:
+    """The name of latency columns: "clat", or "lat" when every latency they show is lat
+    (see PointSummary.latency_metric)."""
+    shown = {m for m in metrics if m}
+    return "lat" if shown == {"lat"} else "clat"
+
+
+def fmt_latency(lat: LatencyStats | None, metric: str | None, which: str, label: str) -> str:
+    """A latency cell: the mean or a percentile (``"99"``) of ``lat`` (of kind ``metric``,
+    "clat" or "lat") in a column named ``label``. A percentile lat has none of is
+    :data:`NO_PERCENTILE`; a lat value in a clat column is marked "(lat)"."""
+    if lat is None:
+        return "-"
+    value = lat.mean if which == "mean" else lat.percentiles.get(which)
+    if value is None and metric == "lat":
+        return NO_PERCENTILE
+    return fmt_ns(value) + (" (lat)" if metric == "lat" and label != "lat" else "")
+
+
+def fmt_direction_latency(d: ClatOrLat | None, which: str, label: str) -> str:
+    """A latency cell of a measurement's direction (or a summary's): its clat, or its lat
+    without clat."""
+    if d is None:
+        return "-"
+    return fmt_latency(d.latency, d.latency_metric, which, label)
+
+
+def fmt_pct(v: float | None, digits: int = 1) -> str:
+    """A signed percentage with a true minus sign: +48.9 %, −32.6 %."""
+    if v is None:
+        return "-"
+    text = f"{v:+.{digits}f}"
+    if float(text) == 0:
+        return f"{0:.{digits}f} %"  # no "−0.0 %"
+    return f"{text} %".replace("-", "\u2212")
+
+
+def fmt_p(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def fmt_spread(sp: Spread | None) -> str:
+    """The 95 % confidence interval's half width relative to the mean: ±1.2 %."""
+    rel = sp.rel_half_width_pct if sp is not None else None
+    return "-" if rel is None else f"±{rel:.1f} %"
+
+
+def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    """Plain aligned columns (fast for thousands of rows, unlike a rich Table)."""
+    right = right if right is not None else set(range(1, len(headers)))
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
