@@ -54,6 +54,7 @@ def test_plan_schema_an_unknown_key_is_told_the_declared_ones(plan: str) -> None
 
 _FILE = "targets: [{file: a}]\nworkloads: [{name: w, rw: read, size: 1m}]\n"
 _RBD = "workloads: [{name: w, rw: read, size: 1m}]\ntargets:\n  - rbd: pool/img\n"
+_BENCH = "targets: [{rados: pool}]\nworkloads:\n  - engine: rados-bench\n"
 #: (section, key, a plan whose value of that key is refused, the line of the error)
 _REFUSED = [
     ("PLAN", "name", "name: ''\n" + _FILE, 1),
@@ -67,6 +68,9 @@ _REFUSED = [
     ("TARGET_MORE", "conf", _RBD + "    conf: ''\n", 4),
     ("TARGET_MORE", "clientname", _RBD + "    clientname: 7\n", 4),
     ("TARGET_MORE", "name", 'targets: [{file: a, name: "a\\nb"}]\nworkloads: [{name: w}]\n', 1),
+    ("WORKLOAD", "name", "targets: [{file: a}]\nworkloads:\n  - rw: read\n    name: ''\n", 4),
+    ("RADOS_BENCH", "mode", _BENCH + "    runtime: 5\n", 3),
+    ("RADOS_BENCH", "runtime", _BENCH + "    mode: write\n    runtime: 0.5\n", 5),
 ]
 
 

@@ -30,10 +30,6 @@ LONG_FUNCTIONS = {
     ("engines/fio/hosts.py", "hosts_measurement"): 189,
     ("engines/rados/clients.py", "aggregate_clients"): 120,
     ("engines/rados/run.py", "run_commands"): 89,
-    ("plan/load.py", "load"): 121,
-    ("plan/options.py", "scalar"): 115,
-    ("plan/targets.py", "target_list"): 87,
-    ("plan/targets.py", "hosts"): 141,
     ("preflight/__init__.py", "check_targets"): 105,
     ("preflight/ceph.py", "check_ceph"): 82,
 }

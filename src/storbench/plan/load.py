@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,21 +59,26 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         origin: bool = False,
         unset: dict[str, Any] | None = None,
         only: tuple[str, ...] = (),
+        values: Mapping[str, Any] | None = None,
+        where: str = "",
     ) -> dict[str, Any]:
         """The value of each of ``section``'s keys in mapping ``item`` (``Key.absent`` when
         left out, ``unset``'s when None), refused by its declared check, in the section's
         order. An error points at the key, or at ``parent[index]`` when the key is left out;
         ``origin``: the keys may come from ``--set`` (top level); ``only``: these keys, in
-        this order."""
+        this order; ``values``: read the values there (a workload's options with the global
+        ones), point at ``item``; ``where``: what the message begins with."""
         out: dict[str, Any] = {}
+        source = item if values is None else values
         for k in [section.key(n) for n in only] if only else section.keys:
-            value = item.get(k.name, k.absent)
+            value = source.get(k.name, k.absent)
             if value is None and unset and k.name in unset:
                 value = unset[k.name]
-            problem = k.check(value, item) if k.check is not None else None
+            problem = k.check(value, source) if k.check is not None else None
             if problem is not None:
                 at = (item, k.name) if k.name in item else (parent, index)
                 msg, fix = problem
+                msg = f"{where}: {msg}" if where else msg
                 raise self.err(msg, *at, fix=fix, origin_key=k.name if origin else None)
             out[k.name] = value
         return out

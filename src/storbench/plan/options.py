@@ -39,9 +39,11 @@ from storbench.plan.rules import (
     TIME_OPTIONS,
     Scalar,
 )
-from storbench.plan.schema import label_problem
 from storbench.plan.yamlpos import _compound, _describe, _position
 from storbench.units import UnitError, parse_size, parse_time
+
+#: Makes the error of a refused value from its message and fix.
+Fail = Callable[[str, str], PlanError]
 
 
 class _OptionRules:
@@ -148,30 +150,20 @@ class _OptionRules:
             return out
         return self.scalar(opt, value, node, key, where)
 
-    # 115 lines: each check of an option's value, in the order its messages must come
     def scalar(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Scalar:
+        """One value of option ``opt`` checked and read; each check in the order its
+        messages must come (the shape, then what fio could not read, then the number)."""
+
         def fail(msg: str, fix: str) -> PlanError:
             return self.err(f"{where}: `{opt}` {msg}", node, key, fix=fix, origin_key=opt)
 
-        if isinstance(value, dict | list):
-            kind = "a mapping (key: value lines)" if isinstance(value, dict) else "a nested list"
-            return_fix = f"write `{opt}: VALUE` or `{opt}: [VALUE, VALUE]` on one line"
-            if isinstance(value, dict):
-                return_fix += " (a `key: value` indented under it reads as a mapping)"
-            raise fail(f"must be a value or a list of values, not {kind}", return_fix)
+        _check_shape(opt, value, fail)
         if isinstance(value, bool):
             value = int(value)
         if value is None and opt == "ioengine":
             value = "null"  # YAML reads fio's `null` engine as a null value
-        if value is None and opt in FILE_OPTIONS:
-            raise fail(
-                "needs an absolute path (without one, fio writes into its working directory, "
-                "a temporary one storbench removes after the run)",
-                f"e.g. `{opt}: /var/tmp/storbench/{'w' if opt != 'write_iolog' else 'w.iolog'}`",
-            )
         if value is None:
-            if opt in NEEDS_VALUE:
-                raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")
+            _check_bare(opt, fail)
             return None  # a flag such as `group_reporting:` is written as a bare option
         if isinstance(value, float) and not math.isfinite(value):
             raise fail(f"must be a finite number, not {value}", "give a number")
@@ -180,92 +172,15 @@ class _OptionRules:
             if problem:
                 raise fail(problem, fix_for(problem))
         self.check_value(opt, value, fail)
-        try:
-            if opt in SIZE_OPTIONS and not _compound(value):
-                size = parse_size(value)
-                if size <= 0:
-                    raise fail(
-                        f"must be more than 0, not {value}",
-                        "omit `size` to use the whole file or device (fio's default; a file "
-                        "storbench creates needs one), or give e.g. `size: 10g`"
-                        if opt == "size"
-                        else f"omit it for fio's default, or give e.g. "
-                        f"`{opt}: {_EXAMPLE.get(opt, '4k')}`",
-                    )
-                if size > MAX_SIZE:
-                    raise fail(f"is larger than fio can count: {value}", f"at most {MAX_SIZE}")
-            elif opt in TIME_OPTIONS:
-                secs = parse_time(value)
-                if not math.isfinite(secs):
-                    raise fail(f"must be a finite time, not {value}", f"e.g. `{opt}: 60`")
-                if secs < 0:
-                    raise fail(
-                        f"must be 0 or more, not {value}",
-                        f"e.g. `{opt}: {_EXAMPLE.get(opt, 0)}` (seconds)"
-                        + ("; 0: no time limit" if opt == "runtime" else ""),
-                    )
-                if secs * 1e6 >= 2**63:
-                    raise fail(f"is longer than fio can count: {value}", f"e.g. `{opt}: 60`")
-        except UnitError:
-            if opt in SIZE_OPTIONS:
-                raise fail(
-                    f"is not a size: {value!r}",
-                    f"use fio's size syntax, e.g. `{opt}: {_EXAMPLE.get(opt, '4k')}` "
-                    "(k, m, g, t are powers of 1024; a plain number is bytes)",
-                ) from None
-            raise fail(
-                f"is not a time: {value!r}",
-                f"use fio's time syntax, e.g. `{opt}: 60` (seconds) or 60s, 2m, 500ms",
-            ) from None
-        if opt in INT_OPTIONS:
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            if not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
-                raise fail(
-                    f"must be a whole number, not {_describe(value)}",
-                    f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`, or a list for an axis: `{opt}: [1, 32]`"
-                    if opt in ("iodepth", "numjobs")
-                    else f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`",
-                )
-            lo, hi = INT_RANGES.get(opt, (0, MAX_INT))
-            n = int(value)
-            if n < lo or n > hi:
-                span = f"{lo} or more" if n < lo and hi > 1000 else f"{lo} to {hi}"
-                raise fail(
-                    f"must be {span}, not {fmt_count(n)}"
-                    + (f" ({RANGE_WHY[opt]})" if opt in RANGE_WHY and n > hi else ""),
-                    f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`",
-                )
-        negative = (
-            value < 0 if isinstance(value, int | float) else bool(_NEGATIVE.match(str(value)))
-        )
-        if negative and opt not in NEGATIVE_OK:
-            raise fail(
-                f"must be 0 or more, not {value} (fio reads a negative number as a huge one)",
-                f"give `{opt}` a value of 0 or more",
-            )
-        if opt == "engine" and value not in ENGINES:
-            raise fail(
-                f"cannot be {value!r}",
-                suggestion(str(value), ENGINES, f"one of: {', '.join(ENGINES)}") or "",
-            )
-        if opt == "mode" and value not in RADOS_BENCH_MODES:
-            raise fail(
-                f"cannot be {value!r}",
-                suggestion(str(value), RADOS_BENCH_MODES, "")
-                or f"one of: {', '.join(RADOS_BENCH_MODES)} (rados bench's modes)",
-            )
-        if opt in ("rw", "readwrite") and str(value).split(":")[0] not in RW_VALUES:
-            raise fail(
-                f"cannot be {value!r}",
-                suggestion(str(value).split(":")[0], RW_VALUES, f"one of: {', '.join(RW_VALUES)}")
-                or "",
-            )
+        _check_size_or_time(opt, value, fail)
+        value = _check_whole(opt, value, fail)
+        _check_sign(opt, value, fail)
+        _check_choice(opt, value, fail)
         if isinstance(value, str | int | float):
             return value
         return str(value)
 
-    def check_value(self, opt: str, value: Any, fail: Callable[[str, str], PlanError]) -> None:
+    def check_value(self, opt: str, value: Any, fail: Fail) -> None:
         """Values that run a command, let fio write a mounted device or name a file badly."""
         text = str(value).strip()
         if opt == "ioengine" and text == "exec":
@@ -307,9 +222,121 @@ class _OptionRules:
                     "e.g. `donorname: storbench.donor`",
                 )
 
-    def check_name(self, what: str, name: Any, node: Any, key: Any) -> None:
-        """A workload's or target's name, checked as the schema checks every name."""
-        problem = label_problem(what, name)
-        if problem:
-            msg, fix = problem
-            raise self.err(msg, node, key, fix=fix)
+
+def _check_shape(opt: str, value: Any, fail: Fail) -> None:
+    """One value, not a mapping or a nested list."""
+    if isinstance(value, dict | list):
+        kind = "a mapping (key: value lines)" if isinstance(value, dict) else "a nested list"
+        fix = f"write `{opt}: VALUE` or `{opt}: [VALUE, VALUE]` on one line"
+        if isinstance(value, dict):
+            fix += " (a `key: value` indented under it reads as a mapping)"
+        raise fail(f"must be a value or a list of values, not {kind}", fix)
+
+
+def _check_bare(opt: str, fail: Fail) -> None:
+    """An option left without a value: a flag, unless it needs one."""
+    if opt in FILE_OPTIONS:
+        raise fail(
+            "needs an absolute path (without one, fio writes into its working directory, "
+            "a temporary one storbench removes after the run)",
+            f"e.g. `{opt}: /var/tmp/storbench/{'w' if opt != 'write_iolog' else 'w.iolog'}`",
+        )
+    if opt in NEEDS_VALUE:
+        raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")
+
+
+def _check_size_or_time(opt: str, value: Any, fail: Fail) -> None:
+    """A size fio can count (more than 0), a time fio can count (0 or more)."""
+    try:
+        if opt in SIZE_OPTIONS and not _compound(value):
+            size = parse_size(value)
+            if size <= 0:
+                raise fail(
+                    f"must be more than 0, not {value}",
+                    "omit `size` to use the whole file or device (fio's default; a file "
+                    "storbench creates needs one), or give e.g. `size: 10g`"
+                    if opt == "size"
+                    else f"omit it for fio's default, or give e.g. "
+                    f"`{opt}: {_EXAMPLE.get(opt, '4k')}`",
+                )
+            if size > MAX_SIZE:
+                raise fail(f"is larger than fio can count: {value}", f"at most {MAX_SIZE}")
+        elif opt in TIME_OPTIONS:
+            secs = parse_time(value)
+            if not math.isfinite(secs):
+                raise fail(f"must be a finite time, not {value}", f"e.g. `{opt}: 60`")
+            if secs < 0:
+                raise fail(
+                    f"must be 0 or more, not {value}",
+                    f"e.g. `{opt}: {_EXAMPLE.get(opt, 0)}` (seconds)"
+                    + ("; 0: no time limit" if opt == "runtime" else ""),
+                )
+            if secs * 1e6 >= 2**63:
+                raise fail(f"is longer than fio can count: {value}", f"e.g. `{opt}: 60`")
+    except UnitError:
+        if opt in SIZE_OPTIONS:
+            raise fail(
+                f"is not a size: {value!r}",
+                f"use fio's size syntax, e.g. `{opt}: {_EXAMPLE.get(opt, '4k')}` "
+                "(k, m, g, t are powers of 1024; a plain number is bytes)",
+            ) from None
+        raise fail(
+            f"is not a time: {value!r}",
+            f"use fio's time syntax, e.g. `{opt}: 60` (seconds) or 60s, 2m, 500ms",
+        ) from None
+
+
+def _check_whole(opt: str, value: Any, fail: Fail) -> Any:
+    """A whole-number option's value in its range (a float such as 2.0 read as 2)."""
+    if opt not in INT_OPTIONS:
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+        raise fail(
+            f"must be a whole number, not {_describe(value)}",
+            f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`, or a list for an axis: `{opt}: [1, 32]`"
+            if opt in ("iodepth", "numjobs")
+            else f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`",
+        )
+    lo, hi = INT_RANGES.get(opt, (0, MAX_INT))
+    n = int(value)
+    if n < lo or n > hi:
+        span = f"{lo} or more" if n < lo and hi > 1000 else f"{lo} to {hi}"
+        raise fail(
+            f"must be {span}, not {fmt_count(n)}"
+            + (f" ({RANGE_WHY[opt]})" if opt in RANGE_WHY and n > hi else ""),
+            f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`",
+        )
+    return value
+
+
+def _check_sign(opt: str, value: Any, fail: Fail) -> None:
+    """No negative numbers: fio reads them as huge ones (``nice`` alone takes them)."""
+    negative = value < 0 if isinstance(value, int | float) else bool(_NEGATIVE.match(str(value)))
+    if negative and opt not in NEGATIVE_OK:
+        raise fail(
+            f"must be 0 or more, not {value} (fio reads a negative number as a huge one)",
+            f"give `{opt}` a value of 0 or more",
+        )
+
+
+def _check_choice(opt: str, value: Any, fail: Fail) -> None:
+    """The options that take one of a list of values: engine, mode, rw."""
+    if opt == "engine" and value not in ENGINES:
+        raise fail(
+            f"cannot be {value!r}",
+            suggestion(str(value), ENGINES, f"one of: {', '.join(ENGINES)}") or "",
+        )
+    if opt == "mode" and value not in RADOS_BENCH_MODES:
+        raise fail(
+            f"cannot be {value!r}",
+            suggestion(str(value), RADOS_BENCH_MODES, "")
+            or f"one of: {', '.join(RADOS_BENCH_MODES)} (rados bench's modes)",
+        )
+    if opt in ("rw", "readwrite") and str(value).split(":")[0] not in RW_VALUES:
+        raise fail(
+            f"cannot be {value!r}",
+            suggestion(str(value).split(":")[0], RW_VALUES, f"one of: {', '.join(RW_VALUES)}")
+            or "",
+        )

@@ -18,7 +18,7 @@ from typing import Any
 from storbench.errors import suggestion
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
 from storbench.plan.yamlpos import _describe
-from storbench.units import UnitError, parse_size
+from storbench.units import UnitError, parse_size, parse_time
 
 #: fio counts bytes in 64-bit integers.
 MAX_SIZE = 2**63 - 1
@@ -181,6 +181,39 @@ def _host_name(value: Any, _: Mapping[Any, Any]) -> Problem | None:
             "e.g. `name: vm01`",
         )
     return label_problem("host `name`", str(value).strip())
+
+
+def _workload_name(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if not isinstance(value, str | int) or not str(value).strip():
+        return (
+            f"workload `name` must be a non-empty string, not {_describe(value)}",
+            "name: rand4k",
+        )
+    return label_problem("workload `name`", str(value).strip())
+
+
+def _bench_mode(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    """Required (its values are checked with the other options')."""
+    if value is None:
+        return (
+            "a rados-bench workload needs `mode`",
+            "add `mode: write` (then `seq` or `rand` workloads read what it wrote)",
+        )
+    return None
+
+
+def _bench_runtime(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    """Required, in whole seconds: rados bench takes no other."""
+    if value is None:
+        return (
+            "a rados-bench workload needs `runtime` (rados bench's seconds)",
+            "add e.g. `runtime: 60` (or --set runtime=60)",
+        )
+    for t in value if isinstance(value, list) else [value]:
+        secs = parse_time(t)
+        if secs < 1 or not float(secs).is_integer():
+            return f"rados bench runs whole seconds (≥ 1), not `runtime: {t}`", "e.g. `runtime: 60`"
+    return None
 
 
 @dataclass(frozen=True)
@@ -358,7 +391,13 @@ WORKLOAD = Section(
     "workload",
     "A workload's own keys (every other key is a fio option)",
     (
-        Key("name", "text", "The workload's name in tables, reports and job files."),
+        Key(
+            "name",
+            "text",
+            "The workload's name in tables, reports and job files (each its own).",
+            default="w1, w2... by its place in the list",
+            check=_workload_name,
+        ),
         Key(
             "clients",
             "whole number, or a list (an axis)",
@@ -386,10 +425,18 @@ RADOS_BENCH = Section(
             "Write objects, then read them in order or at random (the "
             "reads read what a write before them left).",
             values=("write", "seq", "rand"),
+            default="(required)",
+            check=_bench_mode,
         ),
         Key("bs", "size", "The object size of a write (`-b`).", default="4m"),
         Key("threads", "whole number", "Concurrent operations (`-t`).", default="16"),
-        Key("runtime", "time", "How long it runs (rados bench's seconds)."),
+        Key(
+            "runtime",
+            "time, whole seconds",
+            "How long it runs (rados bench's seconds).",
+            default="(required)",
+            check=_bench_runtime,
+        ),
         Key(
             "clients",
             "whole number, or a list (an axis)",

@@ -26,6 +26,8 @@ from storbench.plan.rules import (
 from storbench.plan.yamlpos import _describe
 from storbench.units import parse_size
 
+_TARGETS_EXAMPLE = "targets:\n  - file: /mnt/test/storbench.dat\n  - device: /dev/sdb"
+
 
 class _TargetRules:
     """The loader's reading of targets and hosts (a mixin of plan.load._Loader)."""
@@ -33,9 +35,8 @@ class _TargetRules:
     def targets(self, doc: CommentedMap) -> list[Target]:
         return self.target_list(doc.get("targets"), doc, "targets")
 
-    # 86 lines: each check of a target, in the order its messages must come
     def target_list(self, node: Any, parent: Any, key: Any) -> list[Target]:
-        example = "targets:\n  - file: /mnt/test/storbench.dat\n  - device: /dev/sdb"
+        """The targets listed under ``parent[key]`` (none when it is left out)."""
         if node is None:
             return []
         if not isinstance(node, list):
@@ -43,83 +44,89 @@ class _TargetRules:
                 f"`targets` must be a list, not {_describe(node)}",
                 parent,
                 key,
-                fix=f"start each target with `- `, e.g.\n{example}",
+                fix=f"start each target with `- `, e.g.\n{_TARGETS_EXAMPLE}",
             )
         out: list[Target] = []
         for i, item in enumerate(node):
-            if not isinstance(item, dict):
-                raise self.err(
-                    f"each target must be a mapping such as `- file: PATH`, not {_describe(item)}",
-                    node,
-                    i,
-                    fix=f"say what it is: file, device or directory, e.g.\n{example}",
-                )
-            for k in item:
-                if k not in TARGET_KEYS:
-                    raise self.err(
-                        f"unknown target key {str(k)!r}",
-                        item,
-                        k,
-                        fix=suggestion(
-                            str(k),
-                            TARGET_KEYS,
-                            f"a target is one of: {', '.join(TARGET_KINDS)} (and an optional name)",
-                        ),
-                    )
-            kinds = [k for k in TARGET_KINDS if k in item]
-            if len(kinds) != 1:
-                raise self.err(
-                    f"a target needs exactly one of {', '.join(TARGET_KINDS)}"
-                    + (f", not {' and '.join(kinds)}" if kinds else ""),
-                    node,
-                    i,
-                    fix=f"one `- KIND: PATH` line per target, e.g.\n{example}",
-                )
-            kind = kinds[0]
-            path = item[kind]
+            kind = self.target_kind(item, node, i)
             if kind in CEPH_KINDS:
                 out.append(self.ceph_target(kind, item, node, i))
-                continue
-            for k in CEPH_TARGET_KEYS:
-                if k in item:
-                    raise self.err(
-                        f"`{k}` belongs to Ceph targets (rbd, rados), not to a {kind}",
-                        item,
-                        k,
-                        fix="remove it"
-                        + (" (a workload's `size:` sets fio's size)" if k == "size" else ""),
-                    )
-            if not isinstance(path, str) or not path.strip():
-                raise self.err(
-                    f"`{kind}` needs a path, not {_describe(path)}",
-                    item,
-                    kind,
-                    fix=f"e.g. `- {kind}: "
-                    + {"file": "/mnt/test/storbench.dat", "device": "/dev/sdb"}.get(
-                        kind, "/mnt/test"
-                    )
-                    + "`",
-                )
-            name = item.get("name")
-            path = path.strip()
-            problem = path_problem(path)
-            if problem:
-                raise self.err(f"the {kind} path {problem}", item, kind, fix=fix_for(problem))
-            if kind == "device" and not os.path.isabs(path):
-                raise self.err(
-                    f"a device path must be absolute, not {path!r} (fio runs in a directory "
-                    "of its own)",
-                    item,
-                    kind,
-                    fix="e.g. `- device: /dev/sdb`",
-                )
-            self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
-            target = Target(
-                kind=kind, path=os.path.abspath(path), name=str(name) if name is not None else None
-            )
-            self.target_at.setdefault(target, (item, kind))
-            out.append(target)
+            else:
+                out.append(self.fs_target(kind, item, node, i))
         return out
+
+    def target_kind(self, item: Any, node: Any, i: int) -> str:
+        """What target ``node[i]`` is: a mapping of known keys with exactly one kind."""
+        if not isinstance(item, dict):
+            raise self.err(
+                f"each target must be a mapping such as `- file: PATH`, not {_describe(item)}",
+                node,
+                i,
+                fix=f"say what it is: file, device or directory, e.g.\n{_TARGETS_EXAMPLE}",
+            )
+        for k in item:
+            if k not in TARGET_KEYS:
+                raise self.err(
+                    f"unknown target key {str(k)!r}",
+                    item,
+                    k,
+                    fix=suggestion(
+                        str(k),
+                        TARGET_KEYS,
+                        f"a target is one of: {', '.join(TARGET_KINDS)} (and an optional name)",
+                    ),
+                )
+        kinds = [k for k in TARGET_KINDS if k in item]
+        if len(kinds) != 1:
+            raise self.err(
+                f"a target needs exactly one of {', '.join(TARGET_KINDS)}"
+                + (f", not {' and '.join(kinds)}" if kinds else ""),
+                node,
+                i,
+                fix=f"one `- KIND: PATH` line per target, e.g.\n{_TARGETS_EXAMPLE}",
+            )
+        return kinds[0]
+
+    def fs_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
+        """``- file:``, ``- device:`` or ``- directory:`` PATH, with an optional ``name``."""
+        path = item[kind]
+        for k in CEPH_TARGET_KEYS:
+            if k in item:
+                raise self.err(
+                    f"`{k}` belongs to Ceph targets (rbd, rados), not to a {kind}",
+                    item,
+                    k,
+                    fix="remove it"
+                    + (" (a workload's `size:` sets fio's size)" if k == "size" else ""),
+                )
+        if not isinstance(path, str) or not path.strip():
+            raise self.err(
+                f"`{kind}` needs a path, not {_describe(path)}",
+                item,
+                kind,
+                fix=f"e.g. `- {kind}: "
+                + {"file": "/mnt/test/storbench.dat", "device": "/dev/sdb"}.get(kind, "/mnt/test")
+                + "`",
+            )
+        name = item.get("name")
+        path = path.strip()
+        problem = path_problem(path)
+        if problem:
+            raise self.err(f"the {kind} path {problem}", item, kind, fix=fix_for(problem))
+        if kind == "device" and not os.path.isabs(path):
+            raise self.err(
+                f"a device path must be absolute, not {path!r} (fio runs in a directory "
+                "of its own)",
+                item,
+                kind,
+                fix="e.g. `- device: /dev/sdb`",
+            )
+        self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
+        target = Target(
+            kind=kind, path=os.path.abspath(path), name=str(name) if name is not None else None
+        )
+        self.target_at.setdefault(target, (item, kind))
+        return target
 
     def ceph_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
         """``- rbd: POOL/IMAGE`` (optional ``size`` of the image to create) or

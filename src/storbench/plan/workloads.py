@@ -9,6 +9,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+import storbench.plan.schema as schema
 from storbench.errors import PlanError
 from storbench.plan.checks import shown
 from storbench.plan.model import Host, Target, Workload, mmap_file
@@ -20,7 +21,7 @@ from storbench.plan.rules import (
     RADOS_BENCH_KEYS,
 )
 from storbench.plan.yamlpos import _compound, _describe, _position, _submap
-from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
+from storbench.units import UnitError, fmt_size_short, parse_size
 
 
 class _WorkloadRules:
@@ -179,16 +180,9 @@ class _WorkloadRules:
                     fix=f"write the workload's options under it, e.g.\n{example}",
                 )
             item = dict(item) if not isinstance(item, CommentedMap) else item
-            raw_name = item.get("name", f"w{i + 1}")
-            if not isinstance(raw_name, str | int) or not str(raw_name).strip():
-                raise self.err(
-                    f"workload `name` must be a non-empty string, not {_describe(raw_name)}",
-                    item,
-                    "name",
-                    fix="name: rand4k",
-                )
-            name = str(raw_name).strip()
-            self.check_name("workload `name`", name, item, "name")
+            own_keys = {"name": item.get("name", f"w{i + 1}")}  # w1, w2... when left out
+            read = self.read_keys(schema.WORKLOAD, item, node, i, only=("name",), values=own_keys)
+            name = str(read["name"]).strip()
             if name in seen:
                 raise self.err(
                     f"two workloads are named {name!r}",
@@ -225,32 +219,18 @@ class _WorkloadRules:
     def check_rados_bench(
         self, name: str, opts: dict[str, Any], item: Any, node: Any, i: int
     ) -> None:
-        """A rados-bench workload needs a mode and a runtime in whole seconds."""
-        where = f"workload {name!r}"
-        if "mode" not in opts:
-            raise self.err(
-                f"{where}: a rados-bench workload needs `mode`",
-                node,
-                i,
-                fix="add `mode: write` (then `seq` or `rand` workloads read what it wrote)",
-            )
-        if "runtime" not in opts:
-            raise self.err(
-                f"{where}: a rados-bench workload needs `runtime` (rados bench's seconds)",
-                node,
-                i,
-                fix="add e.g. `runtime: 60` (or --set runtime=60)",
-            )
-        for t in opts["runtime"] if isinstance(opts["runtime"], list) else [opts["runtime"]]:
-            secs = parse_time(t)
-            if secs < 1 or not float(secs).is_integer():
-                raise self.err(
-                    f"{where}: rados bench runs whole seconds (≥ 1), not `runtime: {t}`",
-                    item if "runtime" in item else node,
-                    "runtime" if "runtime" in item else i,
-                    fix="e.g. `runtime: 60`",
-                    origin_key="runtime",
-                )
+        """A rados-bench workload's keys as the schema checks them (a mode, a runtime in
+        whole seconds), read with the global options."""
+        self.read_keys(
+            schema.RADOS_BENCH,
+            item,
+            node,
+            i,
+            origin=True,
+            only=("mode", "runtime"),
+            values=opts,
+            where=f"workload {name!r}",
+        )
 
     def check_clients(
         self, workloads: list[Workload], hosts: list[Host], doc: CommentedMap
