@@ -4,9 +4,11 @@ presenters import it; it imports none of them, so report/'s arrows point one way
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from storbench.analysis.stats import Spread
+from storbench.analysis.summary import PointSummary
 from storbench.metrics import ClatOrLat, LatencyStats
 from storbench.units import fmt_ns
 
@@ -82,3 +84,42 @@ def text_table(headers: list[str], rows: list[list[str]], right: set[int] | None
     out = [line(headers), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class SummaryLead:
+    """The columns that name a point in a summary table, as every presenter lays them out:
+    the target when there are several, the workload when there are several (or no axes),
+    each axis, and the number of repetitions when there are more than one."""
+
+    multi_target: bool
+    multi_workload: bool
+    axes: list[str]
+    reps: int
+
+    @classmethod
+    def of(cls, summaries: Sequence[PointSummary]) -> SummaryLead:
+        return cls(
+            multi_target=len({s.target for s in summaries}) > 1,
+            multi_workload=len({s.workload for s in summaries}) > 1,
+            axes=list(dict.fromkeys(k for s in summaries for k in s.axes)),
+            reps=max((s.runs + s.failed for s in summaries), default=1),
+        )
+
+    def columns(self) -> list[str]:
+        return (
+            (["target"] if self.multi_target else [])
+            + (["workload"] if self.multi_workload or not self.axes else [])
+            + self.axes
+            + (["n"] if self.reps > 1 else [])
+        )
+
+    def cells(self, s: PointSummary, failed_note: bool = False) -> list[str]:
+        """``failed_note``: the count of repetitions says how many failed."""
+        runs = str(s.runs) + (f" (+{s.failed} failed)" if failed_note and s.failed else "")
+        return (
+            ([s.target.label] if self.multi_target else [])
+            + ([s.workload] if self.multi_workload or not self.axes else [])
+            + [str(s.axes.get(a, "")) for a in self.axes]
+            + ([runs] if self.reps > 1 else [])
+        )

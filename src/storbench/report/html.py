@@ -35,7 +35,7 @@ from storbench.metrics import PERCENTILES, pct_key
 from storbench.report import charts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
-from storbench.report.fmt import fmt_direction_latency, fmt_latency
+from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_latency
 from storbench.report.hosts import host_rows
 from storbench.report.safe import visible
 from storbench.report.suites import AnswerTable, answer_tables
@@ -211,26 +211,10 @@ def _lat_cell(ds: Any, which: str) -> str:
 
 def summary_table(res: RunResults) -> SummaryTable:
     ss = res.summaries
-    multi_target = len({s.target for s in ss}) > 1
-    axes = list(dict.fromkeys(k for s in ss for k in s.axes))
-    multi_wl = len({s.workload for s in ss}) > 1
-    reps = max((s.runs + s.failed for s in ss), default=1)
-    cols = (
-        (["target"] if multi_target else [])
-        + (["workload"] if multi_wl or not axes else [])
-        + axes
-        + (["n"] if reps > 1 else [])
-    )
-    t = SummaryTable(columns=cols, show_err=any(s.failed for s in ss))
+    layout = SummaryLead.of(ss)
+    t = SummaryTable(columns=layout.columns(), show_err=any(s.failed for s in ss))
     for s in ss:
-        lead: list[str] = []
-        if multi_target:
-            lead.append(s.target.label)
-        if multi_wl or not axes:
-            lead.append(s.workload)
-        lead += [str(s.axes.get(a, "")) for a in axes]
-        if reps > 1:
-            lead.append(f"{s.runs}" + (f" (+{s.failed} failed)" if s.failed else ""))
+        lead = layout.cells(s, failed_note=True)
         dirs = [d for d in ("read", "write", "trim") if d in s.dirs] or ["-"]
         for i, d in enumerate(dirs):
             ds = s.dirs.get(d)

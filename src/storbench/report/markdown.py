@@ -33,7 +33,7 @@ from storbench.report.comparison import (
     unmatched_lines,
     verdict_counts,
 )
-from storbench.report.fmt import LAT_NOTE, fmt_latency, fmt_spread, latency_label
+from storbench.report.fmt import LAT_NOTE, SummaryLead, fmt_latency, fmt_spread, latency_label
 from storbench.report.hosts import host_rows
 from storbench.report.safe import md_cell as _cell
 from storbench.report.safe import md_code, md_text
@@ -66,29 +66,19 @@ class RunReport:
 
 def summary_markdown(summaries: list[PointSummary]) -> str:
     """One row per point and direction: swept values, IOPS (± with repetitions), MiB/s, clat."""
-    multi_target = len({s.target for s in summaries}) > 1
-    multi_wl = len({s.workload for s in summaries}) > 1
-    axes = list(dict.fromkeys(k for s in summaries for k in s.axes))
-    reps = max((s.runs + s.failed for s in summaries), default=1)
+    layout = SummaryLead.of(summaries)
+    reps = layout.reps
     metrics = [ds.latency_metric for s in summaries for ds in s.dirs.values()]
     label = latency_label(metrics)
     headers = (
-        (["target"] if multi_target else [])
-        + (["workload"] if multi_wl or not axes else [])
-        + axes
-        + (["n"] if reps > 1 else [])
+        layout.columns()
         + ["dir", "IOPS"]
         + (["±95%"] if reps > 1 else [])
         + ["MiB/s", f"{label} mean", f"{label} p99"]
     )
     rows = []
     for s in summaries:
-        lead = (
-            ([s.target.label] if multi_target else [])
-            + ([s.workload] if multi_wl or not axes else [])
-            + [str(s.axes.get(a, "")) for a in axes]
-            + ([str(s.runs)] if reps > 1 else [])
-        )
+        lead = layout.cells(s)
         if not s.dirs:
             err = s.errors[0] if s.errors else "no measurement"
             rows.append([*lead, "-", f"failed: {err}", *[""] * (len(headers) - len(lead) - 2)])

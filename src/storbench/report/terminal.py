@@ -24,7 +24,13 @@ from storbench.metrics import OVERLAP_MIN, Measurement
 from storbench.plan import Point
 from storbench.report.ceph import CephReport, cluster_line
 from storbench.report.comparison import comparison_text  # noqa: F401  (re-exported: cli, tests)
-from storbench.report.fmt import LAT_NOTE, fmt_direction_latency, fmt_spread, latency_label
+from storbench.report.fmt import (
+    LAT_NOTE,
+    SummaryLead,
+    fmt_direction_latency,
+    fmt_spread,
+    latency_label,
+)
 from storbench.report.safe import one_line, visible
 from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
@@ -156,10 +162,8 @@ class ProgressReporter:
 
 def summary_table(summaries: list[PointSummary], title: str | None = None) -> Table:
     """One row per point and direction: the point's swept values, IOPS, MiB/s, latency."""
-    multi_target = len({s.target for s in summaries}) > 1
-    axes: list[str] = list(dict.fromkeys(k for s in summaries for k in s.axes))
-    multi_wl = len({s.workload for s in summaries}) > 1
-    reps = max((s.runs + s.failed for s in summaries), default=1)
+    layout = SummaryLead.of(summaries)
+    reps = layout.reps
     show_err = any(s.failed for s in summaries)
     metrics = [ds.latency_metric for s in summaries for ds in s.dirs.values()]
     label = latency_label(metrics)
@@ -167,14 +171,8 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
     if "lat" in metrics:
         t.caption = LAT_NOTE
         t.caption_justify = "left"
-    if multi_target:
-        t.add_column("target")
-    if multi_wl or not axes:
-        t.add_column("workload")
-    for a in axes:
-        t.add_column(a, justify="right")
-    if reps > 1:
-        t.add_column("n", justify="right")
+    for c in layout.columns():
+        t.add_column(c, justify="left" if c in ("target", "workload") else "right")
     t.add_column("dir")
     for c in ("IOPS", "MiB/s", f"{label} mean", f"{label} p99"):
         t.add_column(c, justify="right")
@@ -183,14 +181,7 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
     if show_err:
         t.add_column("error")
     for s in summaries:
-        lead: list[str] = []
-        if multi_target:
-            lead.append(s.target.label)
-        if multi_wl or not axes:
-            lead.append(s.workload)
-        lead += [str(s.axes.get(a, "")) for a in axes]
-        if reps > 1:
-            lead.append(str(s.runs))
+        lead = layout.cells(s)
         dirs = [d for d in ("read", "write", "trim") if d in s.dirs] or ["-"]
         for i, d in enumerate(dirs):
             ds = s.dirs.get(d)

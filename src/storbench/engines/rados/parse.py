@@ -64,7 +64,7 @@ from storbench.engines.rados.result import (
     SeriesRow,
     _reject,
 )
-from storbench.engines.rados.validate import validate
+from storbench.engines.rados.validate import SERIES_COLUMNS, validate
 
 # ---------------------------------------------------------------------------- parsing
 
@@ -247,18 +247,7 @@ def _parse_json(text: str, mode: str | None) -> RadosBenchResult:
             res.series.append(
                 _row(
                     str(row["sec"]),
-                    [
-                        str(row[k])
-                        for k in (
-                            "cur_ops",
-                            "started",
-                            "finished",
-                            "avg_bw",
-                            "cur_bw",
-                            "last_lat",
-                            "avg_lat",
-                        )
-                    ],
+                    [str(row[k]) for k in SERIES_COLUMNS[2:]],  # sec, time: apart
                     None,
                 )
             )

@@ -4,7 +4,6 @@ tables: from sysfs, improved by ``smartctl -i`` when it answers.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +13,14 @@ from storbench.preflight.inventory.devices import (
     _leaf_disks,
     _sysdir_of_device,
 )
-from storbench.preflight.inventory.probe import _as_int, _clean, _nearest_existing, _run
+from storbench.preflight.inventory.probe import _as_int, _clean, _nearest_existing, _run_json
 from storbench.preflight.inventory.targets import _disk_sysdir_of_file, _findmnt, _mountinfo
 
 
 def _smartctl(device: str) -> dict[str, Any] | None:
     # exit status is a bit mask; bits 0-1 mean the command line / device open failed
-    out = _run(["smartctl", "-i", "-j", "-n", "standby", device], ok_codes=tuple(range(256)))
-    if not out:
-        return None
-    try:
-        data = json.loads(out)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
+    data = _run_json(["smartctl", "-i", "-j", "-n", "standby", device], tuple(range(256)))
+    if data is None:
         return None
     status = (data.get("smartctl") or {}).get("exit_status", 0)
     if isinstance(status, int) and status & 0b11:
