@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from storbench import procguard
+
 
 def tool_version(path: str | None) -> str | None:
     """First words of ``TOOL --version`` (``fio-3.33``), or None when it is missing or fails."""
@@ -24,6 +26,24 @@ def pdeathsig_prefix() -> list[str]:
     orphan goes on writing. Empty when setpriv (util-linux) is missing."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+
+
+def start_logged(
+    cmd: list[str], workdir: str, out_path: str, err_path: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start an engine's process, its stdout and stderr into files, in a session of its own
+    (a terminal's Ctrl-C reaches storbench, which stops it), dying with storbench and
+    watched by procguard."""
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        return subprocess.Popen(
+            pdeathsig_prefix() + cmd,
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=workdir,
+            env=procguard.environment(env),
+        )
 
 
 @dataclass(frozen=True)

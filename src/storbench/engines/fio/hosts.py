@@ -220,134 +220,16 @@ def hosts_measurement(
         except DocumentError as e:  # a server sent what no fio writes: nothing of it counts
             bad = Measurement(status="failed", error_code=-1, error=f"not a fio result: {e}")
             return bad, warnings
-    where: dict[str, tuple[str, int]] = {}  # label -> the address fio's client used
-    for h in hosts:
-        try:
-            where[h.label] = client_address(h, local_port)
-        except ValueError:  # the local server was not running: nothing can match it
-            where[h.label] = (h.address, h.port)
-    ident = {where[h.label]: h for h in hosts}
-    out = {h.label: _HostOutput() for h in hosts}
-    notes: list[str] = []
-    for e in doc.get("client_stats") or []:
-        if e.get("jobname") == "All clients":
-            continue  # unreliable (FIELD-NOTES); aggregated here instead
-        h = ident.get((str(e.get("hostname")), int(e.get("port") or 0)))
-        if h is None:
-            notes.append(f"ignored a result from {e.get('hostname')}:{e.get('port')}")
-            continue
-        out[h.label].entries.append(e)
-
-    # fio's messages: connection failures, disconnections, the servers' own lines
-    by_addr: dict[str, list[PointHost]] = {}
-    for h in hosts:
-        by_addr.setdefault(where[h.label][0], []).append(h)
-    by_name: dict[str, list[str]] = {}
-    for label, name in (names or {}).items():
-        by_name.setdefault(name, []).append(label)
-    disconnected: dict[str, int] = {}
-    reason = None
-    mismatch: str | None = None
-    general: list[str] = []
-    for line in [*warnings, *stderr.splitlines()]:
-        line = line.strip()
-        if not line:
-            continue
-        if m := _CONNECT_REASON.match(line):
-            reason = m.group(1)
-        elif m := _CONNECT_FAILED.search(line):
-            h = ident.get((m.group(1), int(m.group(2))))
-            if h is not None:
-                out[h.label].connect_error = (
-                    f"cannot connect to its fio server at {m.group(1)}:{m.group(2)}"
-                    f" ({reason or 'connection failed'})"
-                )
-            reason = None
-        elif m := _DISCONNECTED.search(line):
-            disconnected[m.group(1)] = disconnected.get(m.group(1), 0) + 1
-        elif m := _MISMATCH.search(line):
-            mismatch = (
-                f"fio's client/server protocol differs (server {m.group(1)}, this fio "
-                f"{m.group(2)}): run the same fio version as the controller"
-            )
-        elif m := _EXITED.match(line):
-            for h in by_addr.get(m.group(1), []):
-                out[h.label].texts.append(f"fio exited with error {m.group(2)}")
-        elif m := _SERVER_TEXT.match(line):
-            said = (m.group(2) or "").strip()
-            if not _SERVER_MESSAGE.search(said) or "(g=" in said:
-                continue
-            labels = by_name.get(m.group(1), [])
-            if len(labels) == 1 and labels[0] in out:
-                out[labels[0]].texts.append(said)
-            else:
-                general.append(line)
-        elif not line.startswith("fio: bad server cmd version"):
-            general.append(line)
-
-    # hosts whose server went away: fio names only the address, so when several hosts
-    # share it, the ones whose reports stop earliest are taken (they died; the others ran on)
-    for addr, count in disconnected.items():
-        cands = [h for h in by_addr.get(addr, []) if out[h.label].connect_error is None]
-        silent = [h for h in cands if not out[h.label].entries]
-        count -= len(silent)
-        live = [h for h in cands if out[h.label].entries]
-
-        def stop(h: PointHost) -> float:
-            es = out[h.label].entries
-            return (_start_bound(es[:-1], interval_ms, None) or 0) + _runtime_ms(es[-1])
-
-        for h in sorted(live, key=stop)[: max(count, 0)]:
-            out[h.label].dead = True
+    out = _ClientOutput.read(doc, hosts, local_port, names or {})
+    out.read_messages([*warnings, *stderr.splitlines()])
+    out.mark_dead(interval_ms)
 
     per_host: dict[str, Measurement] = {}
     series: dict[str, HostSeries] = {}
     unknown: dict[str, str] = {}
     failed: dict[str, str] = {}
-    du = list(doc.get("disk_util") or [])
     for h in hosts:
-        o = out[h.label]
-        addr = where[h.label]
-        said = "; ".join(dict.fromkeys(o.texts))
-        if not o.entries:
-            why = o.connect_error or (mismatch if mismatch else None)
-            if why is None and where[h.label][0] in disconnected:
-                why = "its fio server went away before its first report"
-            if why is None:
-                why = "its fio server sent no result" + (f" (fio: {said})" if said else "")
-            per_host[h.label] = Measurement(status="failed", error=why, error_code=-1)
-            failed[h.label] = why
-            continue
-        if o.dead:
-            last = o.entries[-1]
-            m = _aggregate_jobs([last])
-            start = _start_bound(o.entries, interval_ms, None)
-            at = (start or 0) + _runtime_ms(last)
-            why = (
-                f"its fio server went away during the point (last report {at / 1000:.1f} s "
-                "into the run; its figures up to then are kept, not counted in the aggregate)"
-            )
-            m.status, m.error, m.error_code = "failed", why, m.error_code or -1
-            m.extra.update({"partial": True, "last_report_s": at / 1000, "reports": len(o.entries)})
-            if start is not None:
-                m.extra["start_s"] = start / 1000
-            per_host[h.label] = m
-            failed[h.label] = why
-            continue
-        final = o.entries[-1]
-        m = _aggregate_jobs([final])
-        m.disk_util = [d for d in du if (d.get("hostname"), d.get("port")) == addr]
-        if m.status == "ok" and not any(m.direction(d) for d in DIRECTIONS):
-            # e.g. fio's own refusal to write to a mounted device (allow_mounted_write)
-            m.status, m.error_code = "failed", -1
-            printed = said or "; ".join(dict.fromkeys(general))
-            m.error = "it did no I/O" + (f" (fio: {printed})" if printed else "")
-        elif m.status != "ok" and said:
-            m.error = f"{m.error} (fio: {said})"
-        ser, why_unknown = host_series(o.entries[:-1], final, interval_ms)
-        m.extra["reports"] = len(o.entries) - 1
-        if ser is not None:
-            m.extra.update({"start_s": ser.start_s, "end_s": ser.end_s})
+        m, ser, why_unknown = out.host_measurement(h, interval_ms)
         per_host[h.label] = m
         if m.status != "ok":
             failed[h.label] = m.error or "failed"
@@ -375,12 +257,174 @@ def hosts_measurement(
     elif not ok:
         agg.status, agg.error_code = "failed", -1
         agg.error = _error_message(stderr, text) or f"fio exited with status {exit_code}"
+    notes = out.notes
     if exit_code not in (0, None) and not failed:
         notes.append(f"fio exited with status {exit_code}")
-    notes += general
+    notes += out.general
     if notes:
         agg.extra["notes"] = list(dict.fromkeys(notes))
     return agg, warnings
+
+
+@dataclass
+class _ClientOutput:
+    """What fio's client printed for a point, sorted by host: each host's entries and
+    messages, and the messages no host can be named for."""
+
+    hosts: list[PointHost]
+    where: dict[str, tuple[str, int]]  # host label -> the address fio's client used
+    out: dict[str, _HostOutput]
+    names: dict[str, str]  # host label -> its server's host name
+    disk_util: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+    general: list[str] = field(default_factory=list)
+    disconnected: dict[str, int] = field(default_factory=dict)  # address -> how many times
+    mismatch: str | None = None  # the protocols of client and server differ
+
+    @classmethod
+    def read(
+        cls,
+        doc: dict[str, Any],
+        hosts: list[PointHost],
+        local_port: int | None,
+        names: dict[str, str],
+    ) -> _ClientOutput:
+        """Each entry of ``client_stats`` given to the host whose address it names."""
+        where: dict[str, tuple[str, int]] = {}
+        for h in hosts:
+            try:
+                where[h.label] = client_address(h, local_port)
+            except ValueError:  # the local server was not running: nothing can match it
+                where[h.label] = (h.address, h.port)
+        co = cls(hosts, where, {h.label: _HostOutput() for h in hosts}, names, [])
+        co.disk_util = list(doc.get("disk_util") or [])
+        ident = co.by_address()
+        for e in doc.get("client_stats") or []:
+            if e.get("jobname") == "All clients":
+                continue  # unreliable (FIELD-NOTES); aggregated here instead
+            h = ident.get((str(e.get("hostname")), int(e.get("port") or 0)))
+            if h is None:
+                co.notes.append(f"ignored a result from {e.get('hostname')}:{e.get('port')}")
+                continue
+            co.out[h.label].entries.append(e)
+        return co
+
+    def by_address(self) -> dict[tuple[str, int], PointHost]:
+        return {self.where[h.label]: h for h in self.hosts}
+
+    def on_address(self, addr: str) -> list[PointHost]:
+        """The hosts whose fio server listens on ``addr`` (any port)."""
+        return [h for h in self.hosts if self.where[h.label][0] == addr]
+
+    def read_messages(self, lines: list[str]) -> None:
+        """fio's messages: connection failures, disconnections, the servers' own lines."""
+        ident = self.by_address()
+        by_name: dict[str, list[str]] = {}
+        for label, name in self.names.items():
+            by_name.setdefault(name, []).append(label)
+        reason = None
+        for line in lines:
+            line = line.strip()
+            if not line:
+                continue
+            if m := _CONNECT_REASON.match(line):
+                reason = m.group(1)
+            elif m := _CONNECT_FAILED.search(line):
+                h = ident.get((m.group(1), int(m.group(2))))
+                if h is not None:
+                    self.out[h.label].connect_error = (
+                        f"cannot connect to its fio server at {m.group(1)}:{m.group(2)}"
+                        f" ({reason or 'connection failed'})"
+                    )
+                reason = None
+            elif m := _DISCONNECTED.search(line):
+                self.disconnected[m.group(1)] = self.disconnected.get(m.group(1), 0) + 1
+            elif m := _MISMATCH.search(line):
+                self.mismatch = (
+                    f"fio's client/server protocol differs (server {m.group(1)}, this fio "
+                    f"{m.group(2)}): run the same fio version as the controller"
+                )
+            elif m := _EXITED.match(line):
+                for h in self.on_address(m.group(1)):
+                    self.out[h.label].texts.append(f"fio exited with error {m.group(2)}")
+            elif m := _SERVER_TEXT.match(line):
+                said = (m.group(2) or "").strip()
+                if not _SERVER_MESSAGE.search(said) or "(g=" in said:
+                    continue
+                labels = by_name.get(m.group(1), [])
+                if len(labels) == 1 and labels[0] in self.out:
+                    self.out[labels[0]].texts.append(said)
+                else:
+                    self.general.append(line)
+            elif not line.startswith("fio: bad server cmd version"):
+                self.general.append(line)
+
+    def mark_dead(self, interval_ms: int) -> None:
+        """The hosts whose server went away: fio names only the address, so when several
+        hosts share it, the ones whose reports stop earliest are taken (they died; the
+        others ran on)."""
+        out = self.out
+        for addr, count in self.disconnected.items():
+            cands = [h for h in self.on_address(addr) if out[h.label].connect_error is None]
+            silent = [h for h in cands if not out[h.label].entries]
+            count -= len(silent)
+            live = [h for h in cands if out[h.label].entries]
+
+            def stop(h: PointHost) -> float:
+                es = out[h.label].entries
+                return (_start_bound(es[:-1], interval_ms, None) or 0) + _runtime_ms(es[-1])
+
+            for h in sorted(live, key=stop)[: max(count, 0)]:
+                out[h.label].dead = True
+
+    def host_measurement(
+        self, h: PointHost, interval_ms: int
+    ) -> tuple[Measurement, HostSeries | None, str | None]:
+        """Host ``h``'s own measurement, its timing (or why it is unknown)."""
+        o = self.out[h.label]
+        said = "; ".join(dict.fromkeys(o.texts))
+        if not o.entries:
+            why = o.connect_error or (self.mismatch if self.mismatch else None)
+            if why is None and self.where[h.label][0] in self.disconnected:
+                why = "its fio server went away before its first report"
+            if why is None:
+                why = "its fio server sent no result" + (f" (fio: {said})" if said else "")
+            return Measurement(status="failed", error=why, error_code=-1), None, None
+        if o.dead:
+            return _dead_host(o.entries, interval_ms), None, None
+        final = o.entries[-1]
+        m = _aggregate_jobs([final])
+        addr = self.where[h.label]
+        m.disk_util = [d for d in self.disk_util if (d.get("hostname"), d.get("port")) == addr]
+        if m.status == "ok" and not any(m.direction(d) for d in DIRECTIONS):
+            # e.g. fio's own refusal to write to a mounted device (allow_mounted_write)
+            m.status, m.error_code = "failed", -1
+            printed = said or "; ".join(dict.fromkeys(self.general))
+            m.error = "it did no I/O" + (f" (fio: {printed})" if printed else "")
+        elif m.status != "ok" and said:
+            m.error = f"{m.error} (fio: {said})"
+        ser, why_unknown = host_series(o.entries[:-1], final, interval_ms)
+        m.extra["reports"] = len(o.entries) - 1
+        if ser is not None:
+            m.extra.update({"start_s": ser.start_s, "end_s": ser.end_s})
+        return m, ser, why_unknown
+
+
+def _dead_host(entries: list[dict[str, Any]], interval_ms: int) -> Measurement:
+    """A host whose server went away mid-point: its last report, kept as partial figures."""
+    last = entries[-1]
+    m = _aggregate_jobs([last])
+    start = _start_bound(entries, interval_ms, None)
+    at = (start or 0) + _runtime_ms(last)
+    why = (
+        f"its fio server went away during the point (last report {at / 1000:.1f} s "
+        "into the run; its figures up to then are kept, not counted in the aggregate)"
+    )
+    m.status, m.error, m.error_code = "failed", why, m.error_code or -1
+    m.extra.update({"partial": True, "last_report_s": at / 1000, "reports": len(entries)})
+    if start is not None:
+        m.extra["start_s"] = start / 1000
+    return m
 
 
 def _aggregate_over(

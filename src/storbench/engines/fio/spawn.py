@@ -12,9 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from storbench import procguard
 from storbench.engines.fio.tool import FIO, fio_path
-from storbench.engines.process import pdeathsig_prefix
+from storbench.engines.process import start_logged
 from storbench.metrics import (
     Measurement,
 )
@@ -66,29 +65,20 @@ def _run_fio(
     err_path = stem + ".err"
     started = time.time()
     interrupted = False
-    with open(out_path, "w") as out, open(err_path, "w") as err:
-        proc = subprocess.Popen(
-            pdeathsig_prefix() + cmd,
-            stdout=out,
-            stderr=err,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            cwd=workdir,
-            env=procguard.environment(env),
-        )
-        sigint_at: float | None = None
-        # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
-        waiter = _exit_waiter(proc)
-        while True:
-            if waiter(50):
-                proc.wait()
-                break
-            if should_stop() and sigint_at is None:
-                interrupted = True
-                sigint_at = time.monotonic()
-                proc.send_signal(signal.SIGINT)
-            elif sigint_at is not None and time.monotonic() - sigint_at > 15:
-                proc.kill()
+    proc = start_logged(cmd, workdir, out_path, err_path, env)
+    sigint_at: float | None = None
+    # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
+    waiter = _exit_waiter(proc)
+    while True:
+        if waiter(50):
+            proc.wait()
+            break
+        if should_stop() and sigint_at is None:
+            interrupted = True
+            sigint_at = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+        elif sigint_at is not None and time.monotonic() - sigint_at > 15:
+            proc.kill()
     ended = time.time()
     with open(out_path, errors="replace") as f:
         raw = f.read()
@@ -97,7 +87,7 @@ def _run_fio(
     return proc.returncode, interrupted, started, ended, raw, stderr
 
 
-def _exit_waiter(proc: subprocess.Popen[str]) -> Callable[[int], bool]:
+def _exit_waiter(proc: subprocess.Popen[bytes]) -> Callable[[int], bool]:
     """A function that waits up to N ms for ``proc`` to exit and says whether it did."""
     try:
         fd = os.pidfd_open(proc.pid)

@@ -351,6 +351,15 @@ def whole_run(results: Sequence[RadosBenchResult]) -> dict[str, Any]:
     }
 
 
+#: How :func:`aggregate_clients` combines the clients (kept with each measurement).
+WINDOW_METHOD = (
+    "sum over clients of each client's bandwidth/IOPS in the common window (latest "
+    "start to earliest end; cumulative counters interpolated linearly at its edges); "
+    "latency mean weighted by operations in the window; IOPS/bandwidth stddev, min, "
+    "max of the per-second sums over clients in each whole second of the window"
+)
+
+
 def aggregate_clients(
     results: Sequence[RadosBenchResult],
     names: Sequence[str] | None = None,
@@ -391,38 +400,18 @@ def aggregate_clients(
     w0, w1, windows = common_window(results, names, start_times)
     seconds = window_seconds(results, start_times)
     iops_samples, bw_samples = window_samples(seconds)
-    ops = sum(w.ops for w in windows)
-    lat_sums = [w.lat_sum_s for w in windows]
     warnings = [f"{n}: {w}" for n, r in zip(names, results, strict=True) for w in r.warnings]
     if w1 - w0 < 2.0:
         warnings.append(
             f"the clients ran together for {w1 - w0:.2f} s only: the aggregate is noisy"
         )
-    mean_ns = None
-    if ops and all(s is not None for s in lat_sums):
-        mean_ns = sum(s for s in lat_sums if s is not None) / ops * NS_PER_S
-    mins = [r.min_latency_s for r in results if r.min_latency_s is not None]
-    maxs = [r.max_latency_s for r in results if r.max_latency_s is not None]
     hosts = {n: to_measurement(r) for n, r in zip(names, results, strict=True)}
     meas = Measurement(jobs=len(results), hosts=hosts, engine_version=rados_version())
     failed = [n for n, m in hosts.items() if m.status != "ok"]
     if failed:
         meas.status = "partial" if len(failed) < len(hosts) else "failed"
         meas.error = "; ".join(f"{n}: {hosts[n].error}" for n in failed)
-    d = meas.directions[direction] = DirectionResult(
-        iops=sum(w.iops for w in windows),
-        bw_bytes=sum(w.bw_bytes for w in windows),
-        io_bytes=round(sum(w.bytes for w in windows)),
-        total_ios=round(ops),
-        runtime_s=w1 - w0,
-        lat=LatencyStats(
-            samples=round(ops),
-            mean=mean_ns,
-            stddev=None,
-            min=min(mins) * NS_PER_S if len(mins) == len(results) else None,
-            max=max(maxs) * NS_PER_S if len(maxs) == len(results) else None,
-        ),
-    )
+    d = meas.directions[direction] = _window_direction(results, windows, w1 - w0)
     meas.extra = {
         "engine": "rados bench",
         "mode": results[0].mode,
@@ -430,12 +419,7 @@ def aggregate_clients(
         "object_size": _same(r.object_size for r in results),
         "op_size": _same(r.op_size for r in results),
         "threads": _same(r.concurrent_ios for r in results),
-        "method": (
-            "sum over clients of each client's bandwidth/IOPS in the common window (latest "
-            "start to earliest end; cumulative counters interpolated linearly at its edges); "
-            "latency mean weighted by operations in the window; IOPS/bandwidth stddev, min, "
-            "max of the per-second sums over clients in each whole second of the window"
-        ),
+        "method": WINDOW_METHOD,
         "iops": {
             "unit": "operations/s",
             "average": d.iops,
@@ -448,26 +432,58 @@ def aggregate_clients(
             **spread_of(bw_samples),
         },
         "series": window_series_table(seconds),
-        "window": {
-            "start": w0,
-            "end": w1,
-            "seconds": w1 - w0,
-            "clients": [
-                {
-                    "name": w.name,
-                    "start": w.start,
-                    "end": w.end,
-                    "ops": w.ops,
-                    "bytes": w.bytes,
-                    "bw_bytes": w.bw_bytes,
-                    "iops": w.iops,
-                    "lat_mean_ns": _scale(w.lat_mean_s, NS_PER_S),
-                }
-                for w in windows
-            ],
-        },
+        "window": _window_figures(w0, w1, windows),
         "whole_run": whole_run(results),
         "percentiles": PERCENTILES_NOTE,
         "warnings": warnings,
     }
     return meas
+
+
+def _window_direction(
+    results: Sequence[RadosBenchResult], windows: Sequence[ClientWindow], seconds: float
+) -> DirectionResult:
+    """The clients' direction over the common window (see :func:`aggregate_clients`)."""
+    ops = sum(w.ops for w in windows)
+    lat_sums = [w.lat_sum_s for w in windows]
+    mean_ns = None
+    if ops and all(s is not None for s in lat_sums):
+        mean_ns = sum(s for s in lat_sums if s is not None) / ops * NS_PER_S
+    mins = [r.min_latency_s for r in results if r.min_latency_s is not None]
+    maxs = [r.max_latency_s for r in results if r.max_latency_s is not None]
+    return DirectionResult(
+        iops=sum(w.iops for w in windows),
+        bw_bytes=sum(w.bw_bytes for w in windows),
+        io_bytes=round(sum(w.bytes for w in windows)),
+        total_ios=round(ops),
+        runtime_s=seconds,
+        lat=LatencyStats(
+            samples=round(ops),
+            mean=mean_ns,
+            stddev=None,
+            min=min(mins) * NS_PER_S if len(mins) == len(results) else None,
+            max=max(maxs) * NS_PER_S if len(maxs) == len(results) else None,
+        ),
+    )
+
+
+def _window_figures(w0: float, w1: float, windows: Sequence[ClientWindow]) -> dict[str, Any]:
+    """The common window and each client's figures in it (``extra["window"]``)."""
+    return {
+        "start": w0,
+        "end": w1,
+        "seconds": w1 - w0,
+        "clients": [
+            {
+                "name": w.name,
+                "start": w.start,
+                "end": w.end,
+                "ops": w.ops,
+                "bytes": w.bytes,
+                "bw_bytes": w.bw_bytes,
+                "iops": w.iops,
+                "lat_mean_ns": _scale(w.lat_mean_s, NS_PER_S),
+            }
+            for w in windows
+        ],
+    }

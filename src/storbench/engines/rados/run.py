@@ -11,11 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from storbench import procguard
-from storbench.engines.process import (
-    CephClient,
-    pdeathsig_prefix,
-)
+from storbench.engines.process import CephClient, start_logged
 from storbench.engines.rados.clients import aggregate_clients
 from storbench.engines.rados.command import (
     RUN_NAME_PREFIX,
@@ -76,17 +72,8 @@ def run_commands(
         for i, (run_name, cmd) in enumerate(commands):
             out_path = os.path.join(workdir, f"rados-{run_name}-{i}.out")
             err_path = out_path[:-4] + ".err"
-            with open(out_path, "w") as out, open(err_path, "w") as err:
-                started = time.time()
-                p = subprocess.Popen(
-                    pdeathsig_prefix() + cmd,
-                    stdout=out,
-                    stderr=err,
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                    cwd=workdir,
-                    env=procguard.environment(),
-                )
+            started = time.time()
+            p = start_logged(cmd, workdir, out_path, err_path)
             procs.append((run_name, cmd, p, out_path, err_path, started))
         ended, interrupted, timed_out = _wait_all(
             [p for _, _, p, *_ in procs], timeout, should_stop
@@ -98,53 +85,80 @@ def run_commands(
                 p.kill()
             p.wait()
         raise
-    runs = []
-    for i, (run_name, cmd, p, out_path, err_path, started) in enumerate(procs):
-        with open(out_path, errors="replace") as f:
-            raw = f.read()
-        with open(err_path, errors="replace") as f:
-            stderr = f.read()
-        result: RadosBenchResult | None = None
-        try:
-            result = parse_rados_bench(raw, fmt, mode)
-            meas = to_measurement(result)
-        except RadosOutputError as e:
-            meas = Measurement(
-                status="failed",
-                error_code=p.returncode or -1,
-                error=_error_message(stderr) or str(e),
-                engine_version=rados_version(),
-            )
-        if p.returncode != 0 and meas.status == "ok":
-            meas.status = "failed"
-            meas.error_code = p.returncode or -1
-            meas.error = _error_message(stderr) or f"rados exited with status {p.returncode}"
-        if timed_out and p.returncode != 0:
-            meas.error = (
-                f"rados bench did not finish within {timeout:g} s and was killed "
-                "(are all PGs of the pool active?)"
-            )
-        prefix = result.object_prefix if result else object_prefix_in(raw)
-        if prefix is None and mode == "write":
-            prefix = object_prefix_for(p.pid)
-        runs.append(
-            RadosRun(
-                command=cmd,
-                run_name=run_name,
-                raw_output=raw,
-                stderr=stderr,
-                exit_code=p.returncode,
-                pid=p.pid,
-                started_at=started,
-                ended_at=ended.get(i, time.time()),
-                object_prefix=prefix,
-                result=result,
-                measurement=meas,
-                interrupted=interrupted,
-                timed_out=timed_out,
-            )
+    return [
+        _collect(
+            run_name,
+            cmd,
+            p,
+            (out_path, err_path),
+            (started, ended.get(i, time.time())),
+            mode=mode,
+            fmt=fmt,
+            timeout=timeout,
+            interrupted=interrupted,
+            timed_out=timed_out,
         )
-    return runs
+        for i, (run_name, cmd, p, out_path, err_path, started) in enumerate(procs)
+    ]
+
+
+def _collect(
+    run_name: str,
+    cmd: list[str],
+    p: subprocess.Popen[bytes],
+    paths: tuple[str, str],
+    times: tuple[float, float],
+    *,
+    mode: str,
+    fmt: str,
+    timeout: float,
+    interrupted: bool,
+    timed_out: bool,
+) -> RadosRun:
+    """One finished rados bench process: its output files ``paths`` (stdout, stderr) read
+    and parsed; ``times``: when it started and ended."""
+    with open(paths[0], errors="replace") as f:
+        raw = f.read()
+    with open(paths[1], errors="replace") as f:
+        stderr = f.read()
+    result: RadosBenchResult | None = None
+    try:
+        result = parse_rados_bench(raw, fmt, mode)
+        meas = to_measurement(result)
+    except RadosOutputError as e:
+        meas = Measurement(
+            status="failed",
+            error_code=p.returncode or -1,
+            error=_error_message(stderr) or str(e),
+            engine_version=rados_version(),
+        )
+    if p.returncode != 0 and meas.status == "ok":
+        meas.status = "failed"
+        meas.error_code = p.returncode or -1
+        meas.error = _error_message(stderr) or f"rados exited with status {p.returncode}"
+    if timed_out and p.returncode != 0:
+        meas.error = (
+            f"rados bench did not finish within {timeout:g} s and was killed "
+            "(are all PGs of the pool active?)"
+        )
+    prefix = result.object_prefix if result else object_prefix_in(raw)
+    if prefix is None and mode == "write":
+        prefix = object_prefix_for(p.pid)
+    return RadosRun(
+        command=cmd,
+        run_name=run_name,
+        raw_output=raw,
+        stderr=stderr,
+        exit_code=p.returncode,
+        pid=p.pid,
+        started_at=times[0],
+        ended_at=times[1],
+        object_prefix=prefix,
+        result=result,
+        measurement=meas,
+        interrupted=interrupted,
+        timed_out=timed_out,
+    )
 
 
 def _wait_all(
