@@ -40,6 +40,7 @@ from storbench.preflight import (
 )
 from storbench.preflight import locks as target_locks
 from storbench.preflight.locks import TargetLocks
+from storbench.series import Interval
 from storbench.store import RunRow, Store, StoreError
 
 #: Seconds between two samples of a Ceph cluster's health while a run executes.
@@ -157,6 +158,7 @@ def _execute(
         events=StoreEvents(store, run_id),
         should_stop=stop,
         host_names=_host_names(store, run_id),
+        series=StoreSeries(store, run_id),
     )
     groups = engines.of_points(points)
     sessions: dict[str, Session] = {}
@@ -212,6 +214,7 @@ def _run_points(
         observer.point_started(point, n, len(points))
         try:
             restore_layout(point, sizes)
+            store.clear_intervals(run.run_id, point.index)  # of an earlier, interrupted try
             result = sessions[point.engine].run(point)
         except KeyboardInterrupt:
             outcome.status = "interrupted"
@@ -243,6 +246,24 @@ def _run_points(
             if fail_fast:
                 outcome.status = "failed"
                 break
+
+
+class StoreSeries:
+    """Where the engines' intervals go while a point runs: into the database at once. A
+    database that fails then (disk full) costs the series, not the point: the engine's
+    process is not left running behind an exception."""
+
+    def __init__(self, store: Store, run_id: int) -> None:
+        self.store, self.run_id = store, run_id
+        self.failed: str | None = None
+
+    def __call__(self, point: Point, rows: list[Interval]) -> None:
+        if self.failed is not None or not rows:
+            return
+        try:
+            self.store.add_intervals(self.run_id, point.index, rows)
+        except StoreError as e:
+            self.failed = str(e)
 
 
 class StoreEvents:

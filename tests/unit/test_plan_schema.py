@@ -61,6 +61,7 @@ _REFUSED = [
     ("PLAN", "description", "description: [a]\n" + _FILE, 1),
     ("PLAN", "repeat", _FILE + "repeat: 0\n", 3),
     ("PLAN", "report", _FILE + "report: qualfy\n", 3),
+    ("PLAN", "interval", _FILE + "interval: 100ms\n", 3),
     ("HOST", "address", _FILE + "hosts:\n  - address: 'a b'\n", 4),
     ("HOST", "port", _FILE + "hosts:\n  - address: local\n    port: 1\n", 5),
     ("HOST", "name", _FILE + "hosts:\n  - address: local\n    name: [x]\n", 5),

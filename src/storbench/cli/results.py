@@ -35,6 +35,7 @@ from storbench.report import export as export_mod
 from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
+from storbench.report.series import series_csv, timeline
 from storbench.report.terminal import summary_table
 from storbench.store import Store, StoreError, default_db_path
 from storbench.units import fmt_duration
@@ -172,7 +173,9 @@ def _print_hosts(store: Store, run_id: int, summaries: list[PointSummary]) -> No
 Examples:
   storbench show latest
   storbench show latest~1
-  storbench show 12 --point 3        job file, command and raw fio output of point 3
+  storbench show 12 --point 3        point 3: its command, time series (IOPS,
+                                     MiB/s, latency per interval), job file and
+                                     raw fio output
 """,
 )
 @click.argument("run_ref", metavar="RUN")
@@ -183,7 +186,7 @@ Examples:
     type=int,
     default=None,
     metavar="N",
-    help="Show point N (1-based): its job file, fio command and raw fio output.",
+    help="Show point N (1-based): its time series, job file, fio command and raw fio output.",
 )
 def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
     """Show a run: its test bed and a table of its points. RUN is an id, latest or latest~N."""
@@ -204,6 +207,10 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
         )
         for cmd in _commands(raw["command"]):
             out.print("# command: " + shlex.join(cmd), markup=False)
+        series = store.intervals(r.id, point_no - 1)
+        if series:
+            out.print("# time series (t: end of each interval, s after the engine started):")
+            out.print(timeline(series), markup=False, highlight=False)
         if raw["job_file"]:
             out.print("# job file:", markup=False)
             out.print(raw["job_file"], end="", markup=False)
@@ -267,6 +274,7 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
 Examples:
   storbench export latest --format json -o run.json
   storbench export 12 --format csv > run12.csv
+  storbench export 12 --series -o series12.csv   every interval of every point
 
 JSON gives, per measurement, `params` (the resolved workload) and for read and write:
 iops, bw_bytes (bytes/s), io_bytes, runtime_s and clat_ns/lat_ns/slat_ns with mean,
@@ -283,11 +291,26 @@ stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds).
     show_default=True,
     help="Output format.",
 )
+@click.option(
+    "--series",
+    is_flag=True,
+    help="Export the time series instead: one CSV row per interval of every point "
+    "(t_s, dur_s, ios, bytes, iops, bw_bytes, latency mean and p50/p99/p99.9 in ns).",
+)
 @output_option
-def export(run_ref: str, db_path: str | None, fmt: str, output: str | None) -> None:
+def export(run_ref: str, db_path: str | None, fmt: str, output: str | None, series: bool) -> None:
     """Export a run's measurements (base units: bytes/s, ns, s)."""
     store = Store(db_path, write=False)
     r = store.run(run_ref)
+    if series:
+        counts = store.interval_counts(r.id)
+        text = series_csv(r.id, [(i, store.intervals(r.id, i, host=None)) for i in sorted(counts)])
+        if output:
+            write_output(output, text)
+            err.print(f"wrote {sum(counts.values())} intervals of run {r.id} to {output}")
+        else:
+            sys.stdout.write(text)
+        return
     rows = store.measurements(r.id, bins=False)
     if fmt == "json":
         answer = None

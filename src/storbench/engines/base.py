@@ -29,6 +29,7 @@ import click
 
 from storbench.metrics import Measurement
 from storbench.plan import Point
+from storbench.series import Interval
 
 
 @dataclass
@@ -83,6 +84,9 @@ class RunContext:
     should_stop: Callable[[], bool] = lambda: False
     #: each remote host's own name by label (what preflight's probes found)
     host_names: dict[str, str] = field(default_factory=dict)
+    #: where a point's intervals go while it runs (its time series; the runner stores them
+    #: at once, so a crash keeps what was measured)
+    series: Callable[[Point, list[Interval]], None] = lambda point, rows: None
 
 
 @dataclass

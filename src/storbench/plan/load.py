@@ -169,6 +169,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         values = self.read_keys(schema.PLAN, doc, doc, None, origin=True, unset={"name": stem})
         name, repeat, report = values["name"], values["repeat"], values["report"]
         description = values["description"] or ""
+        interval = schema.interval_ms(values["interval"])
 
         global_opts = (
             self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}
@@ -212,6 +213,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             overrides=list(sets),
             hosts=hosts,
             max_points=self.max_points,
+            interval_ms=interval,
         )
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
         if any(wl.options.get("engine") == RADOS_BENCH for wl in workloads):

@@ -28,6 +28,7 @@ from storbench.plan.rules import (
     WRITE_RW,
     WRITING_ENGINES,
 )
+from storbench.series import DEFAULT_INTERVAL_MS
 from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
 
 
@@ -158,6 +159,8 @@ class Point:
     #: empty for a plan without ``hosts:`` (fio runs locally). ``target`` then only names
     #: the point's targets for display.
     hosts: list[PointHost] = field(default_factory=list)
+    #: how often the engine reports while the point runs (its time series), ms
+    interval_ms: int = DEFAULT_INTERVAL_MS
 
     @property
     def writes(self) -> bool:
@@ -191,6 +194,9 @@ class Point:
             "extra": self.extra,
             "est_seconds": self.est_seconds,
             **({"hosts": [h.to_dict() for h in self.hosts]} if self.hosts else {}),
+            **(
+                {"interval_ms": self.interval_ms} if self.interval_ms != DEFAULT_INTERVAL_MS else {}
+            ),
         }
 
     @classmethod
@@ -206,6 +212,7 @@ class Point:
             extra=d.get("extra", {}),
             est_seconds=d.get("est_seconds"),
             hosts=[PointHost.from_dict(h) for h in d.get("hosts") or []],
+            interval_ms=int(d.get("interval_ms", DEFAULT_INTERVAL_MS)),
         )
 
 
@@ -263,6 +270,7 @@ class Plan:
     overrides: list[str] = field(default_factory=list)
     hosts: list[Host] = field(default_factory=list)
     max_points: int = MAX_POINTS
+    interval_ms: int = DEFAULT_INTERVAL_MS
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""
@@ -335,6 +343,7 @@ class Plan:
                                 extra=extra,
                                 est_seconds=estimate_seconds(params),
                                 hosts=hosts,
+                                interval_ms=self.interval_ms,
                             )
                         )
         return points

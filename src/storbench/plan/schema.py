@@ -18,6 +18,7 @@ from typing import Any
 from storbench.errors import suggestion
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
 from storbench.plan.yamlpos import _describe
+from storbench.series import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INTERVAL_MS
 from storbench.units import UnitError, parse_size, parse_time
 
 #: fio counts bytes in 64-bit integers.
@@ -86,6 +87,29 @@ def _repeat(value: Any, _: Mapping[Any, Any]) -> Problem | None:
         return (
             f"`repeat` must be a whole number ≥ 1, not {_describe(value)}",
             "e.g. `repeat: 3` (runs every point 3 times)",
+        )
+    return None
+
+
+def interval_ms(value: Any) -> int:
+    """``interval:`` in ms (the default when it is left out)."""
+    return DEFAULT_INTERVAL_MS if value is None else round(parse_time(value) * 1000)
+
+
+def _interval(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if value is None:
+        return None
+    fix = "e.g. `interval: 1s` (or 500ms, 5s, 1m)"
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return f"`interval` must be a time, not {_describe(value)}", fix
+    try:
+        ms = interval_ms(value)
+    except (UnitError, ValueError, OverflowError):
+        return f"`interval` is not a time: {value!r}", fix
+    if not MIN_INTERVAL_MS <= ms <= MAX_INTERVAL_MS:
+        return (
+            f"`interval` must be from {MIN_INTERVAL_MS} ms to 1 hour, not {value}",
+            "e.g. `interval: 1s` (fio reports at most every 500 ms)",
         )
     return None
 
@@ -270,6 +294,14 @@ PLAN = Section(
             default="1",
             check=_repeat,
             absent=1,
+        ),
+        Key(
+            "interval",
+            "time, 500ms to 1h",
+            "How often every point's time series takes a sample (I/Os, bytes, latency "
+            "percentiles of each interval; fio's status reports).",
+            default="1s",
+            check=_interval,
         ),
         Key(
             "report",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _EVENTS = """
 CREATE TABLE IF NOT EXISTS events (
@@ -17,6 +17,26 @@ CREATE TABLE IF NOT EXISTS events (
     data TEXT NOT NULL DEFAULT '{}'    -- JSON details
 );
 CREATE INDEX IF NOT EXISTS events_run ON events (run_id, at);
+"""
+
+_INTERVALS = """
+CREATE TABLE IF NOT EXISTS intervals (  -- each point's time series (storbench.series)
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    point_idx INTEGER NOT NULL,
+    host TEXT NOT NULL,                -- '' for the point itself
+    direction TEXT NOT NULL,           -- read | write | trim
+    seq INTEGER NOT NULL,              -- 0, 1, ... per host and direction
+    t_ms INTEGER NOT NULL,             -- end of the interval, ms after the engine started
+    dur_ms INTEGER NOT NULL,           -- its length, ms
+    ramp INTEGER NOT NULL,             -- 1: before the measurement (ramp_time)
+    ios INTEGER NOT NULL,              -- I/Os completed in it
+    bytes INTEGER NOT NULL,            -- bytes moved in it
+    lat_mean REAL,                     -- ns, of the I/Os completed in it
+    p50 REAL,                          -- ns, from the interval's own histogram
+    p99 REAL,
+    p999 REAL,
+    PRIMARY KEY (run_id, point_idx, host, direction, seq)
+) WITHOUT ROWID;
 """
 
 _RUN_LIVENESS = """
@@ -81,10 +101,11 @@ CREATE TABLE IF NOT EXISTS histograms (
 """
     + _EVENTS
     + _RUN_LIVENESS
+    + _INTERVALS
 )
 
 #: What brings a database of schema N-1 to N (statements; each runs in one transaction).
-_MIGRATIONS: dict[int, str] = {2: _EVENTS, 3: _RUN_LIVENESS}
+_MIGRATIONS: dict[int, str] = {2: _EVENTS, 3: _RUN_LIVENESS, 4: _INTERVALS}
 
 
 def _statements(script: str) -> Iterator[str]:

@@ -152,6 +152,7 @@ class _Session:
             total=ctx.total,
             should_stop=ctx.should_stop,
             hosts=self.hosts,
+            on_intervals=lambda rows: ctx.series(point, rows),
         )
         return PointResult(
             measurement=fr.measurement,

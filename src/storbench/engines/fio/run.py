@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 
 from storbench.engines.fio.hosts import HostContext, run_hosts_point
+from storbench.engines.fio.intervals import StatusStream, without_status_reports
 from storbench.engines.fio.jobfile import ceph_env, job_file
 from storbench.engines.fio.parse import _error_message, parse_output
 from storbench.engines.fio.spawn import FioRun, _command, _run_fio
@@ -18,6 +19,7 @@ from storbench.metrics import (
 from storbench.plan import (
     Point,
 )
+from storbench.series import Interval
 
 
 def run_point(
@@ -28,13 +30,15 @@ def run_point(
     total: int | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     hosts: HostContext | None = None,
+    on_intervals: Callable[[list[Interval]], None] | None = None,
 ) -> FioRun:
     """Run fio for one point; parse its output into a measurement.
 
     ``should_stop`` is polled while fio runs; when it turns true fio gets SIGINT (it stops
     its jobs cleanly) and the run is flagged interrupted. A point with hosts runs through
     fio's client/server mode (see :func:`run_hosts_point`); ``hosts`` says where the
-    ``local`` host's fio server listens and the servers' own host names.
+    ``local`` host's fio server listens and the servers' own host names. A local point's
+    intervals (its time series) go to ``on_intervals`` as fio reports them.
     """
     if point.hosts:
         return run_hosts_point(
@@ -50,9 +54,45 @@ def run_point(
     with open(job_path, "w") as f:
         f.write(job_text)
     cmd = _command(job_path, point)
+    stream: StatusStream | None = None
+
+    def on_output(started: float, text: str) -> None:
+        nonlocal stream
+        if stream is None:
+            stream = StatusStream(started, point.interval_ms, on_intervals)
+        stream.feed(text)
+
     rc, interrupted, started, ended, raw, stderr = _run_fio(
-        cmd, workdir, job_path[:-4], should_stop, env=ceph_env([point.target])
+        cmd,
+        workdir,
+        job_path[:-4],
+        should_stop,
+        env=ceph_env([point.target]),
+        on_output=on_output,
     )
+    intervals = stream.close() if stream is not None else []
+    meas, warnings = _local_measurement(raw, stderr, rc)
+    raw, reports = without_status_reports(raw)
+    if reports:
+        meas.extra["status_reports"] = reports  # read into the series, not kept as text
+    return FioRun(
+        measurement=meas,
+        command=cmd,
+        job_text=job_text,
+        raw_output=raw,
+        stderr=stderr,
+        exit_code=rc,
+        started_at=started,
+        ended_at=ended,
+        interrupted=interrupted,
+        warnings=warnings,
+        intervals=intervals,
+    )
+
+
+def _local_measurement(raw: str, stderr: str, rc: int | None) -> tuple[Measurement, list[str]]:
+    """A local point's measurement from fio's output and exit status, failed with fio's
+    own words when it printed no result or exited with an error."""
     meas: Measurement | None
     warnings: list[str] = []
     try:
@@ -73,15 +113,4 @@ def run_point(
     elif meas.status != "ok" and not meas.error:
         meas.error = _error_message(stderr, raw)
     meas.engine_version = meas.engine_version or fio_version()
-    return FioRun(
-        measurement=meas,
-        command=cmd,
-        job_text=job_text,
-        raw_output=raw,
-        stderr=stderr,
-        exit_code=rc,
-        started_at=started,
-        ended_at=ended,
-        interrupted=interrupted,
-        warnings=warnings,
-    )
+    return meas, warnings

@@ -21,6 +21,7 @@ from storbench.plan import (
     Point,
     Target,
 )
+from storbench.series import Interval
 
 
 @dataclass
@@ -35,6 +36,7 @@ class FioRun:
     ended_at: float
     interrupted: bool = False
     warnings: list[str] = field(default_factory=list)
+    intervals: list[Interval] = field(default_factory=list)  # its time series
 
 
 def read_only(point: Point, target: Target | None = None) -> bool:
@@ -48,8 +50,11 @@ def read_only(point: Point, target: Target | None = None) -> bool:
 
 
 def _command(job_path: str, point: Point) -> list[str]:
+    """fio's command for a local point: json+ (histograms), a status report every
+    ``point.interval_ms`` (its time series) and ``--readonly`` where it writes nothing."""
     ro = ["--readonly"] if read_only(point) else []
-    return [fio_path() or FIO, "--output-format=json+", *ro, job_path]
+    every = f"--status-interval={point.interval_ms}ms"
+    return [fio_path() or FIO, "--output-format=json+", every, *ro, job_path]
 
 
 def _run_fio(
@@ -58,27 +63,37 @@ def _run_fio(
     stem: str,
     should_stop: Callable[[], bool],
     env: dict[str, str] | None = None,
+    on_output: Callable[[float, str], None] | None = None,
 ) -> tuple[int | None, bool, float, float, str, str]:
     """Run fio, stdout and stderr to ``stem``.out/.err; (exit status, interrupted, start,
-    end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL 15 s later."""
+    end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL 15 s later.
+    ``on_output(started, text)`` gets what fio printed to stdout as it prints it."""
     out_path = stem + ".out"
     err_path = stem + ".err"
     started = time.time()
     interrupted = False
     proc = start_logged(cmd, workdir, out_path, err_path, env)
-    sigint_at: float | None = None
-    # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
-    waiter = _exit_waiter(proc)
-    while True:
-        if waiter(50):
-            proc.wait()
-            break
-        if should_stop() and sigint_at is None:
-            interrupted = True
-            sigint_at = time.monotonic()
-            proc.send_signal(signal.SIGINT)
-        elif sigint_at is not None and time.monotonic() - sigint_at > 15:
-            proc.kill()
+    with open(out_path, errors="replace") as growing:
+
+        def read_more() -> None:
+            if on_output is not None and (text := growing.read()):
+                on_output(started, text)
+
+        sigint_at: float | None = None
+        # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
+        waiter = _exit_waiter(proc)
+        while True:
+            if waiter(50):
+                proc.wait()
+                break
+            read_more()
+            if should_stop() and sigint_at is None:
+                interrupted = True
+                sigint_at = time.monotonic()
+                proc.send_signal(signal.SIGINT)
+            elif sigint_at is not None and time.monotonic() - sigint_at > 15:
+                proc.kill()
+        read_more()
     ended = time.time()
     with open(out_path, errors="replace") as f:
         raw = f.read()

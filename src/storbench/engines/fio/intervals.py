@@ -1,0 +1,233 @@
+"""A local fio point's time series, read from fio's ``--status-interval`` stream as fio
+writes it.
+
+With ``--output-format=json+ --status-interval=T`` fio prints one complete JSON document
+every T, each cumulative since its measurement began, and a last one (the result) at the
+end (FIELD-NOTES). The intervals are the differences of consecutive documents, per
+direction over all jobs:
+
+- I/Os and bytes: differences of ``total_ios`` and ``io_bytes``;
+- length: the difference of the direction's ``runtime`` (fio's own clock: ms the direction
+  ran; the longest job's when there are several), so fio's start-up (laying files out) does
+  not count;
+- latency: the I/Os completed in the interval, from the difference of the two cumulative
+  json+ ``clat_ns`` histograms (exact, never an average of percentiles); the mean from the
+  difference of ``mean`` x ``N``;
+- ramp: during ``ramp_time`` fio counts I/Os but records no latency (``clat_ns.N`` 0);
+  at its end it starts every counter (runtime too) again from 0. Those intervals are marked
+  ramp, and the first document after them counts from 0 (measured: its counters may be
+  higher than the ramp's, so a restart is not seen by counters going down alone).
+
+The last document usually comes moments after the last status report (measured: 18 ms
+after it with a 500 ms interval); an interval shorter than half of T at the end is merged
+into the one before, so the series has no tail of a few ms with a meaningless rate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from storbench.metrics import DIRECTIONS, pct_key, percentiles_from_bins
+from storbench.series import Interval
+
+#: How a fio JSON document begins (fio's json output: "{", newline, two spaces).
+_MARK = '{\n  "fio version"'
+_PCTS = (50.0, 99.0, 99.9)
+
+
+@dataclass
+class _Cumulative:
+    """One direction's counters in one document, summed over its jobs."""
+
+    ios: int = 0
+    bytes: int = 0
+    runtime_ms: int = 0
+    lat_n: int = 0
+    lat_sum_ns: float = 0.0
+    bins: dict[int, int] = field(default_factory=dict)
+
+
+def _cumulative(doc: dict[str, Any]) -> dict[str, _Cumulative]:
+    out: dict[str, _Cumulative] = {}
+    for ddir in DIRECTIONS:
+        c = _Cumulative()
+        for job in doc.get("jobs") or []:
+            d = job.get(ddir) if isinstance(job, dict) else None
+            if not isinstance(d, dict):
+                continue
+            c.ios += int(d.get("total_ios", 0))
+            c.bytes += int(d.get("io_bytes", 0))
+            c.runtime_ms = max(c.runtime_ms, int(d.get("runtime", 0)))
+            clat = d.get("clat_ns") if isinstance(d.get("clat_ns"), dict) else {}
+            n = int(clat.get("N", 0))
+            c.lat_n += n
+            c.lat_sum_ns += float(clat.get("mean", 0.0)) * n
+            for k, v in (clat.get("bins") or {}).items():
+                c.bins[int(k)] = c.bins.get(int(k), 0) + int(v)
+        if c.ios or c.runtime_ms:
+            out[ddir] = c
+    return out
+
+
+def _restarted(now: _Cumulative, before: _Cumulative) -> bool:
+    """A direction's counters went down: fio started them again."""
+    return now.ios < before.ios or now.runtime_ms < before.runtime_ms
+
+
+@dataclass
+class _Doc:
+    t_ms: int  # when fio printed it, ms after the engine started
+    dirs: dict[str, _Cumulative]
+
+    @property
+    def ramp(self) -> bool:
+        """Printed during ramp_time: I/Os counted, no latency recorded."""
+        return bool(self.dirs) and all(c.ios > 0 and c.lat_n == 0 for c in self.dirs.values())
+
+
+class StatusStream:
+    """Reads fio's output as it grows (:meth:`feed`) and gives each interval to ``sink``
+    once the next document shows it is not the stream's short tail (:meth:`close` gives the
+    last). ``started`` is the unix time (s) at which the engine was started."""
+
+    def __init__(
+        self,
+        started: float,
+        interval_ms: int,
+        sink: Callable[[list[Interval]], None] | None = None,
+    ) -> None:
+        self.started_ms = started * 1000
+        self.interval_ms = interval_ms
+        self.sink = sink
+        self.intervals: list[Interval] = []  # every interval given to the sink, in order
+        self._buf = ""
+        self._docs: list[_Doc] = []  # the last three: before the pending ones, pending, new
+        self._pending: list[Interval] = []
+        self._seq: dict[str, int] = {}  # the next seq of each direction
+        self._seq_before: dict[str, int] = {}  # ... before the pending intervals
+
+    def feed(self, text: str) -> None:
+        """More of fio's stdout (any piece of it)."""
+        self._buf += text
+        decoder = json.JSONDecoder()
+        while True:
+            start = self._buf.find(_MARK)
+            if start < 0:
+                self._buf = self._buf[-len(_MARK) :]
+                return
+            if self._buf.find("\n}", start) < 0:  # fio ends a document with "}" alone
+                self._buf = self._buf[start:]
+                return
+            try:
+                doc, end = decoder.raw_decode(self._buf, start)
+            except json.JSONDecodeError:
+                later = self._buf.find(_MARK, start + 1)
+                if later < 0:  # not complete yet
+                    self._buf = self._buf[start:]
+                    return
+                self._buf = self._buf[later:]  # a broken document: the next one counts
+                continue
+            self._buf = self._buf[end:]
+            if isinstance(doc, dict):
+                self._add(doc)
+
+    def close(self) -> list[Interval]:
+        """The end of the stream: the held-back interval goes to the sink; all of them."""
+        self._emit()
+        return self.intervals
+
+    def _add(self, doc: dict[str, Any]) -> None:
+        t_ms = int(doc.get("timestamp_ms", 0)) - round(self.started_ms)
+        new = _Doc(t_ms=t_ms, dirs=_cumulative(doc))
+        docs = self._docs
+        short = bool(docs) and new.t_ms - docs[-1].t_ms < self.interval_ms / 2
+        if short and not self._any_restart(docs[-1], new):
+            # the stream's tail: the pending interval is measured to the new document
+            docs[-1] = new
+            self._seq = dict(self._seq_before)
+            self._pending = self._between(docs[-2] if len(docs) >= 2 else None, new)
+            return
+        self._emit()
+        self._seq_before = dict(self._seq)
+        self._pending = self._between(docs[-1] if docs else None, new)
+        docs.append(new)
+        del docs[:-2]
+
+    def _emit(self) -> None:
+        if self._pending:
+            self.intervals.extend(self._pending)
+            if self.sink is not None:
+                self.sink(self._pending)
+        self._pending = []
+
+    @staticmethod
+    def _any_restart(before: _Doc, now: _Doc) -> bool:
+        """fio started its counters again between the two documents: the first after
+        ramp_time (whose counters may well exceed the ramp's), or any that went down."""
+        if before.ramp and not now.ramp:
+            return True
+        return any(
+            ddir in before.dirs and _restarted(c, before.dirs[ddir]) for ddir, c in now.dirs.items()
+        )
+
+    def _between(self, before: _Doc | None, now: _Doc) -> list[Interval]:
+        out = []
+        restart = before is None or self._any_restart(before, now)
+        for ddir, c in now.dirs.items():
+            b = before.dirs.get(ddir) if before is not None and not restart else None
+            if b is None:
+                b = _Cumulative()
+            dur = c.runtime_ms - b.runtime_ms
+            if dur <= 0:
+                continue
+            out.append(self._interval(ddir, now, c, b, dur))
+        return out
+
+    def _interval(self, ddir: str, now: _Doc, c: _Cumulative, b: _Cumulative, dur: int) -> Interval:
+        n = c.lat_n - b.lat_n
+        bins = {k: v - b.bins.get(k, 0) for k, v in c.bins.items() if v - b.bins.get(k, 0) > 0}
+        pcts = percentiles_from_bins(bins, _PCTS) if n > 0 and bins else {}
+        seq = self._seq.get(ddir, 0)
+        self._seq[ddir] = seq + 1
+        return Interval(
+            seq=seq,
+            t_ms=now.t_ms,
+            dur_ms=dur,
+            direction=ddir,
+            ios=c.ios - b.ios,
+            bytes=c.bytes - b.bytes,
+            lat_mean_ns=round((c.lat_sum_ns - b.lat_sum_ns) / n, 1) if n > 0 else None,
+            p50_ns=pcts.get(pct_key(50.0)),
+            p99_ns=pcts.get(pct_key(99.0)),
+            p999_ns=pcts.get(pct_key(99.9)),
+            ramp=now.ramp,
+        )
+
+
+def without_status_reports(text: str) -> tuple[str, int]:
+    """fio's output with its status reports left out: what it printed besides documents
+    and its last document (the result), and how many reports were left out. The reports
+    are the time series' source; the series keeps what each interval says of them, so the
+    database need not keep a document per interval (a 6-hour point at 1 s has 21,600)."""
+    decoder = json.JSONDecoder()
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while (start := text.find(_MARK, i)) >= 0:
+        try:
+            _, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            i = start + 1
+            continue
+        spans.append((start, end))
+        i = end
+    if len(spans) < 2:
+        return text, 0
+    kept, at = [], 0
+    for start, end in spans[:-1]:
+        kept.append(text[at:start])
+        at = end + 1 if text[end : end + 1] == "\n" else end
+    kept.append(text[at:])
+    return "".join(kept), len(spans) - 1

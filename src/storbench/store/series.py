@@ -1,0 +1,96 @@
+"""The Store's time series: each point's intervals, written while the point runs (a crash
+keeps what was measured), one row per interval, host and direction.
+
+A row costs about 40 bytes on disk (integers where they fit: times in ms, latencies in
+whole ns; bench/series_size.py measures it): a 6-hour point at 1 s, one direction, is
+21,600 rows, about 0.9 MB; with 4 hosts and their aggregate about 4.5 MB.
+"""
+
+from __future__ import annotations
+
+from storbench.series import Interval
+from storbench.store.base import _Connection, _locked
+
+_COLUMNS = "host, direction, seq, t_ms, dur_ms, ramp, ios, bytes, lat_mean, p50, p99, p999"
+
+
+def _ns(v: float | None) -> float | int | None:
+    """A latency as stored: whole ns where it is one (SQLite stores those as integers)."""
+    return None if v is None else (int(v) if float(v).is_integer() else v)
+
+
+class _Series(_Connection):
+    """The Store's intervals (a part of :class:`~storbench.store.db.Store`)."""
+
+    @_locked
+    def add_intervals(self, run_id: int, point_idx: int, rows: list[Interval]) -> None:
+        """Store intervals of a point and commit at once (safe from any thread)."""
+        with self.tx():
+            self.db.executemany(
+                f"INSERT OR REPLACE INTO intervals (run_id, point_idx, {_COLUMNS})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        point_idx,
+                        r.host,
+                        r.direction,
+                        r.seq,
+                        r.t_ms,
+                        r.dur_ms,
+                        int(r.ramp),
+                        r.ios,
+                        r.bytes,
+                        _ns(r.lat_mean_ns),
+                        _ns(r.p50_ns),
+                        _ns(r.p99_ns),
+                        _ns(r.p999_ns),
+                    )
+                    for r in rows
+                ],
+            )
+
+    @_locked
+    def clear_intervals(self, run_id: int, point_idx: int) -> None:
+        """Forget a point's intervals (it runs again: a resume after an interruption)."""
+        with self.tx():
+            self.db.execute(
+                "DELETE FROM intervals WHERE run_id=? AND point_idx=?", (run_id, point_idx)
+            )
+
+    @_locked
+    def intervals(self, run_id: int, point_idx: int, host: str | None = "") -> list[Interval]:
+        """A point's intervals in time order (``host`` '' : the point's own; None: all)."""
+        sql = f"SELECT {_COLUMNS} FROM intervals WHERE run_id=? AND point_idx=?"
+        args: tuple[object, ...] = (run_id, point_idx)
+        if host is not None:
+            sql += " AND host=?"
+            args += (host,)
+        return [
+            Interval(
+                seq=r["seq"],
+                t_ms=r["t_ms"],
+                dur_ms=r["dur_ms"],
+                direction=r["direction"],
+                ios=r["ios"],
+                bytes=r["bytes"],
+                lat_mean_ns=r["lat_mean"],
+                p50_ns=r["p50"],
+                p99_ns=r["p99"],
+                p999_ns=r["p999"],
+                ramp=bool(r["ramp"]),
+                host=r["host"],
+            )
+            for r in self.db.execute(sql + " ORDER BY host, t_ms, direction", args)
+        ]
+
+    @_locked
+    def interval_counts(self, run_id: int) -> dict[int, int]:
+        """How many intervals each point of a run has (points without any left out)."""
+        return {
+            r[0]: r[1]
+            for r in self.db.execute(
+                "SELECT point_idx, COUNT(*) FROM intervals WHERE run_id=? GROUP BY point_idx",
+                (run_id,),
+            )
+        }

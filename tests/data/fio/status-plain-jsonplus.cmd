@@ -1,0 +1,1 @@
+fio --output-format=json+ --status-interval=500ms status-plain-jsonplus.fio
