@@ -14,7 +14,7 @@ MAX_LINES = 620
 #: modules still over it, with their size when this test was written: split them, then
 #: remove them from here (the test fails when one grows, or shrinks under the limit)
 TOO_LONG = {
-    "preflight/ceph.py": 658,
+    "preflight/ceph/__init__.py": 658,
 }
 
 
@@ -35,7 +35,7 @@ LONG_FUNCTIONS = {
     ("plan/targets.py", "target_list"): 87,
     ("plan/targets.py", "hosts"): 141,
     ("preflight/__init__.py", "check_targets"): 105,
-    ("preflight/ceph.py", "check_ceph"): 82,
+    ("preflight/ceph/__init__.py", "check_ceph"): 82,
 }
 
 
