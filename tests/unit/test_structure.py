@@ -13,9 +13,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "storbench"
 MAX_LINES = 620
 #: modules still over it, with their size when this test was written: split them, then
 #: remove them from here (the test fails when one grows, or shrinks under the limit)
-TOO_LONG = {
-    "preflight/ceph/__init__.py": 658,
-}
+TOO_LONG: dict[str, int] = {}
 
 
 #: import cycles still there, each as its sorted modules: none (report/'s ceph <-> markdown
@@ -35,7 +33,7 @@ LONG_FUNCTIONS = {
     ("plan/targets.py", "target_list"): 87,
     ("plan/targets.py", "hosts"): 141,
     ("preflight/__init__.py", "check_targets"): 105,
-    ("preflight/ceph/__init__.py", "check_ceph"): 82,
+    ("preflight/ceph/check.py", "check_ceph"): 82,
 }
 
 

@@ -7,7 +7,7 @@ pass what can be checked from here); each local target is safe to write (devices
 mounted, no partitions, holders or signatures unless ``--destroy-data`` names them; files:
 never one that storbench did not create, nor a log or buffer file fio would write beside
 them: ``check_output_files``); there is free space for the planned sizes; Ceph clusters are
-healthy and their pools and images as needed (preflight/ceph.py). Only when all pass are
+healthy and their pools and images as needed (preflight/ceph/). Only when all pass are
 scratch files created. Any refusal raises :class:`PreflightError` and nothing is recorded.
 """
 
@@ -137,7 +137,7 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
     writes = {t: any(p.writes for p in points if p.target == t) for t in targets}
     for name in destroy_data:
         if name.startswith("rbd:"):
-            continue  # checked with the cluster (preflight/ceph.py)
+            continue  # checked with the cluster (preflight/ceph/check.py)
         if not any(
             t.kind == "device" and safety.is_destroy_allowed(t.path, [name]) for t in targets
         ):
