@@ -33,7 +33,6 @@ LONG_FUNCTIONS = {
     ("plan/targets.py", "target_list"): 87,
     ("plan/targets.py", "hosts"): 141,
     ("preflight/__init__.py", "check_targets"): 105,
-    ("preflight/ceph/check.py", "check_ceph"): 82,
 }
 
 

@@ -87,6 +87,24 @@ def check_ceph(
     out = CephPreflight()
     if not targets:
         return out
+    _check_tools()
+    for client, pools in _cluster_pools(targets).items():
+        out.inventory.append(_check_cluster(client, pools, allow_unhealthy, out.warnings))
+    _check_object_sizes(points, out.inventory)
+    out.warnings += _shared_image_warnings(points)
+    allowed = _rbd_destroy_data(targets, destroy_data)
+    try:
+        for t in targets:
+            if t.kind == "rbd":
+                _check_image(t, [p for p in points if t in p.targets], allowed, out)
+    except BaseException:  # a later image refused, or Ctrl-C: leave no image behind
+        remove_images(out.images)
+        raise
+    return out
+
+
+def _check_tools() -> None:
+    """Refuse unless the ceph, rbd and rados command line tools are installed."""
     for tool in (CEPH, RBD, "rados"):
         if shutil.which(tool) is None:
             raise PreflightError(
@@ -94,6 +112,10 @@ def check_ceph(
                 "rbd and rados targets",
                 fix="install them: apt-get install ceph-common (or run `make setup`)",
             )
+
+
+def _cluster_pools(targets: list[Target]) -> dict[CephClient, list[str]]:
+    """The pools benchmarked on each cluster, in plan order; refuses a missing ceph.conf."""
     clusters: dict[CephClient, list[str]] = {}
     for t in targets:
         if t.conf and not os.path.isfile(t.conf):
@@ -105,9 +127,12 @@ def check_ceph(
         pools = clusters.setdefault(client_of(t), [])
         if t.pool not in pools:
             pools.append(t.pool)
-    for client, pools in clusters.items():
-        out.inventory.append(_check_cluster(client, pools, allow_unhealthy, out.warnings))
-    by_client = {(inv["conf"], inv["client"]): inv for inv in out.inventory}
+    return clusters
+
+
+def _check_object_sizes(points: list[Point], inventory: list[dict[str, Any]]) -> None:
+    """Refuse rados writes of objects above their cluster's ``osd_max_object_size``."""
+    by_client = {(inv["conf"], inv["client"]): inv for inv in inventory}
     for p in points:
         for t in p.targets:
             if t.kind != "rados" or not (p.writes or p.engine == "rados-bench"):
@@ -128,6 +153,10 @@ def check_ceph(
                     if p.engine != "rados-bench"
                     else "lower `bs`",
                 )
+
+
+def _shared_image_warnings(points: list[Point]) -> list[str]:
+    """A warning for each rbd image that several hosts of a point write at once."""
     shared = sorted(
         {
             t.path
@@ -137,26 +166,23 @@ def check_ceph(
             if t.kind == "rbd" and p.targets.count(t) > 1
         }
     )
-    for path in shared:
-        out.warnings.append(
-            f"several hosts write rbd image {path} at once: with exclusive-lock (on by "
-            "default) they take turns holding the image, which measures the lock more than "
-            "the cluster; give each host an image of its own (`targets:` under each host)"
-        )
+    return [
+        f"several hosts write rbd image {path} at once: with exclusive-lock (on by "
+        "default) they take turns holding the image, which measures the lock more than "
+        "the cluster; give each host an image of its own (`targets:` under each host)"
+        for path in shared
+    ]
+
+
+def _rbd_destroy_data(targets: list[Target], destroy_data: list[str] | None) -> set[str]:
+    """The ``--destroy-data`` names; refuses one that names no rbd target of the plan."""
     allowed = set(destroy_data or [])
     for name in allowed - {f"rbd:{t.path}" for t in targets if t.kind == "rbd"}:
         raise PreflightError(
             f"--destroy-data {name} does not name an rbd target of this plan",
             fix="name the exact image the plan writes to: rbd:POOL/IMAGE",
         )
-    try:
-        for t in targets:
-            if t.kind == "rbd":
-                _check_image(t, [p for p in points if t in p.targets], allowed, out)
-    except BaseException:  # a later image refused, or Ctrl-C: leave no image behind
-        remove_images(out.images)
-        raise
-    return out
+    return allowed
 
 
 def _check_cluster(
