@@ -32,7 +32,6 @@ LONG_FUNCTIONS = {
     ("plan/options.py", "scalar"): 115,
     ("plan/targets.py", "target_list"): 87,
     ("plan/targets.py", "hosts"): 141,
-    ("preflight/__init__.py", "check_targets"): 105,
 }
 
 
