@@ -5,7 +5,7 @@ A sample is ``ceph status`` (health and the cluster's PG states), plus the PG st
 each benchmarked pool when some PG of the cluster is not active: Ceph 16.2 says only
 HEALTH_WARN when an OSD under a size 2 / min_size 2 pool stops, and reports the pool's
 inactive PGs (``PG_AVAILABILITY``) only 60 s later, though no I/O to the pool completes from
-the first second (preflight/ceph.py). The PG states show that at once.
+the first second (preflight/ceph/cluster_health.py). The PG states show that at once.
 
 A *change* is a sample whose (status, check codes, inactive PG states per pool) differ from
 the previous sample's; the messages and counts inside the checks may change without one
@@ -199,7 +199,7 @@ class HealthMonitor:
     A :class:`storbench.store.Store` may be written from ``on_change`` directly
     (``store.add_event``): it is safe to use from several threads.
 
-    ``conf`` is what the ceph CLI is given (preflight/ceph.py): a ceph.conf path, anything
+    ``conf`` is what the ceph CLI is given (preflight/ceph/commands.py): a ceph.conf path, anything
     path-like, or None for ceph's default.
     """
 

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from storbench.preflight import ceph
+from storbench.preflight.ceph import cluster_health
+from storbench.preflight.ceph import inventory as ceph_inventory
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "rados"
 STATES = ("healthy", "degraded", "degraded-stuck", "full")
@@ -51,7 +53,9 @@ def cluster_state(monkeypatch: pytest.MonkeyPatch) -> Any:
             return recorded(self.state, FILES[args])
 
     answer = Answer()
-    monkeypatch.setattr(ceph, "ceph_json", answer)
+    # patched where it is looked up: the modules that query the cluster
+    for module in (cluster_health, ceph_inventory):
+        monkeypatch.setattr(module, "ceph_json", answer)
     return answer
 
 

@@ -15,7 +15,7 @@ import pytest
 from test_ceph_preflight import pg_states, recorded
 
 from storbench.monitor import UNREACHABLE, HealthMonitor, HealthSample, sample_health
-from storbench.preflight import ceph
+from storbench.preflight.ceph import commands
 from storbench.store import Store
 
 #: bound of every wait in these tests, s
@@ -94,7 +94,7 @@ def test_health_err() -> None:
 @pytest.fixture
 def no_ceph(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     """The ceph command does not exist: every query fails for real."""
-    monkeypatch.setattr(ceph, "CEPH", str(tmp_path / "no-such-ceph"))
+    monkeypatch.setattr(commands, "CEPH", str(tmp_path / "no-such-ceph"))  # where it is read
     return str(tmp_path / "no-such-ceph")
 
 

@@ -1,6 +1,6 @@
 """Ceph clusters and the run's timeline in the reports (report/ceph.py and its hooks in the
 HTML, Markdown and terminal reports), on inventories that the real parsing code
-(preflight/ceph.py: cluster_inventory) builds from the recorded ``ceph ... -f json``
+(preflight/ceph/inventory.py: cluster_inventory) builds from the recorded ``ceph ... -f json``
 outputs of tests/data/rados, and events in a real Store."""
 
 from __future__ import annotations

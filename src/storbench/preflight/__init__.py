@@ -7,7 +7,7 @@ pass what can be checked from here); each local target is safe to write (devices
 mounted, no partitions, holders or signatures unless ``--destroy-data`` names them; files:
 never one that storbench did not create, nor a log or buffer file fio would write beside
 them: ``check_output_files``); there is free space for the planned sizes; Ceph clusters are
-healthy and their pools and images as needed (preflight/ceph.py). Only when all pass are
+healthy and their pools and images as needed (preflight/ceph/). Only when all pass are
 scratch files created. Any refusal raises :class:`PreflightError` and nothing is recorded.
 """
 
@@ -135,9 +135,22 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
     warnings: list[str] = []
     targets = list(dict.fromkeys(p.target for p in points))
     writes = {t: any(p.writes for p in points if p.target == t) for t in targets}
+    _check_device_destroy_data(targets, destroy_data)
+    for t in targets:
+        if t.kind == "device":
+            _check_device(t, writes[t], destroy_data)
+        elif t.kind == "file":
+            _check_file(points, t, writes[t])
+        elif t.kind == "directory":
+            _check_directory(points, t)
+    return warnings
+
+
+def _check_device_destroy_data(targets: list[Target], destroy_data: list[str]) -> None:
+    """Refuse a ``--destroy-data`` name that is no device target of the plan (rbd: later)."""
     for name in destroy_data:
         if name.startswith("rbd:"):
-            continue  # checked with the cluster (preflight/ceph.py)
+            continue  # checked with the cluster (preflight/ceph/check.py)
         if not any(
             t.kind == "device" and safety.is_destroy_allowed(t.path, [name]) for t in targets
         ):
@@ -145,96 +158,104 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
                 f"--destroy-data {name} does not name a device target of this plan",
                 fix="name the exact device the plan writes to",
             )
-    for t in targets:
-        if t.kind == "device":
-            if not os.path.exists(t.path):
-                raise PreflightError(
-                    f"device {t.path} does not exist",
-                    fix="check the name (lsblk lists block devices)",
-                )
-            if not stat.S_ISBLK(os.stat(t.path).st_mode):
-                raise PreflightError(
-                    f"{t.path} is not a block device, yet the plan names it as `device:`",
-                    fix="name a block device (lsblk lists them), or measure a file with "
-                    "`file:` (a new one, which storbench creates)",
-                )
-            if writes[t]:
-                in_use = safety.device_in_use_refusal(t.path)
-                if in_use:
-                    raise PreflightError(
-                        in_use,
-                        fix="unmount or release it first, or use another device "
-                        "(--destroy-data does not override a device in use)",
-                    )
-                reason = safety.device_write_refusal(t.path, destroy_data)
-                if reason:
-                    raise PreflightError(
-                        reason,
-                        fix=f"use another device, or, if its data may "
-                        f"be destroyed, add --destroy-data {t.path}",
-                    )
-            mode = os.R_OK | (os.W_OK if writes[t] else 0)
-            if not os.access(t.path, mode):
-                raise PreflightError(
-                    f"no permission to open {t.path} for {'writing' if writes[t] else 'reading'}",
-                    fix="run as root, or add your user to the `disk` group",
-                )
-        elif t.kind == "file":
-            if os.path.exists(t.path):
-                if writes[t]:
-                    reason = safety.file_write_refusal(t.path)
-                    if reason:
-                        raise PreflightError(
-                            reason,
-                            fix="name a new file for storbench to "
-                            "create, or remove this one yourself",
-                        )
-                elif not os.access(t.path, os.R_OK):
-                    raise PreflightError(
-                        f"no permission to read {t.path}", fix="check the file's permissions"
-                    )
-                elif not safety.created_by_storbench(t.path):
-                    reason = _foreign_file_refusal(points, t)
-                    if reason:
-                        raise PreflightError(
-                            reason,
-                            fix=f"lower `size` to at most {os.path.getsize(t.path)} bytes, or "
-                            "leave it out (fio then reads the file at its own size)",
-                        )
-            else:
-                reason = safety.file_write_refusal(t.path)
-                if reason:
-                    raise PreflightError(reason, fix="choose a path in a writable directory")
-            have = os.path.getsize(t.path) if os.path.isfile(t.path) else 0
-            short = _planned_bytes(points, t) - have
-            if short > 0:
-                reason = safety.free_space_refusal(t.path, short)
-                if reason:
-                    raise PreflightError(reason, fix="free space, or lower `size` (--set size=...)")
-        elif t.kind == "directory":
-            if not os.path.isdir(t.path):
-                raise PreflightError(
-                    f"directory {t.path} does not exist",
-                    fix="create it first, or name an existing directory",
-                )
-            if not os.access(t.path, os.W_OK | os.X_OK):
-                raise PreflightError(
-                    f"no permission to write in {t.path}", fix="run as a user who may write there"
-                )
-            for p in points:
-                if p.target != t:
-                    continue
-                for existing in directory_files(t.path, p.workload):
-                    if not safety.created_by_storbench(existing):
-                        raise PreflightError(
-                            f"{existing} exists and was not created by "
-                            "storbench; it would be overwritten",
-                            fix="remove it, or use another directory",
-                        )
-            reason = safety.free_space_refusal(t.path, _planned_bytes(points, t))
+
+
+def _check_device(t: Target, writes: bool, destroy_data: list[str]) -> None:
+    """A device target exists, is a block device, is not in use and may be opened; written
+    only when its data may be destroyed."""
+    if not os.path.exists(t.path):
+        raise PreflightError(
+            f"device {t.path} does not exist",
+            fix="check the name (lsblk lists block devices)",
+        )
+    if not stat.S_ISBLK(os.stat(t.path).st_mode):
+        raise PreflightError(
+            f"{t.path} is not a block device, yet the plan names it as `device:`",
+            fix="name a block device (lsblk lists them), or measure a file with "
+            "`file:` (a new one, which storbench creates)",
+        )
+    if writes:
+        in_use = safety.device_in_use_refusal(t.path)
+        if in_use:
+            raise PreflightError(
+                in_use,
+                fix="unmount or release it first, or use another device "
+                "(--destroy-data does not override a device in use)",
+            )
+        reason = safety.device_write_refusal(t.path, destroy_data)
+        if reason:
+            raise PreflightError(
+                reason,
+                fix=f"use another device, or, if its data may "
+                f"be destroyed, add --destroy-data {t.path}",
+            )
+    mode = os.R_OK | (os.W_OK if writes else 0)
+    if not os.access(t.path, mode):
+        raise PreflightError(
+            f"no permission to open {t.path} for {'writing' if writes else 'reading'}",
+            fix="run as root, or add your user to the `disk` group",
+        )
+
+
+def _check_file(points: list[Point], t: Target, writes: bool) -> None:
+    """A file target is storbench's to write (or safe to read as it is), and its file system
+    has room for what the file still has to grow."""
+    if os.path.exists(t.path):
+        if writes:
+            reason = safety.file_write_refusal(t.path)
             if reason:
-                raise PreflightError(reason, fix="free space, or lower `size`")
-    return warnings
+                raise PreflightError(
+                    reason,
+                    fix="name a new file for storbench to create, or remove this one yourself",
+                )
+        elif not os.access(t.path, os.R_OK):
+            raise PreflightError(
+                f"no permission to read {t.path}", fix="check the file's permissions"
+            )
+        elif not safety.created_by_storbench(t.path):
+            reason = _foreign_file_refusal(points, t)
+            if reason:
+                raise PreflightError(
+                    reason,
+                    fix=f"lower `size` to at most {os.path.getsize(t.path)} bytes, or "
+                    "leave it out (fio then reads the file at its own size)",
+                )
+    else:
+        reason = safety.file_write_refusal(t.path)
+        if reason:
+            raise PreflightError(reason, fix="choose a path in a writable directory")
+    have = os.path.getsize(t.path) if os.path.isfile(t.path) else 0
+    short = _planned_bytes(points, t) - have
+    if short > 0:
+        reason = safety.free_space_refusal(t.path, short)
+        if reason:
+            raise PreflightError(reason, fix="free space, or lower `size` (--set size=...)")
+
+
+def _check_directory(points: list[Point], t: Target) -> None:
+    """A directory target exists, may be written, holds no file of fio's names that
+    storbench did not create, and has room for the planned files."""
+    if not os.path.isdir(t.path):
+        raise PreflightError(
+            f"directory {t.path} does not exist",
+            fix="create it first, or name an existing directory",
+        )
+    if not os.access(t.path, os.W_OK | os.X_OK):
+        raise PreflightError(
+            f"no permission to write in {t.path}", fix="run as a user who may write there"
+        )
+    for p in points:
+        if p.target != t:
+            continue
+        for existing in directory_files(t.path, p.workload):
+            if not safety.created_by_storbench(existing):
+                raise PreflightError(
+                    f"{existing} exists and was not created by storbench; it would be overwritten",
+                    fix="remove it, or use another directory",
+                )
+    reason = safety.free_space_refusal(t.path, _planned_bytes(points, t))
+    if reason:
+        raise PreflightError(reason, fix="free space, or lower `size`")
 
 
 def _existing_outputs(path: str, prefix: bool) -> list[str]:
