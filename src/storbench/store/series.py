@@ -1,9 +1,9 @@
 """The Store's time series: each point's intervals, written while the point runs (a crash
 keeps what was measured), one row per interval, host and direction.
 
-A row costs about 40 bytes on disk (integers where they fit: times in ms, latencies in
-whole ns; bench/series_size.py measures it): a 6-hour point at 1 s, one direction, is
-21,600 rows, about 0.9 MB; with 4 hosts and their aggregate about 4.5 MB.
+A row costs about 52 bytes on disk (integers where they fit: times in ms, latencies in
+whole ns; ``bench/series`` measures it): a 6-hour point at 1 s, one direction, is 21,600
+rows, about 1.1 MB; with 4 hosts and their aggregate 5.6 MB.
 """
 
 from __future__ import annotations
