@@ -297,6 +297,34 @@ SEED_SEQ_ROWS = [
 ]
 
 
+def test_series_of_rados_bench_points_from_its_per_second_table(rados_suite: SuiteRun) -> None:
+    """Each rados bench point's time series: one client's as the point's own, several
+    clients' each under its run name; operations and bytes per second, mean latency, no
+    percentiles (rados bench has no histogram)."""
+    rows = suite_rows(rados_suite)
+    store = Store(str(rados_suite.db))
+    try:
+        for m in rows:
+            assert m.point is not None
+            series = store.intervals(1, m.point.index, host=None)
+            clients = m.point.params["clients"]
+            names = {i.host for i in series}
+            assert names == ({""} if clients == 1 else set(m.measurement.hosts)), names
+            for name in names:
+                mine = [i for i in series if i.host == name]
+                # 3 s of rados bench, a row a second (a seq read ends when it has read all)
+                assert 1 <= len(mine) <= 4
+                assert all(i.dur_ms == 1000 and i.p99_ns is None for i in mine)
+                assert sum(i.ios for i in mine) > 0 and all(i.lat_mean_ns for i in mine if i.ios)
+                whole = (m.measurement.hosts.get(name) or m.measurement).directions
+                (d,) = whole.values()
+                # the table's last row comes before the end: at most the whole run's count
+                assert sum(i.ios for i in mine) <= d.total_ios
+                assert all(i.bytes == i.ios * 4 * 2**20 for i in mine)
+    finally:
+        store.close()
+
+
 def test_rados_suite_markdown_report_is_seed_000s_table(rados_suite: SuiteRun) -> None:
     rows = suite_rows(rados_suite)
     r = sb("report", "1", "--format", "markdown", db=rados_suite.db)

@@ -110,6 +110,7 @@ class _Session:
     def run(self, point: Point) -> PointResult:
         ctx = self.run_ctx
         pr = run_point(point, ctx.workdir, run_id=ctx.run_id, should_stop=ctx.should_stop)
+        ctx.series(point, pr.intervals)  # rados bench's table, read when the point ends
         for run_name, prefix in pr.writes:
             ctx.events.add(
                 "rados-objects",

@@ -25,9 +25,11 @@ from storbench.engines.rados.command import (
 )
 from storbench.engines.rados.parse import parse_rados_bench
 from storbench.engines.rados.result import RadosBenchResult
+from storbench.engines.rados.series import client_intervals
 from storbench.engines.rados.validate import to_measurement
 from storbench.metrics import Measurement
 from storbench.plan import Point
+from storbench.series import Interval
 from storbench.units import parse_size, parse_time
 
 # ---------------------------------------------------------------------------- running
@@ -312,6 +314,8 @@ class PointRun:
     interrupted: bool
     #: the write runs of this point: (run name, object prefix), for cleanup at the end
     writes: list[tuple[str, str | None]] = field(default_factory=list)
+    #: its time series: one client's as the point's own, several clients' each by run name
+    intervals: list[Interval] = field(default_factory=list)
     job_text: None = None  # rados bench has no job file: the command is all there is
 
 
@@ -377,4 +381,10 @@ def run_point(
         ended_at=max(r.ended_at for r in runs),
         interrupted=any(r.interrupted for r in runs),
         writes=[(r.run_name, r.object_prefix) for r in runs] if mode == "write" else [],
+        intervals=[
+            i
+            for r in runs
+            if r.result is not None
+            for i in client_intervals(r.result, r.run_name if several else "")
+        ],
     )
