@@ -266,6 +266,16 @@ def test_three_hosts_aggregate_is_the_hosts_combined_and_clients_scale(
     assert merged is not None
     assert three["read"]["clat_ns"]["p99"] == percentiles_from_bins(merged)["99"]
 
+    # each host's time series: its intervals add up to its own measurement
+    for host, h in three["hosts"].items():
+        ios = q(
+            db,
+            "SELECT SUM(ios), COUNT(*) FROM intervals WHERE point_idx = 1 AND host = ?"
+            " AND direction = 'read' AND ramp = 0",
+            host,
+        )[0]
+        assert ios[0] == h["read"]["total_ios"] and ios[1] >= 2, (host, ios)
+
     csv_text = sb("export", "latest", "--format", "csv", db=db).stdout
     assert len(csv_text.splitlines()) == 1 + 2 + 4  # header, 2 aggregates, 1 + 3 hosts
     shown = sb("show", "latest", db=db)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.engines.fio.check import DocumentError, check_document
+from storbench.engines.fio.intervals import host_intervals
 from storbench.engines.fio.jobfile import host_job_file, job_file
 from storbench.engines.fio.parse import _aggregate_jobs, _combine, _error_message, split_documents
 from storbench.engines.fio.spawn import FioRun, _run_fio, read_only
@@ -26,6 +27,7 @@ from storbench.plan import (
     Point,
     PointHost,
 )
+from storbench.series import Interval
 
 
 @dataclass
@@ -83,8 +85,11 @@ def run_hosts_point(
     total: int | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     context: HostContext | None = None,
+    on_intervals: Callable[[list[Interval]], None] | None = None,
 ) -> FioRun:
-    """Run one point on all its hosts at once (one fio client process) and aggregate."""
+    """Run one point on all its hosts at once (one fio client process) and aggregate; each
+    host's time series goes to ``on_intervals`` when the point ends (fio's client prints
+    the hosts' reports in one document at the end)."""
     ctx = context or HostContext()
     paths = []
     for i in range(len(point.hosts)):
@@ -109,6 +114,9 @@ def run_hosts_point(
         names=ctx.names,
     )
     meas.engine_version = meas.engine_version or fio_version()
+    intervals = hosts_intervals(raw, point.hosts, interval, ctx.local_port)
+    if on_intervals is not None and intervals:
+        on_intervals(intervals)
     return FioRun(
         measurement=meas,
         command=cmd,
@@ -120,7 +128,25 @@ def run_hosts_point(
         ended_at=ended,
         interrupted=interrupted,
         warnings=warnings,
+        intervals=intervals,
     )
+
+
+def hosts_intervals(
+    text: str, hosts: list[PointHost], interval_ms: int, local_port: int | None
+) -> list[Interval]:
+    """Each host's time series from fio's client output (a host that went away: up to its
+    last report); the hosts' series are not merged onto one clock here."""
+    docs, _ = split_documents(text)
+    if not docs or not docs[-1].get("client_stats"):
+        return []
+    out = _ClientOutput.read(docs[-1], hosts, local_port, {})
+    return [
+        i
+        for h in hosts
+        if out.out[h.label].entries
+        for i in host_intervals(out.out[h.label].entries, interval_ms, h.label)
+    ]
 
 
 _DISCONNECTED = re.compile(r"client: host=(\S+) disconnected")

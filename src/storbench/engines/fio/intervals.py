@@ -25,6 +25,7 @@ into the one before, so the series has no tail of a few ms with a meaningless ra
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -132,15 +133,18 @@ class StatusStream:
                 continue
             self._buf = self._buf[end:]
             if isinstance(doc, dict):
-                self._add(doc)
+                self.add(doc)
 
     def close(self) -> list[Interval]:
         """The end of the stream: the held-back interval goes to the sink; all of them."""
         self._emit()
         return self.intervals
 
-    def _add(self, doc: dict[str, Any]) -> None:
-        t_ms = int(doc.get("timestamp_ms", 0)) - round(self.started_ms)
+    def add(self, doc: dict[str, Any], t_ms: int | None = None) -> None:
+        """One document (``jobs``: its job entries); ``t_ms``: when it was printed, ms
+        after the engine started (default: from its ``timestamp_ms``)."""
+        if t_ms is None:
+            t_ms = int(doc.get("timestamp_ms", 0)) - round(self.started_ms)
         new = _Doc(t_ms=t_ms, dirs=_cumulative(doc))
         docs = self._docs
         short = bool(docs) and new.t_ms - docs[-1].t_ms < self.interval_ms / 2
@@ -150,9 +154,14 @@ class StatusStream:
             self._seq = dict(self._seq_before)
             self._pending = self._between(docs[-2] if len(docs) >= 2 else None, new)
             return
+        seq = dict(self._seq)
+        fresh = self._between(docs[-1] if docs else None, new)
+        if not fresh:  # no time passed on fio's clock (a report at runtime 0): keep counting
+            self._seq = seq
+            return
         self._emit()
-        self._seq_before = dict(self._seq)
-        self._pending = self._between(docs[-1] if docs else None, new)
+        self._seq_before = seq
+        self._pending = fresh
         docs.append(new)
         del docs[:-2]
 
@@ -231,3 +240,24 @@ def without_status_reports(text: str) -> tuple[str, int]:
         at = end + 1 if text[end : end + 1] == "\n" else end
     kept.append(text[at:])
     return "".join(kept), len(spans) - 1
+
+
+def host_intervals(entries: list[dict[str, Any]], interval_ms: int, host: str) -> list[Interval]:
+    """A host's intervals from its entries in fio's client output (its status reports, then
+    its final entry; one entry per report: group_reporting). The reports carry no time:
+    report k is taken k x ``interval_ms`` after the host's server began (the final entry
+    its runtime after the last report), on the server's own clock."""
+    stream = StatusStream(0.0, interval_ms)
+    t_ms = 0
+    for k, entry in enumerate(entries, 1):
+        if k < len(entries):
+            t_ms = k * interval_ms
+        else:  # the final entry: after the last report by the runtime it added
+            before = _runtime_of(entries[-2]) if len(entries) > 1 else 0
+            t_ms += max(_runtime_of(entry) - before, 0)
+        stream.add({"jobs": [entry]}, t_ms=t_ms)
+    return [dataclasses.replace(i, host=host) for i in stream.close()]
+
+
+def _runtime_of(entry: dict[str, Any]) -> int:
+    return max((int(entry[d].get("runtime", 0)) for d in DIRECTIONS if d in entry), default=0)

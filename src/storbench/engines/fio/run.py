@@ -48,6 +48,7 @@ def run_point(
             total=total,
             should_stop=should_stop,
             context=hosts or HostContext(),
+            on_intervals=on_intervals,
         )
     job_text = job_file(point, run_id=run_id, total=total)
     job_path = os.path.join(workdir, f"point-{point.index:05d}.fio")

@@ -1,0 +1,65 @@
+"""Each host's time series in a point on several hosts (engines/fio/hosts.py,
+hosts_intervals), on real fio client/server outputs recorded by
+tests/data/fio/record-hosts.sh; expected values read here from each host's entries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storbench.engines.fio.hosts import hosts_intervals
+from storbench.plan import PointHost, Target
+from storbench.series import measured
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
+
+
+def entries(name: str) -> dict[int, list[dict[str, Any]]]:
+    """Each server's (by port) entries of the client output, in order."""
+    text = (DATA / f"{name}.stdout").read_text()
+    doc = json.JSONDecoder().raw_decode(text, text.rindex('{\n  "fio version"'))[0]
+    out: dict[int, list[dict[str, Any]]] = {}
+    for e in doc["client_stats"]:
+        if e["jobname"] != "All clients":
+            out.setdefault(int(e["port"]), []).append(e)
+    return out
+
+
+def hosts(n: int) -> list[PointHost]:
+    return [
+        PointHost(f"host{i}", "127.0.0.1", 18769 + i, Target("file", f"/t{i}"))
+        for i in range(1, n + 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "n"), [("hosts3-status-jsonplus", 3), ("hosts2-ramp-jsonplus", 2)]
+)
+def test_series_hosts_each_hosts_intervals_sum_to_its_final_entry(name: str, n: int) -> None:
+    text = (DATA / f"{name}.stdout").read_text()
+    got = hosts_intervals(text, hosts(n), 500, None)
+    by_port = entries(name)
+    for h in hosts(n):
+        mine = [i for i in got if i.host == h.label and i.direction == "read"]
+        final = by_port[h.port][-1]["read"]
+        assert sum(i.ios for i in measured(mine)) == final["total_ios"] > 0
+        assert sum(i.bytes for i in measured(mine)) == final["io_bytes"]
+        assert sum(i.dur_ms for i in measured(mine)) == final["runtime"]
+        assert [i.seq for i in mine] == list(range(len(mine)))
+        assert all(i.p99_ns is not None for i in measured(mine))
+        if "ramp" in name:
+            assert any(i.ramp for i in mine)
+
+
+def test_series_hosts_a_host_that_went_away_keeps_its_series_to_its_last_report() -> None:
+    name = "hosts3-killed-jsonplus"
+    got = hosts_intervals((DATA / f"{name}.stdout").read_text(), hosts(3), 500, None)
+    by_port = entries(name)
+    lengths = {h.label: len(by_port[h.port]) for h in hosts(3)}
+    dead = min(lengths, key=lambda k: lengths[k])
+    assert lengths[dead] < max(lengths.values())
+    mine = [i for i in got if i.host == dead]
+    assert mine and max(i.t_ms for i in mine) < max(i.t_ms for i in got)
