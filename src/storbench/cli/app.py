@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -155,3 +156,13 @@ def write_output(path: str, text: str | bytes) -> None:
             f"cannot write {path}: {e.strerror}",
             fix="check that the directory exists and is writable",
         ) from None
+
+
+def emit(output: str | None, text: str, wrote: str) -> None:
+    """``text`` to the file ``output`` (then ``wrote ... to OUTPUT`` on stderr), or to
+    stdout when there is none."""
+    if output:
+        write_output(output, text)
+        err.print(f"wrote {wrote} to {output}", markup=False)
+    else:
+        sys.stdout.write(text)

@@ -17,6 +17,7 @@ from storbench.cli.app import (
     chart_kinds,
     cli,
     db_option,
+    emit,
     err,
     output_option,
     write_output,
@@ -188,11 +189,7 @@ def compare_cmd(
         text = "\n".join(md.comparison_markdown(c) for c in cmps)
     else:
         text = "\n".join(comparison_text(c) for c in cmps)
-    if output:
-        write_output(output, text)
-        err.print(f"wrote {len(cmps)} comparison(s) to {output}")
-    else:
-        sys.stdout.write(text)
+    emit(output, text, f"{len(cmps)} comparison(s)")
 
 
 @cli.command(

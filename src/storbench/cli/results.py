@@ -20,10 +20,10 @@ from storbench.cli.app import (
     CONTEXT,
     cli,
     db_option,
+    emit,
     err,
     out,
     output_option,
-    write_output,
 )
 from storbench.errors import NotFoundError, UserError
 from storbench.metrics import PERCENTILES
@@ -305,11 +305,7 @@ def export(run_ref: str, db_path: str | None, fmt: str, output: str | None, seri
     if series:
         counts = store.interval_counts(r.id)
         text = series_csv(r.id, [(i, store.intervals(r.id, i, host=None)) for i in sorted(counts)])
-        if output:
-            write_output(output, text)
-            err.print(f"wrote {sum(counts.values())} intervals of run {r.id} to {output}")
-        else:
-            sys.stdout.write(text)
+        emit(output, text, f"{sum(counts.values())} intervals of run {r.id}")
         return
     rows = store.measurements(r.id, bins=False)
     if fmt == "json":
@@ -320,11 +316,7 @@ def export(run_ref: str, db_path: str | None, fmt: str, output: str | None, seri
         text = export_mod.to_json(r, rows, store.events(r.id), answer)
     else:
         text = export_mod.to_csv(r, rows)
-    if output:
-        write_output(output, text)
-        err.print(f"wrote {len(rows)} measurements of run {r.id} to {output}")
-    else:
-        sys.stdout.write(text)
+    emit(output, text, f"{len(rows)} measurements of run {r.id}")
 
 
 @cli.command(
