@@ -152,3 +152,20 @@ def test_series_raw_output_keeps_the_result_not_every_report(name: str) -> None:
     assert kept == last  # these recordings hold nothing besides the documents
     assert parse_output(kept)[0].to_dict() == parse_output(text)[0].to_dict()
     assert without_status_reports(kept) == (kept, 0)
+
+
+@pytest.mark.parametrize("chunk", [7, 97, 4096])
+def test_series_stream_keeps_what_the_database_keeps(chunk: int) -> None:
+    """Read as fio prints it, the stream keeps the same text as the whole output would give
+    (so storbench need not read a long point's output again at its end)."""
+    name = "status-ramp-jsonplus"
+    text = (DATA / f"{name}.stdout").read_text()
+    stream = StatusStream(started(name), INTERVAL_MS)
+    rng = random.Random(chunk)
+    i = 0
+    while i < len(text):
+        n = rng.randint(1, chunk)
+        stream.feed(text[i : i + n])
+        i += n
+    stream.close()
+    assert stream.kept() == without_status_reports(text)

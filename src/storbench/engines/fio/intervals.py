@@ -107,6 +107,9 @@ class StatusStream:
         self._buf = ""
         self._docs: list[_Doc] = []  # the last three: before the pending ones, pending, new
         self._pending: list[Interval] = []
+        self._kept: list[str] = []  # fio's output but for the reports before the last
+        self._doc_at: int | None = None  # where the last document is in it
+        self._reports = 0
         self._seq: dict[str, int] = {}  # the next seq of each direction
         self._seq_before: dict[str, int] = {}  # ... before the pending intervals
 
@@ -116,24 +119,43 @@ class StatusStream:
         decoder = json.JSONDecoder()
         while True:
             start = self._buf.find(_MARK)
-            if start < 0:
-                self._buf = self._buf[-len(_MARK) :]
+            if start < 0:  # keep what could be the beginning of a mark
+                self._keep(self._buf[: max(len(self._buf) - len(_MARK) + 1, 0)])
                 return
+            self._keep(self._buf[:start])
             if self._buf.find("\n}", start) < 0:  # fio ends a document with "}" alone
-                self._buf = self._buf[start:]
                 return
             try:
-                doc, end = decoder.raw_decode(self._buf, start)
+                doc, end = decoder.raw_decode(self._buf)
             except json.JSONDecodeError:
-                later = self._buf.find(_MARK, start + 1)
+                later = self._buf.find(_MARK, 1)
                 if later < 0:  # not complete yet
-                    self._buf = self._buf[start:]
                     return
-                self._buf = self._buf[later:]  # a broken document: the next one counts
+                self._keep(self._buf[:later])  # a broken document: kept as text
                 continue
-            self._buf = self._buf[end:]
+            self._keep(self._buf[:end], document=True)
             if isinstance(doc, dict):
                 self.add(doc)
+
+    def _keep(self, text: str, document: bool = False) -> None:
+        """Move ``text`` (the start of the buffer) to what the database keeps: everything
+        but the documents before the last (and the newline after each)."""
+        self._buf = self._buf[len(text) :]
+        if document:
+            if self._doc_at is not None:
+                del self._kept[self._doc_at]
+                if self._doc_at < len(self._kept) and self._kept[self._doc_at].startswith("\n"):
+                    self._kept[self._doc_at] = self._kept[self._doc_at][1:]
+                self._kept = [k for k in self._kept if k]
+                self._reports += 1
+            self._doc_at = len(self._kept)
+        if text:
+            self._kept.append(text)
+
+    def kept(self) -> tuple[str, int]:
+        """fio's output as the database keeps it (what :func:`without_status_reports`
+        makes of it) and how many reports were left out; call after :meth:`close`."""
+        return "".join([*self._kept, self._buf]), self._reports
 
     def close(self) -> list[Interval]:
         """The end of the stream: the held-back interval goes to the sink; all of them."""

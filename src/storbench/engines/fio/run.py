@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 
 from storbench.engines.fio.hosts import HostContext, run_hosts_point
-from storbench.engines.fio.intervals import StatusStream, without_status_reports
+from storbench.engines.fio.intervals import StatusStream
 from storbench.engines.fio.jobfile import ceph_env, job_file
 from storbench.engines.fio.parse import _error_message, parse_output
 from storbench.engines.fio.spawn import FioRun, _command, _run_fio
@@ -72,8 +72,8 @@ def run_point(
         on_output=on_output,
     )
     intervals = stream.close() if stream is not None else []
+    raw, reports = stream.kept() if stream is not None else ("", 0)
     meas, warnings = _local_measurement(raw, stderr, rc)
-    raw, reports = without_status_reports(raw)
     if reports:
         meas.extra["status_reports"] = reports  # read into the series, not kept as text
     return FioRun(
