@@ -1,5 +1,5 @@
 """Each host's time series in a point on several hosts (engines/fio/hosts.py,
-hosts_intervals), on real fio client/server outputs recorded by
+read_hosts_output), on real fio client/server outputs recorded by
 tests/data/fio/record-hosts.sh; expected values read here from each host's entries."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from storbench.engines.fio.hosts import hosts_intervals
+from storbench.engines.fio.hosts import read_hosts_output
 from storbench.plan import PointHost, Target
-from storbench.series import measured
+from storbench.series import Interval, measured
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 
@@ -28,6 +28,11 @@ def entries(name: str) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
+def hosts_intervals(text: str, hs: list[PointHost]) -> list[Interval]:
+    """The hosts' series storbench reads from a client output (reports every 500 ms)."""
+    return read_hosts_output(text, "", 0, hs, interval_ms=500)[2]
+
+
 def hosts(n: int) -> list[PointHost]:
     return [
         PointHost(f"host{i}", "127.0.0.1", 18769 + i, Target("file", f"/t{i}"))
@@ -40,7 +45,7 @@ def hosts(n: int) -> list[PointHost]:
 )
 def test_series_hosts_each_hosts_intervals_sum_to_its_final_entry(name: str, n: int) -> None:
     text = (DATA / f"{name}.stdout").read_text()
-    got = hosts_intervals(text, hosts(n), 500, None)
+    got = hosts_intervals(text, hosts(n))
     by_port = entries(name)
     for h in hosts(n):
         mine = [i for i in got if i.host == h.label and i.direction == "read"]
@@ -56,7 +61,7 @@ def test_series_hosts_each_hosts_intervals_sum_to_its_final_entry(name: str, n: 
 
 def test_series_hosts_a_host_that_went_away_keeps_its_series_to_its_last_report() -> None:
     name = "hosts3-killed-jsonplus"
-    got = hosts_intervals((DATA / f"{name}.stdout").read_text(), hosts(3), 500, None)
+    got = hosts_intervals((DATA / f"{name}.stdout").read_text(), hosts(3))
     by_port = entries(name)
     lengths = {h.label: len(by_port[h.port]) for h in hosts(3)}
     dead = min(lengths, key=lambda k: lengths[k])

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from storbench.engines.fio.intervals import StatusStream, without_status_reports
+from storbench.engines.fio.intervals import StatusStream
 from storbench.engines.fio.parse import parse_output
 from storbench.metrics import percentiles_from_bins
 from storbench.series import Interval, measured
@@ -141,31 +141,35 @@ def test_series_intervals_rates_are_per_second() -> None:
     assert (iv.iops, iv.bw_bytes) == (2000.0, 8192000.0)
 
 
+def kept(text: str, chunk: int | None = None) -> tuple[str, int]:
+    """What the stream keeps of ``text``, fed whole or in pieces of up to ``chunk``."""
+    stream = StatusStream(0.0, INTERVAL_MS)
+    rng = random.Random(chunk)
+    i = 0
+    while i < len(text):
+        n = rng.randint(1, chunk) if chunk else len(text)
+        stream.feed(text[i : i + n])
+        i += n
+    stream.close()
+    return stream.kept()
+
+
 @pytest.mark.parametrize("name", ["status-ramp-jsonplus", "status-plain-jsonplus"])
 def test_series_raw_output_keeps_the_result_not_every_report(name: str) -> None:
     """What the database keeps of a stream: fio's last document, byte for byte, and what it
     printed besides; it reads to the same measurement as the whole stream."""
     text = (DATA / f"{name}.stdout").read_text()
-    kept, left_out = without_status_reports(text)
+    kept_text, left_out = kept(text)
     assert left_out == len(docs(name)) - 1 > 0
     last = text[text.rindex('{\n  "fio version"') :]
-    assert kept == last  # these recordings hold nothing besides the documents
-    assert parse_output(kept)[0].to_dict() == parse_output(text)[0].to_dict()
-    assert without_status_reports(kept) == (kept, 0)
+    assert kept_text == last  # these recordings hold nothing besides the documents
+    assert parse_output(kept_text)[0].to_dict() == parse_output(text)[0].to_dict()
+    assert kept(kept_text) == (kept_text, 0)
 
 
 @pytest.mark.parametrize("chunk", [7, 97, 4096])
 def test_series_stream_keeps_what_the_database_keeps(chunk: int) -> None:
-    """Read as fio prints it, the stream keeps the same text as the whole output would give
-    (so storbench need not read a long point's output again at its end)."""
-    name = "status-ramp-jsonplus"
-    text = (DATA / f"{name}.stdout").read_text()
-    stream = StatusStream(started(name), INTERVAL_MS)
-    rng = random.Random(chunk)
-    i = 0
-    while i < len(text):
-        n = rng.randint(1, chunk)
-        stream.feed(text[i : i + n])
-        i += n
-    stream.close()
-    assert stream.kept() == without_status_reports(text)
+    """Read as fio prints it, in pieces of any size, the stream keeps the same text as the
+    whole output gives (so storbench need not read a long point's output again at its end)."""
+    text = (DATA / "status-ramp-jsonplus.stdout").read_text()
+    assert kept(text, chunk) == kept(text)

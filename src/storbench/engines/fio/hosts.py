@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.engines.fio.check import DocumentError, check_document
-from storbench.engines.fio.intervals import host_intervals
+from storbench.engines.fio.intervals import host_intervals, runtime_ms
 from storbench.engines.fio.jobfile import host_job_file, job_file
 from storbench.engines.fio.parse import _aggregate_jobs, _combine, _error_message, split_documents
 from storbench.engines.fio.spawn import FioRun, _run_fio, read_only
@@ -104,7 +104,7 @@ def run_hosts_point(
     )
     stem = os.path.join(workdir, f"point-{point.index:05d}")
     rc, interrupted, started, ended, raw, stderr = _run_fio(cmd, workdir, stem, should_stop)
-    meas, warnings = hosts_measurement(
+    meas, warnings, intervals = read_hosts_output(
         raw,
         stderr,
         rc,
@@ -114,7 +114,6 @@ def run_hosts_point(
         names=ctx.names,
     )
     meas.engine_version = meas.engine_version or fio_version()
-    intervals = hosts_intervals(raw, point.hosts, interval, ctx.local_port)
     if on_intervals is not None and intervals:
         on_intervals(intervals)
     return FioRun(
@@ -132,23 +131,6 @@ def run_hosts_point(
     )
 
 
-def hosts_intervals(
-    text: str, hosts: list[PointHost], interval_ms: int, local_port: int | None
-) -> list[Interval]:
-    """Each host's time series from fio's client output (a host that went away: up to its
-    last report); the hosts' series are not merged onto one clock here."""
-    docs, _ = split_documents(text)
-    if not docs or not docs[-1].get("client_stats"):
-        return []
-    out = _ClientOutput.read(docs[-1], hosts, local_port, {})
-    return [
-        i
-        for h in hosts
-        if out.out[h.label].entries
-        for i in host_intervals(out.out[h.label].entries, interval_ms, h.label)
-    ]
-
-
 _DISCONNECTED = re.compile(r"client: host=(\S+) disconnected")
 _CONNECT_REASON = re.compile(r"fio: connect: (.+)")
 _CONNECT_FAILED = re.compile(r"fio: failed to connect to (\S+):(\d+)")
@@ -157,13 +139,6 @@ _SERVER_TEXT = re.compile(r"^<([^>]+)>(?: (.*))?$")
 _MISMATCH = re.compile(r"client/server version mismatch \((\d+) != (\d+)\)")
 #: What a server says that matters (not its job banners, "Starting 1 process", blank lines).
 _SERVER_MESSAGE = re.compile(r"fio[:\s]|error|err=|abort|warning|note:|fail", re.IGNORECASE)
-
-
-def _runtime_ms(entry: dict[str, Any]) -> int:
-    return max(
-        (int(entry[d].get("runtime", 0)) for d in DIRECTIONS if isinstance(entry.get(d), dict)),
-        default=0,
-    )
 
 
 def _ios(entry: dict[str, Any], ddir: str) -> tuple[int, int]:
@@ -181,7 +156,7 @@ def _start_bound(
     bounds = [
         k * interval_ms - rt
         for k, e in enumerate(reports, 1)
-        if (rt := _runtime_ms(e)) > 0 and (final_ms is None or rt < final_ms)
+        if (rt := runtime_ms(e)) > 0 and (final_ms is None or rt < final_ms)
     ]
     return max(bounds) if bounds else None
 
@@ -190,7 +165,7 @@ def host_series(
     reports: list[dict[str, Any]], final: dict[str, Any], interval_ms: int
 ) -> tuple[HostSeries | None, str | None]:
     """A completed host's timing from its status reports and final entry, or why unknown."""
-    total_ms = _runtime_ms(final)
+    total_ms = runtime_ms(final)
     if total_ms <= 0:
         return None, "it reported no runtime"
     start = _start_bound(reports, interval_ms, total_ms)
@@ -202,7 +177,7 @@ def host_series(
     for ddir in DIRECTIONS:
         pts: list[tuple[float, int, int]] = [(start / 1000, 0, 0)]
         for k, e in enumerate(reports, 1):
-            rt = _runtime_ms(e)
+            rt = runtime_ms(e)
             if k * interval_ms > start and 0 < rt < total_ms:  # taken after the start
                 pts.append(((start + rt) / 1000, *_ios(e, ddir)))
         pts.append(((start + total_ms) / 1000, *_ios(final, ddir)))
@@ -228,7 +203,32 @@ def hosts_measurement(
     local_port: int | None = None,
     names: dict[str, str] | None = None,
 ) -> tuple[Measurement, list[str]]:
-    """The measurement of a multi-host point from fio's client output (module comment).
+    """The measurement of a multi-host point and fio's warnings (:func:`read_hosts_output`
+    without the hosts' time series)."""
+    meas, warnings, _ = read_hosts_output(
+        text,
+        stderr,
+        exit_code,
+        hosts,
+        interval_ms=interval_ms,
+        local_port=local_port,
+        names=names,
+    )
+    return meas, warnings
+
+
+def read_hosts_output(
+    text: str,
+    stderr: str,
+    exit_code: int | None,
+    hosts: list[PointHost],
+    *,
+    interval_ms: int,
+    local_port: int | None = None,
+    names: dict[str, str] | None = None,
+) -> tuple[Measurement, list[str], list[Interval]]:
+    """The measurement of a multi-host point from fio's client output (module comment),
+    fio's warnings and each host's time series (:meth:`_ClientOutput.intervals`).
 
     Per host: its final entry (or, for a host whose server went away mid-point, its last
     status report, kept as a failed host's partial figures). Aggregate over the hosts that
@@ -245,7 +245,7 @@ def hosts_measurement(
             check_document(doc)
         except DocumentError as e:  # a server sent what no fio writes: nothing of it counts
             bad = Measurement(status="failed", error_code=-1, error=f"not a fio result: {e}")
-            return bad, warnings
+            return bad, warnings, []
     out = _ClientOutput.read(doc, hosts, local_port, names or {})
     out.read_messages([*warnings, *stderr.splitlines()])
     out.mark_dead(interval_ms)
@@ -289,7 +289,7 @@ def hosts_measurement(
     notes += out.general
     if notes:
         agg.extra["notes"] = list(dict.fromkeys(notes))
-    return agg, warnings
+    return agg, warnings, out.intervals(interval_ms)
 
 
 @dataclass
@@ -341,6 +341,15 @@ class _ClientOutput:
     def on_address(self, addr: str) -> list[PointHost]:
         """The hosts whose fio server listens on ``addr`` (any port)."""
         return [h for h in self.hosts if self.where[h.label][0] == addr]
+
+    def intervals(self, interval_ms: int) -> list[Interval]:
+        """Each host's time series from its reports (a host that went away: up to its last
+        report); the hosts' series are not merged onto one clock here."""
+        return [
+            i
+            for h in self.hosts
+            for i in host_intervals(self.out[h.label].entries, interval_ms, h.label)
+        ]
 
     def read_messages(self, lines: list[str]) -> None:
         """fio's messages: connection failures, disconnections, the servers' own lines."""
@@ -398,7 +407,7 @@ class _ClientOutput:
 
             def stop(h: PointHost) -> float:
                 es = out[h.label].entries
-                return (_start_bound(es[:-1], interval_ms, None) or 0) + _runtime_ms(es[-1])
+                return (_start_bound(es[:-1], interval_ms, None) or 0) + runtime_ms(es[-1])
 
             for h in sorted(live, key=stop)[: max(count, 0)]:
                 out[h.label].dead = True
@@ -441,7 +450,7 @@ def _dead_host(entries: list[dict[str, Any]], interval_ms: int) -> Measurement:
     last = entries[-1]
     m = _aggregate_jobs([last])
     start = _start_bound(entries, interval_ms, None)
-    at = (start or 0) + _runtime_ms(last)
+    at = (start or 0) + runtime_ms(last)
     why = (
         f"its fio server went away during the point (last report {at / 1000:.1f} s "
         "into the run; its figures up to then are kept, not counted in the aggregate)"

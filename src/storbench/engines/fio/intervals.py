@@ -110,8 +110,7 @@ class StatusStream:
         self._kept: list[str] = []  # fio's output but for the reports before the last
         self._doc_at: int | None = None  # where the last document is in it
         self._reports = 0
-        self._seq: dict[str, int] = {}  # the next seq of each direction
-        self._seq_before: dict[str, int] = {}  # ... before the pending intervals
+        self._seq: dict[str, int] = {}  # the next seq of each direction, given at emit
 
     def feed(self, text: str) -> None:
         """More of fio's stdout (any piece of it)."""
@@ -153,8 +152,11 @@ class StatusStream:
             self._kept.append(text)
 
     def kept(self) -> tuple[str, int]:
-        """fio's output as the database keeps it (what :func:`without_status_reports`
-        makes of it) and how many reports were left out; call after :meth:`close`."""
+        """fio's output as the database keeps it -- what fio printed besides documents and
+        its last document (the result) -- and how many reports were left out; call after
+        :meth:`close`. The reports are the series' source; the series keeps what each
+        interval says of them, so the database need not keep a document per interval (a
+        6-hour point at 1 s has 21,600)."""
         return "".join([*self._kept, self._buf]), self._reports
 
     def close(self) -> list[Interval]:
@@ -173,26 +175,27 @@ class StatusStream:
         if short and not self._any_restart(docs[-1], new):
             # the stream's tail: the pending interval is measured to the new document
             docs[-1] = new
-            self._seq = dict(self._seq_before)
             self._pending = self._between(docs[-2] if len(docs) >= 2 else None, new)
             return
-        seq = dict(self._seq)
         fresh = self._between(docs[-1] if docs else None, new)
         if not fresh:  # no time passed on fio's clock (a report at runtime 0): keep counting
-            self._seq = seq
             return
         self._emit()
-        self._seq_before = seq
         self._pending = fresh
         docs.append(new)
         del docs[:-2]
 
     def _emit(self) -> None:
-        if self._pending:
-            self.intervals.extend(self._pending)
-            if self.sink is not None:
-                self.sink(self._pending)
+        """The pending intervals, numbered per direction, to the sink."""
+        rows = []
+        for i in self._pending:
+            rows.append(dataclasses.replace(i, seq=self._seq.get(i.direction, 0)))
+            self._seq[i.direction] = rows[-1].seq + 1
         self._pending = []
+        if rows:
+            self.intervals.extend(rows)
+            if self.sink is not None:
+                self.sink(rows)
 
     @staticmethod
     def _any_restart(before: _Doc, now: _Doc) -> bool:
@@ -221,10 +224,8 @@ class StatusStream:
         n = c.lat_n - b.lat_n
         bins = {k: v - b.bins.get(k, 0) for k, v in c.bins.items() if v - b.bins.get(k, 0) > 0}
         pcts = percentiles_from_bins(bins, _PCTS) if n > 0 and bins else {}
-        seq = self._seq.get(ddir, 0)
-        self._seq[ddir] = seq + 1
         return Interval(
-            seq=seq,
+            seq=0,  # numbered when emitted
             t_ms=now.t_ms,
             dur_ms=dur,
             direction=ddir,
@@ -238,32 +239,6 @@ class StatusStream:
         )
 
 
-def without_status_reports(text: str) -> tuple[str, int]:
-    """fio's output with its status reports left out: what it printed besides documents
-    and its last document (the result), and how many reports were left out. The reports
-    are the time series' source; the series keeps what each interval says of them, so the
-    database need not keep a document per interval (a 6-hour point at 1 s has 21,600)."""
-    decoder = json.JSONDecoder()
-    spans: list[tuple[int, int]] = []
-    i = 0
-    while (start := text.find(_MARK, i)) >= 0:
-        try:
-            _, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            i = start + 1
-            continue
-        spans.append((start, end))
-        i = end
-    if len(spans) < 2:
-        return text, 0
-    kept, at = [], 0
-    for start, end in spans[:-1]:
-        kept.append(text[at:start])
-        at = end + 1 if text[end : end + 1] == "\n" else end
-    kept.append(text[at:])
-    return "".join(kept), len(spans) - 1
-
-
 def host_intervals(entries: list[dict[str, Any]], interval_ms: int, host: str) -> list[Interval]:
     """A host's intervals from its entries in fio's client output (its status reports, then
     its final entry; one entry per report: group_reporting). The reports carry no time:
@@ -275,11 +250,15 @@ def host_intervals(entries: list[dict[str, Any]], interval_ms: int, host: str) -
         if k < len(entries):
             t_ms = k * interval_ms
         else:  # the final entry: after the last report by the runtime it added
-            before = _runtime_of(entries[-2]) if len(entries) > 1 else 0
-            t_ms += max(_runtime_of(entry) - before, 0)
+            before = runtime_ms(entries[-2]) if len(entries) > 1 else 0
+            t_ms += max(runtime_ms(entry) - before, 0)
         stream.add({"jobs": [entry]}, t_ms=t_ms)
     return [dataclasses.replace(i, host=host) for i in stream.close()]
 
 
-def _runtime_of(entry: dict[str, Any]) -> int:
-    return max((int(entry[d].get("runtime", 0)) for d in DIRECTIONS if d in entry), default=0)
+def runtime_ms(entry: dict[str, Any]) -> int:
+    """A job entry's runtime: its longest direction's, ms."""
+    return max(
+        (int(entry[d].get("runtime", 0)) for d in DIRECTIONS if isinstance(entry.get(d), dict)),
+        default=0,
+    )
