@@ -352,3 +352,70 @@ def window_totals(
         ios += i1 - i0
         nbytes += b1 - b0
     return ios, nbytes
+
+
+# ---------------------------------------------------------------------------- one after another
+
+
+def merge_in_time(parts: list[Measurement]) -> Measurement:
+    """Measurements of the same load run one after another (a steady-state window's rounds)
+    as one: per direction the I/Os, bytes and runtime summed, rates over the summed runtime,
+    latency merged (:meth:`LatencyStats.merge`: percentiles from the summed bins), CPU
+    weighted by runtime; each host the same way. What only one part can say (fio's disk
+    utilisation, which covers a whole fio run) is the last part's."""
+    if len(parts) == 1:
+        return parts[0]
+    last = parts[-1]
+    dirs: dict[str, DirectionResult] = {}
+    for name in DIRECTIONS:
+        ds = [d for d in (p.directions.get(name) for p in parts) if d is not None]
+        if not ds:
+            continue
+        runtime = sum(d.runtime_s for d in ds)
+        ios, nbytes = sum(d.total_ios for d in ds), sum(d.io_bytes for d in ds)
+        dirs[name] = DirectionResult(
+            iops=ios / runtime if runtime > 0 else 0.0,
+            bw_bytes=nbytes / runtime if runtime > 0 else 0.0,
+            io_bytes=nbytes,
+            total_ios=ios,
+            runtime_s=runtime,
+            slat=_merged(d.slat for d in ds),
+            clat=_merged(d.clat for d in ds),
+            lat=_merged(d.lat for d in ds),
+        )
+    weights = [max((d.runtime_s for d in p.directions.values()), default=0.0) for p in parts]
+    hosts = {
+        h: merge_in_time([p.hosts[h] for p in parts if h in p.hosts])
+        for h in dict.fromkeys(h for p in parts for h in p.hosts)
+    }
+    extra = dict(last.extra)
+    reports = sum(int(p.extra.get("status_reports", 0)) for p in parts)
+    if reports:
+        extra["status_reports"] = reports
+    return Measurement(
+        status=last.status,
+        error_code=last.error_code,
+        error=last.error,
+        directions=dirs,
+        usr_cpu=_weighted([p.usr_cpu for p in parts], weights),
+        sys_cpu=_weighted([p.sys_cpu for p in parts], weights),
+        disk_util=list(last.disk_util),
+        jobs=last.jobs,
+        hosts=hosts,
+        engine_version=last.engine_version,
+        extra=extra,
+    )
+
+
+def _merged(stats: Iterable[LatencyStats | None]) -> LatencyStats | None:
+    """The parts' latency together; None when some part has none (not a partial union)."""
+    items = list(stats)
+    if any(s is None for s in items):
+        return None
+    return LatencyStats.merge([s for s in items if s is not None])
+
+
+def _weighted(values: list[float | None], weights: list[float]) -> float | None:
+    if any(v is None for v in values) or sum(weights) <= 0:
+        return None
+    return sum((v or 0.0) * w for v, w in zip(values, weights, strict=True)) / sum(weights)

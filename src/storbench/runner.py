@@ -14,6 +14,7 @@ with the other hosts' data); the run goes on unless ``fail_fast``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -40,7 +41,9 @@ from storbench.preflight import (
 )
 from storbench.preflight import locks as target_locks
 from storbench.preflight.locks import TargetLocks
+from storbench.rounds import run_steady
 from storbench.series import Interval
+from storbench.steady import Verdict
 from storbench.store import RunRow, Store, StoreError
 
 #: Seconds between two samples of a Ceph cluster's health while a run executes.
@@ -53,6 +56,9 @@ class Observer(Protocol):
         self, point: Point, meas: Measurement, n: int, total: int, seconds: float
     ) -> None: ...
     def point_interrupted(self, point: Point) -> None: ...
+    def round_finished(
+        self, point: Point, n: int, value: float, verdict: Verdict | None
+    ) -> None: ...
 
 
 @dataclass
@@ -158,7 +164,7 @@ def _execute(
         events=StoreEvents(store, run_id),
         should_stop=stop,
         host_names=_host_names(store, run_id),
-        series=StoreSeries(store, run_id),
+        series=(series := StoreSeries(store, run_id)),
     )
     groups = engines.of_points(points)
     sessions: dict[str, Session] = {}
@@ -176,7 +182,7 @@ def _execute(
     sizes = scratch_sizes(points)
     try:
         with _signals(stop):
-            _run_points(store, run, points, sessions, sizes, observer, outcome, fail_fast)
+            _run_points(store, run, series, points, sessions, sizes, observer, outcome, fail_fast)
     except StoreError:
         outcome.status = "failed"
         raise
@@ -199,6 +205,7 @@ def _execute(
 def _run_points(
     store: Store,
     run: RunContext,
+    series: StoreSeries,
     points: list[Point],
     sessions: dict[str, Session],
     sizes: dict[str, int],
@@ -214,8 +221,13 @@ def _run_points(
         observer.point_started(point, n, len(points))
         try:
             restore_layout(point, sizes)
-            store.clear_intervals(run.run_id, point.index)  # of an earlier, interrupted try
-            result = sessions[point.engine].run(point)
+            series.clear(point.index)  # of an earlier, interrupted try
+            session = sessions[point.engine]
+            if point.steady is None:
+                result = session.run(point)
+            else:
+                engine = engines.get(point.engine)
+                result = run_steady(engine, session, point, series, observer.round_finished)
         except KeyboardInterrupt:
             outcome.status = "interrupted"
             observer.point_interrupted(point)
@@ -256,10 +268,28 @@ class StoreSeries:
     def __init__(self, store: Store, run_id: int) -> None:
         self.store, self.run_id = store, run_id
         self.failed: str | None = None
+        self.shift: dict[int, tuple[int, int]] = {}  # point -> (ms, seq) added to its rows
+        self.next_seq: dict[int, int] = {}
+
+    def clear(self, point_idx: int) -> None:
+        """The point starts (again): what an earlier, interrupted try of it left goes."""
+        self.store.clear_intervals(self.run_id, point_idx)
+        self.shift.pop(point_idx, None)
+        self.next_seq.pop(point_idx, None)
+
+    def continue_at(self, point_idx: int, t_ms: int) -> None:
+        """What comes next for the point (a steady-state round's own series, from 0)
+        continues its series: ``t_ms`` after it began, numbered after what it has."""
+        self.shift[point_idx] = (t_ms, self.next_seq.get(point_idx, 0))
 
     def __call__(self, point: Point, rows: list[Interval]) -> None:
         if self.failed is not None or not rows:
             return
+        t, seq = self.shift.get(point.index, (0, 0))
+        if t or seq:
+            rows = [dataclasses.replace(r, t_ms=r.t_ms + t, seq=r.seq + seq) for r in rows]
+        last = max(r.seq for r in rows) + 1
+        self.next_seq[point.index] = max(self.next_seq.get(point.index, 0), last)
         try:
             self.store.add_intervals(self.run_id, point.index, rows)
         except StoreError as e:

@@ -161,6 +161,7 @@ def point_dict(s: PointSummary) -> dict[str, Any]:
         "bw_bytes": _spread_dict(s.bw_spread),
         "clat_mean_ns": _spread_dict(s.clat_mean_spread),
         "clat_p99_ns": s.clat_p99,
+        **({"steady_state": [v.to_dict() for v in s.steady]} if s.steady else {}),
     }
 
 

@@ -46,6 +46,7 @@ from storbench.metrics import (
     pct_key,
 )
 from storbench.plan import Point, Target
+from storbench.steady import Verdict, verdict_of
 
 #: fio options that cap the rate of a job: such a point's IOPS are what the plan asked for,
 #: so comparisons judge it by its latency instead (see storbench.analysis.compare).
@@ -118,6 +119,8 @@ class PointSummary(ClatOrLat):
     # per usable repetition, the engine's own figures beyond the measurement's (rados bench,
     # see engine_figures); empty for fio
     engine_figures: list[dict[str, Any]] = field(default_factory=list)
+    #: per repetition that ran in steady-state rounds, how they ended (storbench.steady)
+    steady: list[Verdict] = field(default_factory=list)
 
     def direction(self, name: str) -> DirSummary | None:
         return self.dirs.get(name)
@@ -197,6 +200,9 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
                 s.errors.append(meas.error)
             continue
         s.runs += 1
+        verdict = verdict_of(meas)
+        if verdict is not None:
+            s.steady.append(verdict)
         figures = engine_figures(meas)
         if figures is not None:
             s.engine_figures.append(figures)

@@ -86,8 +86,7 @@ def plan_check(
     )
     points = p.expand()
     checked = "; ".join(engine.validate(pts) for engine, pts in engines.of_points(points))
-    est = [pt.est_seconds for pt in points]
-    planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
+    planned = planned_time(points)
     out.print(f"{p.source}: OK: {len(points)} points, planned {planned}; {checked}")
 
 
@@ -148,9 +147,16 @@ def suites() -> None:
         out.print(f"{name:10} {p.description.strip().splitlines()[0] if p.description else ''}")
 
 
-def header(p: Plan, points: list[Point]) -> None:
+def planned_time(points: list[Point]) -> str:
+    """The points' planned time: "12m", "12m+" when some point's is unknown (it ends with
+    its size), "up to 2h" when some run in steady-state rounds (they may stop earlier)."""
     est = [pt.est_seconds for pt in points]
     planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
+    return f"up to {planned}" if any(pt.steady for pt in points) else planned
+
+
+def header(p: Plan, points: list[Point]) -> None:
+    planned = planned_time(points)
     targets = ", ".join(dict.fromkeys(pt.target.label for pt in points))
     if p.hosts:
         targets += f" across {len(p.hosts)} host{'s' if len(p.hosts) != 1 else ''}"

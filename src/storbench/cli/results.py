@@ -36,6 +36,7 @@ from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
 from storbench.report.series import series_csv, timeline
+from storbench.report.steady import rounds_text
 from storbench.report.terminal import summary_table
 from storbench.store import Store, StoreError, default_db_path
 from storbench.units import fmt_duration
@@ -207,6 +208,10 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
         )
         for cmd in _commands(raw["command"]):
             out.print("# command: " + shlex.join(cmd), markup=False)
+        rounds = rounds_text(rows[0].measurement)
+        if rounds:
+            out.print("# steady state (SNIA PTS rounds):", markup=False)
+            out.print(rounds, markup=False, highlight=False)
         series = store.intervals(r.id, point_no - 1)
         if series:
             out.print("# time series (t: end of each interval, s after the engine started):")

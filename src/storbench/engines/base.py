@@ -159,6 +159,13 @@ class Engine(Protocol):
         """Start what the session's points need (a server, ...); UserError when it cannot."""
         ...
 
+    def round_point(self, point: Point, seconds: float, n: int) -> Point:
+        """Round ``n`` (1-based) of ``point`` in steady-state rounds (storbench/rounds.py):
+        the point's workload for exactly ``seconds`` after its ramp, on its own random
+        offsets. UserError when the engine cannot run rounds (the plan loader refuses such
+        plans first)."""
+        ...
+
     def import_output(self, text: str) -> Imported:
         """Read a result the engine printed elsewhere (``storbench import``); UserError
         when ``text`` is not one (or the engine has no output storbench can import)."""

@@ -26,6 +26,7 @@ from storbench.plan.rules import (
     TARGET_OPTIONS,
     TOP_KEYS,
 )
+from storbench.plan.steadykeys import steady_state
 from storbench.plan.targets import _TargetRules, parse_target_arg
 from storbench.plan.workloads import _WorkloadRules
 from storbench.plan.yamlpos import _describe, _line, _position, _too_deep
@@ -169,7 +170,6 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         values = self.read_keys(schema.PLAN, doc, doc, None, origin=True, unset={"name": stem})
         name, repeat, report = values["name"], values["repeat"], values["report"]
         description = values["description"] or ""
-        interval = schema.interval_ms(values["interval"])
 
         global_opts = (
             self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}
@@ -213,8 +213,10 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             overrides=list(sets),
             hosts=hosts,
             max_points=self.max_points,
-            interval_ms=interval,
+            interval_ms=schema.interval_ms(values["interval"]),
+            steady_state=steady_state(values["steady_state"]),
         )
+        self.check_steady(plan, doc)
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
         if any(wl.options.get("engine") == RADOS_BENCH for wl in workloads):
             self.check_reads(plan, doc)

@@ -29,6 +29,7 @@ from storbench.plan.rules import (
     WRITING_ENGINES,
 )
 from storbench.series import DEFAULT_INTERVAL_MS
+from storbench.steady import SteadyState
 from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
 
 
@@ -161,6 +162,8 @@ class Point:
     hosts: list[PointHost] = field(default_factory=list)
     #: how often the engine reports while the point runs (its time series), ms
     interval_ms: int = DEFAULT_INTERVAL_MS
+    #: run in rounds until steady state (storbench.steady), or None: its fixed time
+    steady: SteadyState | None = None
 
     @property
     def writes(self) -> bool:
@@ -197,6 +200,7 @@ class Point:
             **(
                 {"interval_ms": self.interval_ms} if self.interval_ms != DEFAULT_INTERVAL_MS else {}
             ),
+            **({"steady": self.steady.to_dict()} if self.steady else {}),
         }
 
     @classmethod
@@ -213,6 +217,7 @@ class Point:
             est_seconds=d.get("est_seconds"),
             hosts=[PointHost.from_dict(h) for h in d.get("hosts") or []],
             interval_ms=int(d.get("interval_ms", DEFAULT_INTERVAL_MS)),
+            steady=SteadyState.from_dict(d["steady"]) if d.get("steady") else None,
         )
 
 
@@ -271,6 +276,7 @@ class Plan:
     hosts: list[Host] = field(default_factory=list)
     max_points: int = MAX_POINTS
     interval_ms: int = DEFAULT_INTERVAL_MS
+    steady_state: SteadyState | None = None
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""
@@ -341,9 +347,10 @@ class Plan:
                                 params=params,
                                 axes=dict(zip(axis_names, combo, strict=True)),
                                 extra=extra,
-                                est_seconds=estimate_seconds(params),
+                                est_seconds=estimate_seconds(params, self.steady_state),
                                 hosts=hosts,
                                 interval_ms=self.interval_ms,
+                                steady=self.steady_state,
                             )
                         )
         return points
@@ -421,9 +428,13 @@ def point_key(
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def estimate_seconds(params: dict[str, Any]) -> float | None:
-    """Planned duration of a point: ramp_time + runtime (an upper bound unless time_based)."""
+def estimate_seconds(params: dict[str, Any], steady: SteadyState | None = None) -> float | None:
+    """Planned duration of a point: ramp_time + runtime (an upper bound unless time_based);
+    in steady-state rounds, ramp_time + round for the most rounds it may take."""
     try:
+        if steady is not None:
+            ramp = parse_time(params.get("ramp_time", 0))
+            return steady.max_rounds * (ramp + steady.round_s)
         limit = params.get("runtime", params.get("timeout"))  # timeout: fio's alias
         runtime = parse_time(limit) if limit is not None else None
         ramp = parse_time(params.get("ramp_time", 0))

@@ -17,6 +17,7 @@ from typing import Any
 
 from storbench.errors import suggestion
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
+from storbench.plan.steadykeys import problem as steady_problem
 from storbench.plan.yamlpos import _describe
 from storbench.series import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INTERVAL_MS
 from storbench.units import UnitError, parse_size, parse_time
@@ -302,6 +303,16 @@ PLAN = Section(
             "percentiles of each interval; fio's status reports).",
             default="1s",
             check=_interval,
+        ),
+        Key(
+            "steady_state",
+            "true, or a mapping: metric, round, window, rounds, range, slope",
+            "Run every point in rounds until SNIA PTS's steady state (the last `window` rounds "
+            "within `range` of their mean, their fitted line within `slope`), then stop; the "
+            "point's result is that window. `true` takes SNIA's defaults: metric iops, round "
+            "60s, window 5, rounds 25, range 20%, slope 10%.",
+            default="off (each point runs its fixed time)",
+            check=steady_problem,
         ),
         Key(
             "report",

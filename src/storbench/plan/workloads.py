@@ -12,7 +12,7 @@ from ruamel.yaml.comments import CommentedMap
 import storbench.plan.schema as schema
 from storbench.errors import PlanError
 from storbench.plan.checks import shown
-from storbench.plan.model import Host, Target, Workload, mmap_file
+from storbench.plan.model import Host, Plan, Target, Workload, mmap_file
 from storbench.plan.rules import (
     ENGINES,
     FILE_OPTIONS,
@@ -259,6 +259,22 @@ class _WorkloadRules:
                         f"[{', '.join(str(k) for k in range(1, len(hosts) + 1))}]`",
                         origin_key="clients",
                     )
+
+    def check_steady(self, plan: Plan, doc: CommentedMap) -> None:
+        """Steady-state rounds rerun a workload for a fixed time each: rados bench's runs
+        write and read named object sets, which rounds cannot repeat."""
+        if plan.steady_state is None:
+            return
+        for wl in plan.workloads:
+            if wl.options.get("engine") == RADOS_BENCH:
+                raise self.err(
+                    f"`steady_state` cannot run workload {wl.name!r} in rounds: rados bench "
+                    "writes and reads its own named objects per run",
+                    doc,
+                    "steady_state",
+                    fix="measure the pool through fio's rados engine (a fio workload on the "
+                    "`rados:` target), or leave `steady_state` out",
+                )
 
     def check_sizes(
         self, targets: list[tuple[Target, bool]], workloads: list[Workload], doc: CommentedMap

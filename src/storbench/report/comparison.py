@@ -34,11 +34,19 @@ def summary_sentence(c: Comparison) -> str:
     )
 
 
-def _failed_note(m: PointComparison, c: Comparison) -> str:
+def pair_note(m: PointComparison, c: Comparison) -> str:
+    """What the reader must know of a pair: a side failed, or did not reach steady state."""
     if m.base.runs == 0:
         return f"failed in {c.base_name}"
     if m.other.runs == 0:
         return f"failed in {c.other_name}"
+    unsteady = [
+        name
+        for name, s in ((c.base_name, m.base), (c.other_name, m.other))
+        if any(not v.reached for v in s.steady)
+    ]
+    if unsteady:
+        return "steady state NOT REACHED in " + " and ".join(unsteady)
     return ""
 
 
@@ -56,7 +64,7 @@ def comparison_rows(c: Comparison) -> list[list[str]]:
                 *_lat_changes(m),
                 m.verdict + (" (by latency)" if m.by_latency and m.p_value is not None else ""),
                 fmt_p(m.p_value),
-                _failed_note(m, c),
+                pair_note(m, c),
             ]
         )
     return rows

@@ -100,6 +100,8 @@ def records(run: RunRow, rows: list[MeasurementRow]) -> list[dict[str, Any]]:
             "engine_version": r.engine_version,
         }
         rec.update(_measurement(r.measurement))
+        if "steady_state" in r.measurement.extra:
+            rec["steady_state"] = r.measurement.extra["steady_state"]
         if r.measurement.hosts:
             if p is not None and p.hosts:
                 rec["clients"] = len(p.hosts)
@@ -185,6 +187,9 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
             cols += [f"{ddir}_{m}" for m in metrics]
             cols += [f"{ddir}_clat_{c}_ns" for c in lat_cols]
     cols += ["usr_cpu_pct", "sys_cpu_pct"]
+    steady = any("steady_state" in r for r in recs)
+    if steady:  # how each point's rounds ended: its figures are those of the window
+        cols[cols.index("error") + 1 : cols.index("error") + 1] = STEADY_COLUMNS
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     w.writer.writerow([csv_cell(c) for c in cols])  # option names come from plans and files
@@ -205,6 +210,7 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
         }
         flat["target"] = r["target"]["path"] if r["target"] else None
         flat.update(r["params"] or {})
+        flat.update(_steady_cells(r))
         _flat_dirs(flat, r, metrics, lat_cols)
         if "clients" in r:
             flat["clients"] = r.get("clients")
@@ -220,6 +226,29 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
             _flat_dirs(row, h, metrics, lat_cols)
             w.writerow(_safe_row(row))
     return buf.getvalue()
+
+
+STEADY_COLUMNS = [
+    "steady_state",
+    "steady_rounds",
+    "steady_window",
+    "steady_range_pct",
+    "steady_slope_pct",
+]
+
+
+def _steady_cells(rec: dict[str, Any]) -> dict[str, Any]:
+    """The CSV cells of a point's steady-state rounds (none for a point that ran without)."""
+    v = (rec.get("steady_state") or {}).get("verdict")
+    if not v:
+        return {}
+    return {
+        "steady_state": "reached" if v["reached"] else "NOT REACHED",
+        "steady_rounds": v["rounds"],
+        "steady_window": f"{v['first']}-{v['last']}",
+        "steady_range_pct": v["range_pct"],
+        "steady_slope_pct": v["slope_pct"],
+    }
 
 
 def _safe_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -96,6 +96,7 @@ class SummaryLead:
     multi_workload: bool
     axes: list[str]
     reps: int
+    steady: bool = False  # some point ran in steady-state rounds: a column says how it ended
 
     @classmethod
     def of(cls, summaries: Sequence[PointSummary]) -> SummaryLead:
@@ -104,6 +105,7 @@ class SummaryLead:
             multi_workload=len({s.workload for s in summaries}) > 1,
             axes=list(dict.fromkeys(k for s in summaries for k in s.axes)),
             reps=max((s.runs + s.failed for s in summaries), default=1),
+            steady=any(s.steady for s in summaries),
         )
 
     def columns(self) -> list[str]:
@@ -112,6 +114,7 @@ class SummaryLead:
             + (["workload"] if self.multi_workload or not self.axes else [])
             + self.axes
             + (["n"] if self.reps > 1 else [])
+            + (["steady state"] if self.steady else [])
         )
 
     def cells(self, s: PointSummary, failed_note: bool = False) -> list[str]:
@@ -122,4 +125,19 @@ class SummaryLead:
             + ([s.workload] if self.multi_workload or not self.axes else [])
             + [str(s.axes.get(a, "")) for a in self.axes]
             + ([runs] if self.reps > 1 else [])
+            + ([steady_cell(s)] if self.steady else [])
         )
+
+
+def steady_cell(s: PointSummary) -> str:
+    """How a point's steady-state rounds ended: the window's rounds, or NOT REACHED (with
+    how many of its repetitions, when it has several)."""
+    if not s.steady:
+        return "-"
+    missed = [v for v in s.steady if not v.reached]
+    if len(s.steady) == 1:
+        v = s.steady[0]
+        return f"rounds {v.first}-{v.last}" if v.reached else f"NOT REACHED ({v.rounds} rounds)"
+    if missed:
+        return f"NOT REACHED in {len(missed)} of {len(s.steady)}"
+    return f"reached ({len(s.steady)} of {len(s.steady)})"

@@ -35,6 +35,7 @@ from storbench.metrics import PERCENTILES, pct_key
 from storbench.report import charts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
+from storbench.report.comparison import pair_note
 from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_latency
 from storbench.report.hosts import host_rows
 from storbench.report.safe import visible
@@ -458,6 +459,7 @@ def _comparison(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]
                 "beat": m.beat,
                 "verdict": m.verdict,
                 "p": f"{m.p_value:.3g}" if m.p_value is not None else "",
+                "note": pair_note(m, cmp),
             }
             for m in cmp.matched
         ]

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from storbench import steady
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import sweeps
 from storbench.metrics import OVERLAP_MIN, Measurement
@@ -69,6 +70,30 @@ class _EtaColumn(ProgressColumn):
 
 
 def point_result_line(meas: Measurement) -> str:
+    line = _result_line(meas)
+    verdict = steady.verdict_of(meas)
+    return f"{line}; {steady.short(verdict)}" if verdict is not None else line
+
+
+def round_line(point: Point, n: int, value: float, verdict: steady.Verdict | None) -> str:
+    """What a steady-state round gave, and the window so far."""
+    cfg = point.steady
+    metric = cfg.metric if cfg else "iops"
+    shown = {"iops": f"{fmt_iops(value)} IOPS", "bw": f"{fmt_rate(value)} MiB/s"}.get(
+        metric, f"mean latency {fmt_ns(value)}"
+    )
+    line = f"round {n}: {shown}"
+    if verdict is not None and cfg is not None:
+        state = "steady" if verdict.reached else "not yet"
+        line += (
+            f"; rounds {verdict.first}-{verdict.last}: range {verdict.range_pct:.1f} % "
+            f"(≤ {cfg.range_pct:g}), slope {verdict.slope_pct:.1f} % (≤ {cfg.slope_pct:g}): "
+            f"{state}"
+        )
+    return line
+
+
+def _result_line(meas: Measurement) -> str:
     if meas.status != "ok" and not (meas.status == "partial" and meas.hosts):
         return f"{meas.status.upper()}: {meas.error}"
     if meas.hosts:
@@ -155,6 +180,11 @@ class ProgressReporter:
             self._say(f"[{n}/{total}] {point.label()}: {line}", style)
         else:
             self._say(f"      -> {line}", style)
+
+    def round_finished(
+        self, point: Point, n: int, value: float, verdict: steady.Verdict | None
+    ) -> None:
+        self._say(f"      {round_line(point, n, value, verdict)}")
 
     def point_interrupted(self, point: Point) -> None:
         self._say(f"interrupted during {point.label()}: that point is not recorded", "yellow")

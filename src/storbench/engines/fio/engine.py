@@ -31,6 +31,10 @@ from storbench.errors import PreflightError, UserError
 from storbench.plan import Point, Target
 from storbench.preflight import local_points
 
+#: The random seed of a steady-state round's point that has none of its own, before the
+#: round's offset (as plan/model.py seeds repetitions).
+ROUND_SEED = 0x5B00
+
 
 class FioEngine:
     name = "fio"
@@ -42,6 +46,17 @@ class FioEngine:
 
     def describe(self, point: Point, total: int) -> str:
         return fio.job_file(point, total=total)
+
+    def round_point(self, point: Point, seconds: float, n: int) -> Point:
+        """The point for exactly ``seconds`` (``time_based``: it loops over its ``size``), a
+        seed of its own per round unless the plan sets ``randseed``/``randrepeat``."""
+        params = {k: v for k, v in point.params.items() if k != "timeout"}  # runtime's alias
+        params.update(runtime=int(seconds), time_based=1)
+        extra = dict(point.extra)
+        if n > 1 and not {"randseed", "randrepeat"} & params.keys():
+            base = int(extra.get("randseed", ROUND_SEED + point.repetition))
+            extra["randseed"] = base + 0x10000 * (n - 1)
+        return dataclasses.replace(point, params=params, extra=extra)
 
     def import_output(self, text: str) -> Imported:
         """fio's JSON or json+ output: one or several jobs, client/server output (hosts are

@@ -45,6 +45,13 @@ class RadosBenchEngine:
     def check(self, points: list[Point], options: CheckOptions) -> CheckResult:
         return CheckResult()  # the rados tool and the cluster: preflight's Ceph checks
 
+    def round_point(self, point: Point, seconds: float, n: int) -> Point:
+        raise UserError(
+            "rados bench runs no steady-state rounds: each run writes or reads its own "
+            "named objects",
+            fix="measure the pool through fio's rados engine, or leave `steady_state` out",
+        )
+
     def import_output(self, text: str) -> Imported:
         raise UserError(
             "rados bench's output cannot be imported yet",
