@@ -149,15 +149,15 @@ def _draw_spans(tc: TimeChart, ax1: Any, ax2: Any, xu: float) -> list[tuple[Any,
     from matplotlib.patches import Patch
 
     handles: list[tuple[Any, str]] = []
-    for a, b in tc.ramps:
-        for ax in (ax1, ax2):
-            ax.axvspan(a / xu, b / xu, color=RAMP_COLOR, alpha=0.2, lw=0, gid="sbramp")
+    for k, (a, b) in enumerate(tc.ramps):
+        for j, ax in enumerate((ax1, ax2)):
+            ax.axvspan(a / xu, b / xu, color=RAMP_COLOR, alpha=0.2, lw=0, gid=f"sbramp{k}-{j}")
     if tc.ramps:
         handles.append((Patch(color=RAMP_COLOR, alpha=0.3, lw=0), "ramp (not measured)"))
     if tc.steady is not None:
         a, b = tc.steady
-        for ax in (ax1, ax2):
-            ax.axvspan(a / xu, b / xu, color=STEADY_COLOR, alpha=0.12, lw=0, gid="sbsteady")
+        for j, ax in enumerate((ax1, ax2)):
+            ax.axvspan(a / xu, b / xu, color=STEADY_COLOR, alpha=0.12, lw=0, gid=f"sbsteady-{j}")
         handles.append((Patch(color=STEADY_COLOR, alpha=0.25, lw=0), "steady-state window"))
     if tc.markers:
         from matplotlib.lines import Line2D
