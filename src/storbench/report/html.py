@@ -1,6 +1,7 @@
 """The HTML report: one self-contained file (styles, script and charts inline; no request
 leaves the page) with the test bed, the plan, a summary table, charts with hover values and,
-one click away from any point, its fio job file and raw output.
+one click away from any point, its time chart (charts/timechart.py), fio job file and raw
+output.
 
 Escaping: every value from a plan, a host or fio reaches the page through Jinja2 with
 autoescape on (and control characters written out, :func:`_visible`), or through
