@@ -20,7 +20,7 @@ import pytest
 from storbench.engines import fio
 from storbench.metrics import Measurement
 from storbench.plan import Point, Target
-from storbench.report import html
+from storbench.report import html, pointcharts
 from storbench.series import Interval
 from storbench.store import Store
 from storbench.units import fmt_iops
@@ -157,7 +157,7 @@ def test_report_points_on_hosts_draw_the_sum_of_their_hosts(store: Store) -> Non
 def test_report_draws_time_charts_up_to_its_limit(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(html, "MAX_TIME_CHARTS", 2)
+    monkeypatch.setattr(pointcharts, "MAX_TIME_CHARTS", 2)
     run = make_run(store, 3)
     page = html.render_report(store, [str(run)])
     assert len(charts_of(page)) == 2

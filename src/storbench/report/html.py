@@ -33,11 +33,9 @@ from storbench import __version__
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import PERCENTILES, pct_key
-from storbench.report import charts
+from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
-from storbench.report.charts.timechart import MARKER_KINDS, TimeChart, time_chart
-from storbench.report.charts.timedraw import render_time_svgs
 from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_latency
 from storbench.report.hosts import host_rows
 from storbench.report.safe import visible
@@ -277,7 +275,7 @@ def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
                     "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
                     "stderr": raw["stderr"],
                     "hosts": host_rows(m.measurement),
-                    "row": m,  # for its time chart (see _time_charts)
+                    "row": m,  # for its time chart (see report/pointcharts.py)
                     "timechart": None,
                     "timechart_left_out": False,
                 }
@@ -316,48 +314,6 @@ def _headline(s: PointSummary) -> str:
             lat = f"p99 {fmt_latency(ds.latency, ds.latency_metric, '99', 'clat')}"
         parts.append(f"{d} {fmt_iops(ds.iops_mean)} IOPS, {fmt_rate(ds.bw_mean)} MiB/s, {lat}")
     return "; ".join(parts)
-
-
-#: Most time charts one report draws (an SVG of up to ~250 KB each, drawn in ~0.3 s); the
-#: points after them say where their series is.
-MAX_TIME_CHARTS = 200
-
-
-def _time_charts(store: Store, run_ctx: list[dict[str, Any]]) -> int:
-    """Give each repetition with a time series its time chart (charts/timechart.py), the
-    first MAX_TIME_CHARTS of the report; the number of those left out."""
-    todo: list[tuple[dict[str, Any], TimeChart, str]] = []
-    left_out = 0
-    for r in run_ctx:
-        counts = store.interval_counts(r["id"])
-        events = [e for e in store.events(r["id"]) if e.kind in MARKER_KINDS]
-        for p in r["details"]:
-            for m in p["reps"]:
-                row = m["row"]
-                if not counts.get(row.point_idx):
-                    continue
-                if len(todo) >= MAX_TIME_CHARTS:
-                    m["timechart_left_out"] = True
-                    left_out += 1
-                    continue
-                title = p["title"] + (
-                    f", repetition {m['repetition']}" if len(p["reps"]) > 1 else ""
-                )
-                tc = time_chart(
-                    store.intervals(r["id"], row.point_idx, host=None),
-                    title=title,
-                    started_at=row.started_at,
-                    ended_at=row.ended_at,
-                    events=events,
-                    extra=row.measurement.extra,
-                )
-                if tc is not None:  # ids unique in the page: sides of one run differ in ref
-                    todo.append((m, tc, f"{p['ref']}-m{row.point_idx}-"))
-    svgs = render_time_svgs([(tc, prefix) for _, tc, prefix in todo])
-    for (m, tc, _), svg in zip(todo, svgs, strict=True):
-        # built by charts/timedraw.py, which escapes all it inserts
-        m["timechart"] = {"svg": Markup(svg), "note": tc.note}
-    return left_out
 
 
 # --------------------------------------------------------------------------- plan
@@ -580,7 +536,7 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
     )
     run_ctx = [_run_context(store, res) for res in runs]
     elided = _fit_raw_outputs(store, run_ctx)
-    left_out = _time_charts(store, run_ctx)
+    left_out = pointcharts.time_charts(store, run_ctx)
     ctx = {
         "title": title,
         "testbed": _testbed(run_ctx),
@@ -590,7 +546,7 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
         "runs": run_ctx,
         "raw_elided": elided,
         "timecharts_left_out": left_out,
-        "max_time_charts": MAX_TIME_CHARTS,
+        "max_time_charts": pointcharts.MAX_TIME_CHARTS,
         "headlines": _headline_figures(runs),
         "answers": _answers(runs),
         "chart_sections": _charts(runs, cmps),

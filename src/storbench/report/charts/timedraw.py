@@ -126,7 +126,7 @@ def _draw_lines(tc: TimeChart, ax1: Any, ax2: Any, xu: float, lu: float) -> list
     for line in tc.lines:
         color = COLORS.get(line.direction, "#555")
         xs = [b.mid_ms / xu for b in line.buckets]
-        dot = "o" if len(xs) <= 60 else None
+        dot = "o" if len(xs) <= 30 else None  # dots on a short series only: each is a <use>
         if tc.per > 1:
             ax1.fill_between(
                 xs,
