@@ -264,7 +264,7 @@ def _annotate_time(svg: str, tc: TimeChart, prefix: str) -> str:
     svg = _GID.sub(group, svg)
     svg = svg[svg.find("<svg") :]
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, count=1, flags=re.S)
-    title = f"{tc.title}: IOPS and p99 latency over time"
+    title = f"{tc.title}: IOPS{' and p99 latency' if tc.has_p99 else ''} over time"
     end = svg.find(">") + 1
     svg = svg[:end] + f"\n <title>{_esc(title)}</title>" + svg[end:]
     svg = _TAG.sub(lambda m: _prefix_ids(m.group(0), prefix), svg)
