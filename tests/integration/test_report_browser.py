@@ -430,3 +430,115 @@ def test_report_answers_in_chromium_match_the_json_export(
     if kind in ("profiles", "matrix"):
         assert HOSTILE in {r[0] for _, rows in shown for r in rows}, "the name shows as text"
         assert page.js("document.querySelector('#answer b') === null")
+
+
+# ---------------------------------------------------------------------------- time charts
+
+TIME_PLAN = """\
+name: "time <b>chart</b>"
+interval: 500ms
+targets:
+  - file: {dir}/tc.dat
+    name: "{img}"
+workloads:
+  - name: "{script}"
+    ioengine: psync
+    rw: randrw
+    bs: 4k
+    size: 16m
+    time_based: 1
+    ramp_time: 1
+    runtime: 3
+    iodepth: [1, 2]
+"""
+
+#: Each point's time chart once its details are open: its size, its hover texts (moved to
+#: data-tip by the page's script), its drawn text, whether its ramp span is drawn.
+TIME_CHARTS_JS = """
+[...document.querySelectorAll('details.point')].map(d => {
+  d.open = true;
+  const svg = d.querySelector('figure.timechart svg');
+  if (!svg) return {id: d.id, svg: false};
+  const r = svg.getBoundingClientRect();
+  const ramp = svg.querySelector('[id$="sbramp0-0"]');
+  return {
+    id: d.id, svg: true, width: r.width, height: r.height,
+    tips: [...svg.querySelectorAll('.pt.ts')].map(g => g.dataset.tip),
+    titles: svg.querySelectorAll('title').length,
+    text: [...svg.querySelectorAll('text')].map(t => t.textContent).join('\\n'),
+    ramp: ramp ? ramp.getBoundingClientRect().width : 0,
+  };
+})
+"""
+
+
+def test_report_time_charts_of_a_real_run_in_chromium(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A real fio run with ramp_time: every point's details hold its time chart, whose hover
+    texts are the database's intervals, whose ramp is shaded, and whose hostile names are
+    text; hovering a slice of time shows its values."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    from storbench.store import Store
+    from storbench.units import fmt_iops, fmt_ns
+
+    tmp = tmp_path_factory.mktemp("time-charts")
+    db, plan, out = tmp / "results.db", tmp / "plan.yaml", tmp / "report.html"
+    plan.write_text(TIME_PLAN.format(dir=tmp, img=IMG_NAME, script=SCRIPT_NAME))
+    r = sb("run", str(plan), db=db, cwd=tmp)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = sb("report", "1", "-o", str(out), db=db)
+    assert r.returncode == 0, r.stderr
+    url = out.resolve().as_uri()
+    page = Page(browser, url)
+    assert_clean(page, url)
+    assert page.js("document.scripts.length") == 1 and page.js("document.images.length") == 0
+
+    charts = page.js(TIME_CHARTS_JS)
+    store = Store(str(db), write=False)
+    assert [c["id"] for c in charts] == ["r1-p1", "r1-p2"]
+    for no, c in enumerate(charts):
+        assert c["svg"], f"point {no + 1} has no time chart"
+        assert c["width"] > 300 and c["height"] > 150, c
+        assert c["titles"] == 1, "every slice's <title> moved to data-tip (only the chart's stays)"
+        assert SCRIPT_NAME in c["text"] and IMG_NAME in c["text"], c["text"]
+        assert c["ramp"] > 0, "ramp_time 1 s: its span is shaded"
+        rows = store.intervals(1, no)
+        assert rows and len(c["tips"]) == max(i.seq for i in rows) + 1
+        for i in rows:
+            tip = next(
+                t for t in c["tips"] if f"interval {i.seq})" in t or f"interval {i.seq}," in t
+            )
+            line = next(x for x in tip.splitlines() if x.startswith(f"{i.direction}: "))
+            assert f"{i.direction}: {fmt_iops(i.iops)} IOPS" in line, (i, tip)
+            if i.ramp:
+                assert "ramp (not measured)" in tip
+            else:
+                assert f"p99 {fmt_ns(i.p99_ns)}" in line, (i, tip)
+
+    # hover a slice of the first chart's measured time: the tooltip shows its figures
+    center = page.js(
+        "(() => { const g = document.querySelectorAll('#r1-p1 figure.timechart .pt.ts')[4];"
+        " g.scrollIntoView({block: 'center'}); const r = g.getBoundingClientRect();"
+        " return [r.x + r.width / 2, r.y + r.height / 2, g.dataset.tip]; })()"
+    )
+    browser.send(
+        "Input.dispatchMouseEvent", page.session, type="mouseMoved", x=center[0], y=center[1]
+    )
+    tip = page.js(
+        "(() => { const t = document.getElementById('tip');"
+        " return t.hidden ? null : t.textContent; })()"
+    )
+    assert tip == center[2] and "read: " in tip and "IOPS" in tip, (tip, center)
+    box = page.js(
+        "(() => { const r = document.querySelector('#r1-p1 figure.timechart')"
+        ".getBoundingClientRect(); return {x: r.x + scrollX, y: r.y + scrollY,"
+        " width: r.width, height: r.height}; })()"
+    )
+    png = page.screenshot(box)
+    (tmp / "time-chart.png").write_bytes(png)
+    colors, inked = pixel_variety(png)
+    assert colors > 50 and inked > 0.03, (colors, inked)
+    browser.pump(0.3)
+    assert_clean(page, url)

@@ -280,10 +280,13 @@ Examples:
   storbench export latest --format json -o run.json
   storbench export 12 --format csv > run12.csv
   storbench export 12 --series -o series12.csv   every interval of every point
+  storbench export 12 --series --format json     the same as JSON
 
 JSON gives, per measurement, `params` (the resolved workload) and for read and write:
 iops, bw_bytes (bytes/s), io_bytes, runtime_s and clat_ns/lat_ns/slat_ns with mean,
-stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds).
+stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds); and its time
+series under `series`: one object per interval with host, direction, seq, t_ms, dur_ms,
+ramp, ios, bytes, iops, bw_bytes, lat_mean_ns, p50_ns, p99_ns, p999_ns.
 """,
 )
 @click.argument("run_ref", metavar="RUN")
@@ -292,33 +295,40 @@ stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds).
     "--format",
     "fmt",
     type=click.Choice(["csv", "json"]),
-    default="json",
-    show_default=True,
-    help="Output format.",
+    default=None,
+    help="Output format  [default: json; csv with --series]",
 )
 @click.option(
     "--series",
     is_flag=True,
-    help="Export the time series instead: one CSV row per interval of every point "
-    "(t_s, dur_s, ios, bytes, iops, bw_bytes, latency mean and p50/p99/p99.9 in ns).",
+    help="Export the time series instead: every interval of every point (t_s, dur_s, ios, "
+    "bytes, iops, bw_bytes, latency mean and p50/p99/p99.9 in ns), one CSV row each; with "
+    "--format json, per point a list of intervals (t_ms, dur_ms, ...).",
 )
 @output_option
-def export(run_ref: str, db_path: str | None, fmt: str, output: str | None, series: bool) -> None:
-    """Export a run's measurements (base units: bytes/s, ns, s)."""
+def export(
+    run_ref: str, db_path: str | None, fmt: str | None, output: str | None, series: bool
+) -> None:
+    """Export a run's measurements and their time series (base units: bytes/s, ns, s)."""
     store = Store(db_path, write=False)
     r = store.run(run_ref)
     if series:
         counts = store.interval_counts(r.id)
-        text = series_csv(r.id, [(i, store.intervals(r.id, i, host=None)) for i in sorted(counts)])
+        points = {i: store.intervals(r.id, i, host=None) for i in sorted(counts)}
+        if fmt == "json":
+            text = export_mod.series_json(r, store.measurements(r.id, bins=False), points)
+        else:
+            text = series_csv(r.id, list(points.items()))
         emit(output, text, f"{sum(counts.values())} intervals of run {r.id}")
         return
     rows = store.measurements(r.id, bins=False)
-    if fmt == "json":
+    if fmt in (None, "json"):
         answer = None
         if r.inventory.get("report"):
             found = suite_answer(r.inventory["report"], load_summaries(store, r.id), r.inventory)
             answer = answer_data(found) if found else None
-        text = export_mod.to_json(r, rows, store.events(r.id), answer)
+        points = {m.point_idx: store.intervals(r.id, m.point_idx, host=None) for m in rows}
+        text = export_mod.to_json(r, rows, store.events(r.id), answer, points)
     else:
         text = export_mod.to_csv(r, rows)
     emit(output, text, f"{len(rows)} measurements of run {r.id}")

@@ -9,6 +9,7 @@ from typing import Any
 
 from storbench.metrics import DIRECTIONS, PERCENTILES, LatencyStats, Measurement, pct_key
 from storbench.report.safe import csv_cell
+from storbench.series import Interval
 from storbench.store import EventRow, MeasurementRow, RunRow
 
 #: Percentile keys of LatencyStats.percentiles ("50", "99.9"); exported as "p50", "p99.9".
@@ -79,7 +80,47 @@ def _host(m: Measurement) -> dict[str, Any]:
     return out
 
 
-def records(run: RunRow, rows: list[MeasurementRow]) -> list[dict[str, Any]]:
+#: The units of an exported interval's figures (the names say them too).
+SERIES_UNITS = {
+    "t_ms": "ms after the engine started, at the end of the interval",
+    "dur_ms": "ms",
+    "ios": "I/Os completed in the interval",
+    "bytes": "bytes moved in the interval",
+    "iops": "I/Os per s",
+    "bw_bytes": "bytes/s",
+    "lat_mean_ns": "ns",
+    "p50_ns": "ns",
+    "p99_ns": "ns",
+    "p999_ns": "ns",
+}
+
+
+def interval_record(i: Interval) -> dict[str, Any]:
+    """One interval as exported: the stored figures and the rates derived from them;
+    ``host`` is '' for the point's own series, a host's label for that host's."""
+    return {
+        "host": i.host,
+        "direction": i.direction,
+        "seq": i.seq,
+        "t_ms": i.t_ms,
+        "dur_ms": i.dur_ms,
+        "ramp": i.ramp,
+        "ios": i.ios,
+        "bytes": i.bytes,
+        "iops": i.iops,
+        "bw_bytes": i.bw_bytes,
+        "lat_mean_ns": i.lat_mean_ns,
+        "p50_ns": i.p50_ns,
+        "p99_ns": i.p99_ns,
+        "p999_ns": i.p999_ns,
+    }
+
+
+def records(
+    run: RunRow, rows: list[MeasurementRow], series: dict[int, list[Interval]] | None = None
+) -> list[dict[str, Any]]:
+    """One record per measurement; with ``series`` (point index: its intervals, every
+    host's), each record's ``series`` too (empty for a point without one)."""
     recs = []
     for r in rows:
         p = r.point
@@ -112,6 +153,8 @@ def records(run: RunRow, rows: list[MeasurementRow]) -> list[dict[str, Any]]:
             for ph in p.hosts if p is not None else []:
                 if ph.label in rec["hosts"]:
                     rec["hosts"][ph.label]["target"] = ph.target.to_dict()
+        if series is not None:
+            rec["series"] = [interval_record(i) for i in series.get(r.point_idx, [])]
         recs.append(rec)
     return recs
 
@@ -121,9 +164,11 @@ def to_json(
     rows: list[MeasurementRow],
     events: list[EventRow] | None = None,
     answer: dict[str, Any] | None = None,
+    series: dict[int, list[Interval]] | None = None,
 ) -> str:
     """The run, its measurements and its timeline events (at: unix time, s) as JSON; with
-    ``answer``, its suite's answer (analysis/answers.py answer_data) under "answer"."""
+    ``answer``, its suite's answer (analysis/answers.py answer_data) under "answer"; with
+    ``series`` (point index: intervals), each measurement's time series under "series"."""
     doc = {
         "run": {
             "id": run.id,
@@ -138,8 +183,14 @@ def to_json(
             "overrides": run.overrides,
             "inventory": run.inventory,
         },
-        "units": {"bw_bytes": "bytes/s", "latency": "ns", "runtime_s": "s", "cpu": "percent"},
-        "measurements": records(run, rows),
+        "units": {
+            "bw_bytes": "bytes/s",
+            "latency": "ns",
+            "runtime_s": "s",
+            "cpu": "percent",
+            "series": SERIES_UNITS,
+        },
+        "measurements": records(run, rows, series),
         "events": [
             {"at": e.at, "kind": e.kind, "message": e.message, "data": e.data} for e in events or []
         ],
@@ -147,6 +198,27 @@ def to_json(
     if answer is not None:
         doc["answer"] = answer
     return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def series_json(run: RunRow, rows: list[MeasurementRow], series: dict[int, list[Interval]]) -> str:
+    """Every interval of every point that has a series, as JSON: per point its index
+    (0-based, as in the JSON export of measurements), its measurement (null for a point
+    that never finished: its intervals were written while it ran) and its intervals (every
+    host's)."""
+    ids = {r.point_idx: r.id for r in rows}
+    doc = {
+        "run": {"id": run.id, "name": run.name},
+        "units": SERIES_UNITS,
+        "points": [
+            {
+                "point": idx,
+                "measurement": ids.get(idx),
+                "series": [interval_record(i) for i in intervals],
+            }
+            for idx, intervals in sorted(series.items())
+        ],
+    }
+    return json.dumps(doc, indent=2) + "\n"
 
 
 def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:

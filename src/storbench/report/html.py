@@ -1,6 +1,7 @@
 """The HTML report: one self-contained file (styles, script and charts inline; no request
 leaves the page) with the test bed, the plan, a summary table, charts with hover values and,
-one click away from any point, its fio job file and raw output.
+one click away from any point, its time chart (charts/timechart.py), fio job file and raw
+output.
 
 Escaping: every value from a plan, a host or fio reaches the page through Jinja2 with
 autoescape on (and control characters written out, :func:`_visible`), or through
@@ -32,7 +33,7 @@ from storbench import __version__
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import PERCENTILES, pct_key
-from storbench.report import charts
+from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
 from storbench.report.comparison import pair_note
@@ -275,6 +276,9 @@ def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
                     "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
                     "stderr": raw["stderr"],
                     "hosts": host_rows(m.measurement),
+                    "row": m,  # for its time chart (see report/pointcharts.py)
+                    "timechart": None,
+                    "timechart_left_out": False,
                 }
             )
         label = " ".join(f"{k}={v}" for k, v in s.axes.items())
@@ -282,6 +286,7 @@ def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
         out.append(
             {
                 "ref": res.anchor(s),
+                "title": f"#{s.index + 1} {s.target.label} · {s.workload} {label}".rstrip(),
                 "no": s.index + 1,
                 "target": s.target.label,
                 "target_path": s.target.path,
@@ -533,6 +538,7 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
     )
     run_ctx = [_run_context(store, res) for res in runs]
     elided = _fit_raw_outputs(store, run_ctx)
+    left_out = pointcharts.time_charts(store, run_ctx)
     ctx = {
         "title": title,
         "testbed": _testbed(run_ctx),
@@ -541,6 +547,8 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
         "nonce": secrets.token_urlsafe(18),
         "runs": run_ctx,
         "raw_elided": elided,
+        "timecharts_left_out": left_out,
+        "max_time_charts": pointcharts.MAX_TIME_CHARTS,
         "headlines": _headline_figures(runs),
         "answers": _answers(runs),
         "chart_sections": _charts(runs, cmps),

@@ -23,7 +23,9 @@ mathtext), the ``<title>`` of each point and the ``data-ref`` attribute, both es
 (:mod:`storbench.report.safe`): XML cannot hold them.
 
 Modules: ``model`` (runs, charts, panels, lines, marks; the figures), ``build`` (charts from
-runs), ``draw`` (matplotlib, SVG annotation).
+runs), ``draw`` (matplotlib, SVG annotation); a point's time chart (its series over time, for
+the HTML report): ``timechart`` (downsampling, shaded spans, event markers, hover texts) and
+``timedraw`` (matplotlib, SVG annotation).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import math
 import multiprocessing
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -293,17 +294,29 @@ def _render_one(item: tuple[Chart, str]) -> str:
 def render_inline_svgs(items: list[tuple[Chart, str]]) -> list[str]:
     """:func:`render_inline_svg` of each (chart, prefix), in worker processes when there is
     enough to draw and more than one CPU to draw it on; the results in the same order."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     panels = sum(len(c.panels) for c, _ in items)
+    return in_workers(_render_one, items, panels, size=lambda item: len(item[0].panels))
+
+
+def in_workers(
+    fn: Callable[[Any], str],
+    items: list[Any],
+    panels: int,
+    size: Callable[[Any], int] = lambda _: 1,
+) -> list[str]:
+    """``fn`` (a module-level function: it is called in the workers) of each item, in the
+    items' order: in worker processes (fork) when they draw ``panels`` panels or more
+    (``PARALLEL_PANELS``) and the machine has more than one CPU; the biggest (``size``)
+    first, so that no worker is left with a big one at the end."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if (cpus or 1) < 2 or len(items) < 2 or panels < PARALLEL_PANELS:
-        return [_render_one(item) for item in items]
+        return [fn(item) for item in items]
     import matplotlib.figure  # noqa: F401  (imported once, before the workers fork)
 
     workers = min(len(items), cpus or 1, 8)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        # the biggest first, so that no worker is left with a big chart at the end
-        order = sorted(range(len(items)), key=lambda i: -len(items[i][0].panels))
-        done = dict(zip(order, pool.map(_render_one, [items[i] for i in order]), strict=True))
+        order = sorted(range(len(items)), key=lambda i: -size(items[i]))
+        done = dict(zip(order, pool.map(fn, [items[i] for i in order]), strict=True))
     return [done[i] for i in range(len(items))]
 
 
