@@ -38,7 +38,7 @@ from storbench.report.ceph import ceph_report
 from storbench.report.series import series_csv, timeline
 from storbench.report.steady import rounds_text
 from storbench.report.terminal import summary_table
-from storbench.store import Store, StoreError, default_db_path
+from storbench.store import RunRow, Store, StoreError, default_db_path
 from storbench.units import fmt_duration
 
 
@@ -152,6 +152,41 @@ def print_run(store: Store, run_id: int) -> None:
     )
 
 
+def _show_point(store: Store, r: RunRow, point_no: int) -> None:
+    """``show RUN --point N``: the point's command, steady-state rounds, time series, job
+    file and raw output."""
+    rows = [m for m in store.measurements(r.id) if m.point_idx == point_no - 1]
+    if not rows:
+        raise NotFoundError(
+            f"run {r.id} has no measurement for point {point_no}",
+            fix=f"points are numbered 1..{r.points}",
+        )
+    raw = store.raw(rows[0].id)
+    out.print(
+        f"# run {r.id} point {point_no}: status {rows[0].status}"
+        + (f" ({rows[0].error})" if rows[0].error else ""),
+        markup=False,
+    )
+    for cmd in _commands(raw["command"]):
+        out.print("# command: " + shlex.join(cmd), markup=False)
+    rounds = rounds_text(rows[0].measurement)
+    if rounds:
+        out.print("# steady state (SNIA PTS rounds):", markup=False)
+        out.print(rounds, markup=False, highlight=False)
+    series = store.intervals(r.id, point_no - 1)
+    if series:
+        out.print("# time series (t: end of each interval, s after the engine started):")
+        out.print(timeline(series), markup=False, highlight=False)
+    if raw["job_file"]:
+        out.print("# job file:", markup=False)
+        out.print(raw["job_file"], end="", markup=False)
+    out.print("# raw output:", markup=False)
+    out.print(raw["raw_output"] or "", markup=False)
+    if raw["stderr"]:
+        out.print("# stderr:", markup=False)
+        out.print(raw["stderr"], markup=False)
+
+
 def _print_hosts(store: Store, run_id: int, summaries: list[PointSummary]) -> None:
     """A run on several hosts: each point's aggregate beside every host's own figures, the
     points to read with care (partial, hosts overlapping < 90 %), client scaling."""
@@ -194,36 +229,7 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
     store = Store(db_path, write=False)
     r = store.run(run_ref)
     if point_no is not None:
-        rows = [m for m in store.measurements(r.id) if m.point_idx == point_no - 1]
-        if not rows:
-            raise NotFoundError(
-                f"run {r.id} has no measurement for point {point_no}",
-                fix=f"points are numbered 1..{r.points}",
-            )
-        raw = store.raw(rows[0].id)
-        out.print(
-            f"# run {r.id} point {point_no}: status {rows[0].status}"
-            + (f" ({rows[0].error})" if rows[0].error else ""),
-            markup=False,
-        )
-        for cmd in _commands(raw["command"]):
-            out.print("# command: " + shlex.join(cmd), markup=False)
-        rounds = rounds_text(rows[0].measurement)
-        if rounds:
-            out.print("# steady state (SNIA PTS rounds):", markup=False)
-            out.print(rounds, markup=False, highlight=False)
-        series = store.intervals(r.id, point_no - 1)
-        if series:
-            out.print("# time series (t: end of each interval, s after the engine started):")
-            out.print(timeline(series), markup=False, highlight=False)
-        if raw["job_file"]:
-            out.print("# job file:", markup=False)
-            out.print(raw["job_file"], end="", markup=False)
-        out.print("# raw output:", markup=False)
-        out.print(raw["raw_output"] or "", markup=False)
-        if raw["stderr"]:
-            out.print("# stderr:", markup=False)
-            out.print(raw["stderr"], markup=False)
+        _show_point(store, r, point_no)
         return
     host = r.inventory.get("host") or {}
     out.print(
