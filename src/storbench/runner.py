@@ -26,7 +26,7 @@ from types import FrameType
 from typing import Any, Protocol
 
 from storbench import engines, liveness, procguard
-from storbench.engines.base import RunContext, Session
+from storbench.engines.base import PointResult, RunContext, Session
 from storbench.engines.process import CephClient
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
@@ -59,6 +59,7 @@ class Observer(Protocol):
     def round_finished(
         self, point: Point, n: int, value: float, verdict: Verdict | None
     ) -> None: ...
+    def intervals(self, point: Point, rows: list[Interval]) -> None: ...
 
 
 @dataclass
@@ -164,7 +165,7 @@ def _execute(
         events=StoreEvents(store, run_id),
         should_stop=stop,
         host_names=_host_names(store, run_id),
-        series=(series := StoreSeries(store, run_id)),
+        series=(series := StoreSeries(store, run_id, observer)),
     )
     groups = engines.of_points(points)
     sessions: dict[str, Session] = {}
@@ -232,7 +233,8 @@ def _run_points(
             outcome.status = "interrupted"
             observer.point_interrupted(point)
             break
-        if result.interrupted or run.should_stop():
+        cut = result.interrupted or run.should_stop()
+        if cut and not _keeps_cut(point, result):
             outcome.status = "interrupted"
             observer.point_interrupted(point)
             break
@@ -252,6 +254,9 @@ def _run_points(
         outcome.ran += 1
         seconds = result.ended_at - result.started_at
         observer.point_finished(point, meas, n, len(points), seconds)
+        if cut:  # a soak point, kept with what it ran until Ctrl-C: the run ends here
+            outcome.status = "completed" if n == len(points) else "interrupted"
+            break
         if meas.status != "ok":
             outcome.failed += 1
             outcome.failures.append((point, meas.error or meas.status))
@@ -260,13 +265,24 @@ def _run_points(
                 break
 
 
+def _keeps_cut(point: Point, result: PointResult) -> bool:
+    """Whether a point cut short (Ctrl-C) is recorded: a soak point (``keep_cut``) whose
+    engine gave a result of the time it ran; it is marked ``cut_short``."""
+    meas = result.measurement
+    if not point.keep_cut or meas is None or meas.status != "ok" or not meas.directions:
+        return False
+    meas.extra["cut_short"] = round(result.ended_at - result.started_at, 3)
+    return True
+
+
 class StoreSeries:
     """Where the engines' intervals go while a point runs: into the database at once. A
     database that fails then (disk full) costs the series, not the point: the engine's
     process is not left running behind an exception."""
 
-    def __init__(self, store: Store, run_id: int) -> None:
+    def __init__(self, store: Store, run_id: int, observer: Observer | None = None) -> None:
         self.store, self.run_id = store, run_id
+        self.observer = observer  # hears each batch too (progress shows the latest figures)
         self.failed: str | None = None
         self.shift: dict[int, tuple[int, int]] = {}  # point -> (ms, seq) added to its rows
         self.next_seq: dict[int, int] = {}
@@ -290,6 +306,8 @@ class StoreSeries:
             rows = [dataclasses.replace(r, t_ms=r.t_ms + t, seq=r.seq + seq) for r in rows]
         last = max(r.seq for r in rows) + 1
         self.next_seq[point.index] = max(self.next_seq.get(point.index, 0), last)
+        if self.observer is not None:
+            self.observer.intervals(point, rows)
         try:
             self.store.add_intervals(self.run_id, point.index, rows)
         except StoreError as e:

@@ -16,12 +16,16 @@ Plain dataclasses: figures in base units named in the field (``_iops``, ``_bytes
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from storbench.analysis.soak import SoakAnswer, soak_answer
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee, Sweep, sweeps
 from storbench.plan import RADOS_BENCH
+from storbench.plan.soakkeys import SoakLimits
+from storbench.series import Interval
 
 # ---------------------------------------------------------------------------- qualify
 
@@ -301,16 +305,22 @@ def rados_groups(summaries: list[PointSummary]) -> list[RadosGroup]:
 
 # ---------------------------------------------------------------------------- any suite
 
-SuiteAnswer = QualifyAnswer | ProfilesAnswer | MatrixAnswer | RadosAnswer
+SuiteAnswer = QualifyAnswer | ProfilesAnswer | MatrixAnswer | RadosAnswer | SoakAnswer
 
 #: the suites whose report has an answer of its own
-KINDS = ("qualify", "profiles", "matrix", "rados")
+KINDS = ("qualify", "profiles", "matrix", "rados", "soak")
 
 
 def suite_answer(
-    kind: str | None, summaries: list[PointSummary], inventory: dict[str, Any]
+    kind: str | None,
+    summaries: list[PointSummary],
+    inventory: dict[str, Any],
+    series: Callable[[int], list[Interval]] | None = None,
 ) -> SuiteAnswer | None:
-    """The answer of a run whose plan asks for the ``kind`` report; None for other runs."""
+    """The answer of a run whose plan asks for the ``kind`` report; None for other runs.
+    ``series`` gives a point's intervals by its index (the soak answer is made of them)."""
+    if kind == "soak":
+        return soak_answer(summaries, series, inventory.get("soak") or SoakLimits().to_dict())
     if kind == "qualify":
         return QualifyAnswer(qualify_rows(summaries, inventory))
     if kind == "profiles":

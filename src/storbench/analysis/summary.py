@@ -121,6 +121,8 @@ class PointSummary(ClatOrLat):
     engine_figures: list[dict[str, Any]] = field(default_factory=list)
     #: per repetition that ran in steady-state rounds, how they ended (storbench.steady)
     steady: list[Verdict] = field(default_factory=list)
+    #: how long the point ran before Ctrl-C ended it (a soak point, kept), None: its time
+    cut_short_s: float | None = None
 
     def direction(self, name: str) -> DirSummary | None:
         return self.dirs.get(name)
@@ -203,6 +205,8 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
         verdict = verdict_of(meas)
         if verdict is not None:
             s.steady.append(verdict)
+        if "cut_short" in meas.extra:
+            s.cut_short_s = float(meas.extra["cut_short"])
         figures = engine_figures(meas)
         if figures is not None:
             s.engine_figures.append(figures)

@@ -129,6 +129,7 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
             summaries=summaries,
             inventory=r.inventory,
             ceph=ceph_report(r, store.events(r.id)),
+            series=lambda idx: store.intervals(r.id, idx),
             hosts=[
                 (f"{m.point_idx + 1} {m.point.label() if m.point else ''}".strip(), m.measurement)
                 for m in store.measurements(r.id)

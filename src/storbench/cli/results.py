@@ -15,6 +15,7 @@ import click
 
 from storbench import __version__, engines
 from storbench.analysis.answers import answer_data, suite_answer
+from storbench.analysis.soak import SoakAnswer
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.cli.app import (
     CONTEXT,
@@ -36,6 +37,7 @@ from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
 from storbench.report.series import series_csv, timeline
+from storbench.report.soak import soak_text
 from storbench.report.steady import rounds_text
 from storbench.report.terminal import summary_table
 from storbench.store import RunRow, Store, StoreError, default_db_path
@@ -128,8 +130,12 @@ def print_run(store: Store, run_id: int) -> None:
         out.print(summary_table(summaries, title=title))
     else:
         out.print(title)
-    answer = suite_answer(r.inventory.get("report"), summaries, r.inventory)
+    answer = suite_answer(
+        r.inventory.get("report"), summaries, r.inventory, lambda idx: store.intervals(r.id, idx)
+    )
     kind = answer.kind if answer else None
+    if isinstance(answer, SoakAnswer):
+        out.print(soak_text(answer), markup=False, highlight=False)
     if answer is not None and kind == "qualify":
         if answer.rows:
             out.print(suite_report.qualify_text(answer.rows))
@@ -331,7 +337,12 @@ def export(
     if fmt in (None, "json"):
         answer = None
         if r.inventory.get("report"):
-            found = suite_answer(r.inventory["report"], load_summaries(store, r.id), r.inventory)
+            found = suite_answer(
+                r.inventory["report"],
+                load_summaries(store, r.id),
+                r.inventory,
+                lambda idx: store.intervals(r.id, idx),
+            )
             answer = answer_data(found) if found else None
         points = {m.point_idx: store.intervals(r.id, m.point_idx, host=None) for m in rows}
         text = export_mod.to_json(r, rows, store.events(r.id), answer, points)

@@ -136,7 +136,8 @@ def run(
             source=p.source,
             plan_text=p.text,
             overrides=overrides,
-            inventory={**pre.inventory, "report": p.report},
+            inventory={**pre.inventory, "report": p.report}
+            | ({"soak": p.soak.to_dict()} if p.report == "soak" else {}),
             fio_version=engines.run_version(points),
             storbench_version=__version__,
             argv=sys.argv,

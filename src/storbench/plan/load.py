@@ -26,6 +26,7 @@ from storbench.plan.rules import (
     TARGET_OPTIONS,
     TOP_KEYS,
 )
+from storbench.plan.soakkeys import soak_limits
 from storbench.plan.steadykeys import steady_state
 from storbench.plan.targets import _TargetRules, parse_target_arg
 from storbench.plan.workloads import _WorkloadRules
@@ -169,12 +170,12 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         stem = Path(self.source.removeprefix("suite:")).stem
         values = self.read_keys(schema.PLAN, doc, doc, None, origin=True, unset={"name": stem})
         name, repeat, report = values["name"], values["repeat"], values["report"]
-        description = values["description"] or ""
 
         global_opts = (
             self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}
         )
         workloads = self.workloads(doc, global_opts)
+        self.apply_duration(values, workloads, doc)
         if target_args:
             targets = [parse_target_arg(a, self.ceph_conf) for a in target_args]
             self.target_at.update((t, a) for t, a in zip(targets, target_args, strict=True))
@@ -208,13 +209,14 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             targets=targets,
             workloads=workloads,
             repeat=repeat,
-            description=description,
+            description=values["description"] or "",
             report=report,
             overrides=list(sets),
             hosts=hosts,
             max_points=self.max_points,
             interval_ms=schema.interval_ms(values["interval"]),
             steady_state=steady_state(values["steady_state"]),
+            soak=soak_limits(values["soak"]),
         )
         self.check_steady(plan, doc)
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)

@@ -28,6 +28,7 @@ from storbench.plan.rules import (
     WRITE_RW,
     WRITING_ENGINES,
 )
+from storbench.plan.soakkeys import SoakLimits
 from storbench.series import DEFAULT_INTERVAL_MS
 from storbench.steady import SteadyState
 from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
@@ -164,6 +165,8 @@ class Point:
     interval_ms: int = DEFAULT_INTERVAL_MS
     #: run in rounds until steady state (storbench.steady), or None: its fixed time
     steady: SteadyState | None = None
+    #: recorded even when cut short (Ctrl-C): a soak run's point is what ran until then
+    keep_cut: bool = False
 
     @property
     def writes(self) -> bool:
@@ -201,6 +204,7 @@ class Point:
                 {"interval_ms": self.interval_ms} if self.interval_ms != DEFAULT_INTERVAL_MS else {}
             ),
             **({"steady": self.steady.to_dict()} if self.steady else {}),
+            **({"keep_cut": True} if self.keep_cut else {}),
         }
 
     @classmethod
@@ -218,6 +222,7 @@ class Point:
             hosts=[PointHost.from_dict(h) for h in d.get("hosts") or []],
             interval_ms=int(d.get("interval_ms", DEFAULT_INTERVAL_MS)),
             steady=SteadyState.from_dict(d["steady"]) if d.get("steady") else None,
+            keep_cut=bool(d.get("keep_cut")),
         )
 
 
@@ -277,6 +282,7 @@ class Plan:
     max_points: int = MAX_POINTS
     interval_ms: int = DEFAULT_INTERVAL_MS
     steady_state: SteadyState | None = None
+    soak: SoakLimits = field(default_factory=SoakLimits)
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""
@@ -351,6 +357,7 @@ class Plan:
                                 hosts=hosts,
                                 interval_ms=self.interval_ms,
                                 steady=self.steady_state,
+                                keep_cut=self.report == "soak",
                             )
                         )
         return points

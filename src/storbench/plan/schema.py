@@ -17,6 +17,7 @@ from typing import Any
 
 from storbench.errors import suggestion
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
+from storbench.plan.soakkeys import duration_problem, soak_problem
 from storbench.plan.steadykeys import problem as steady_problem
 from storbench.plan.yamlpos import _describe
 from storbench.series import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INTERVAL_MS
@@ -315,10 +316,27 @@ PLAN = Section(
             check=steady_problem,
         ),
         Key(
+            "duration",
+            "time, whole seconds",
+            "Run every workload this long (fio: `runtime` and `time_based`; rados bench: "
+            "`runtime`), replacing their own times. The `soak` suite needs it.",
+            default="each workload's own `runtime`",
+            check=duration_problem,
+        ),
+        Key(
+            "soak",
+            "mapping: iops_cv, p99_cv, trend, first_last, stalls",
+            "The limits of a soak run's stability verdict (`report: soak`): the intervals' "
+            "coefficient of variation of IOPS and of p99, the IOPS trend per hour, the last "
+            "hour against the first (all % of the mean) and the stalls allowed.",
+            default="iops_cv 10%, p99_cv 50%, trend 5%, first_last 10%, stalls 0",
+            check=soak_problem,
+        ),
+        Key(
             "report",
             "choice",
             "Which suite's answer the reports show for the run.",
-            values=("qualify", "profiles", "matrix", "rados"),
+            values=("qualify", "profiles", "matrix", "rados", "soak"),
             default="the summary table only",
             check=_report,
         ),

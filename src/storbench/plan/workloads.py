@@ -20,6 +20,7 @@ from storbench.plan.rules import (
     RADOS_BENCH_DEFAULTS,
     RADOS_BENCH_KEYS,
 )
+from storbench.plan.soakkeys import duration_s
 from storbench.plan.yamlpos import _compound, _describe, _position, _submap
 from storbench.units import UnitError, fmt_size_short, parse_size
 
@@ -259,6 +260,27 @@ class _WorkloadRules:
                         f"[{', '.join(str(k) for k in range(1, len(hosts) + 1))}]`",
                         origin_key="clients",
                     )
+
+    def apply_duration(
+        self, values: dict[str, Any], workloads: list[Workload], doc: CommentedMap
+    ) -> None:
+        """``duration:`` replaces every workload's time (fio runs it ``time_based``); the
+        soak suite (``report: soak``) cannot run without one."""
+        secs = duration_s(values["duration"])
+        if secs is None:
+            if values["report"] == "soak":
+                raise self.err(
+                    "a soak run needs `duration`: how long its load runs",
+                    doc,
+                    "report",
+                    fix="e.g. --set duration=6h (or 30m, 90s)",
+                )
+            return
+        for wl in workloads:
+            wl.options.pop("timeout", None)  # fio's alias of runtime
+            wl.options["runtime"] = secs
+            if wl.options.get("engine") != RADOS_BENCH:
+                wl.options["time_based"] = 1
 
     def check_steady(self, plan: Plan, doc: CommentedMap) -> None:
         """Steady-state rounds rerun a workload for a fixed time each: rados bench's runs

@@ -5,7 +5,7 @@ presenters import it; it imports none of them, so report/'s arrows point one way
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from storbench.analysis.stats import Spread
 from storbench.analysis.summary import PointSummary
@@ -141,3 +141,15 @@ def steady_cell(s: PointSummary) -> str:
     if missed:
         return f"NOT REACHED in {len(missed)} of {len(s.steady)}"
     return f"reached ({len(s.steady)} of {len(s.steady)})"
+
+
+@dataclass
+class AnswerTable:
+    """A suite's answer as a table of text cells, for presenters that draw their own tables
+    (the HTML report): formatted like the Markdown, escaped by the presenter."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    right: set[int] = field(default_factory=set)  # columns aligned right
+    notes: list[str] = field(default_factory=list)

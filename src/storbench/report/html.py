@@ -494,7 +494,8 @@ def _answers(runs: list[RunResults]) -> list[tuple[str, list[AnswerTable]]]:
     """Each run's suite answer (analysis/answers.py) as the tables report/suites.py makes."""
     out = []
     for res in runs:
-        answer = suite_answer(res.run.inventory.get("report"), res.summaries, res.run.inventory)
+        inventory = res.run.inventory
+        answer = suite_answer(inventory.get("report"), res.summaries, inventory, res.series)
         if answer is not None and answer.rows:
             out.append((res.label, answer_tables(answer)))
     return out

@@ -15,11 +15,13 @@ Names and messages show as themselves: every one passes through safe.md_text (or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.compare import Comparison
+from storbench.analysis.soak import SoakAnswer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import Measurement
 from storbench.report import suites
@@ -38,6 +40,8 @@ from storbench.report.hosts import host_rows
 from storbench.report.safe import md_cell as _cell
 from storbench.report.safe import md_code, md_text
 from storbench.report.safe import md_table as table
+from storbench.report.soak import soak_markdown
+from storbench.series import Interval
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 
@@ -55,6 +59,8 @@ class RunReport:
     hosts: list[tuple[str, Measurement]] = field(default_factory=list)
     # the run's Ceph clusters and timeline (report/ceph.py: ceph_report), None without
     ceph: CephReport | None = None
+    # a point's intervals by its index (the soak answer is made of them)
+    series: Callable[[int], list[Interval]] | None = None
 
     @property
     def title(self) -> str:
@@ -156,7 +162,7 @@ def run_markdown(run: RunReport) -> str:
     head = f"## {md_text(run.title)}\n\n"
     if not s:
         return head + "(no measurements)\n" + ceph_markdown(run.ceph)
-    answer = suite_answer(run.report, s, run.inventory)
+    answer = suite_answer(run.report, s, run.inventory, run.series)
     if answer is None:
         body = summary_markdown(s)
     elif isinstance(answer, suites.QualifyAnswer):
@@ -165,6 +171,8 @@ def run_markdown(run: RunReport) -> str:
         body = suites.profiles_markdown(answer.rows)
     elif isinstance(answer, suites.MatrixAnswer):
         body = matrix_markdown(s, answer.rows)
+    elif isinstance(answer, SoakAnswer):
+        body = soak_markdown(answer, summary_markdown(s))
     else:
         body = rados_markdown(s, answer.rows)
     return head + body + hosts_markdown(run.hosts) + ceph_markdown(run.ceph)

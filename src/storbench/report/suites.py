@@ -3,7 +3,6 @@ rados (seed 000's appendix: rados bench with one column per client count)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from rich.table import Table
@@ -19,6 +18,7 @@ from storbench.analysis.answers import (  # noqa: F401  (re-exported: the data r
     QualifyRow,
     RadosAnswer,
     RadosGroup,
+    SoakAnswer,
     SuiteAnswer,
     is_rados_bench,
     matrix_rows,
@@ -29,7 +29,9 @@ from storbench.analysis.answers import (  # noqa: F401  (re-exported: the data r
 )
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee
+from storbench.report.fmt import AnswerTable
 from storbench.report.safe import md_table, md_text
+from storbench.report.soak import soak_tables
 from storbench.units import (
     UnitError,
     fmt_iops,
@@ -343,18 +345,6 @@ def rados_markdown(groups: list[RadosGroup]) -> str:
 # ---------------------------------------------------------------------------- answer tables
 
 
-@dataclass
-class AnswerTable:
-    """A suite's answer as a table of text cells, for presenters that draw their own tables
-    (the HTML report): formatted like the Markdown, escaped by the presenter."""
-
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    right: set[int] = field(default_factory=set)  # columns aligned right
-    notes: list[str] = field(default_factory=list)
-
-
 def answer_tables(answer: SuiteAnswer) -> list[AnswerTable]:
     """The tables of a suite's answer, in the order the Markdown report shows them."""
     if isinstance(answer, QualifyAnswer):
@@ -363,6 +353,8 @@ def answer_tables(answer: SuiteAnswer) -> list[AnswerTable]:
         return _profiles_tables(answer.rows)
     if isinstance(answer, MatrixAnswer):
         return _matrix_tables(answer.rows)
+    if isinstance(answer, SoakAnswer):
+        return soak_tables(answer)
     several = len({g.target for g in answer.rows}) > 1
     return [_rados_table(g, several=several) for g in answer.rows]
 

@@ -33,6 +33,7 @@ from storbench.report.fmt import (
     latency_label,
 )
 from storbench.report.safe import one_line, visible
+from storbench.series import Interval
 from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
 
@@ -131,6 +132,7 @@ class ProgressReporter:
         self.offset = offset
         self.progress: Progress | None = None
         self.task: Any = None
+        self.said_at: dict[int, int] = {}  # point -> the t (ms) of its last interval line
 
     def __enter__(self) -> ProgressReporter:
         if self.live:
@@ -185,6 +187,24 @@ class ProgressReporter:
         self, point: Point, n: int, value: float, verdict: steady.Verdict | None
     ) -> None:
         self._say(f"      {round_line(point, n, value, verdict)}")
+
+    def intervals(self, point: Point, rows: list[Interval]) -> None:
+        """The latest interval's figures: on the live line, and as a line a minute of the
+        point's load on a plain console (a soak runs for hours)."""
+        own = [r for r in rows if not r.host] or rows
+        t = max(r.t_ms for r in own)
+        latest = [r for r in own if r.t_ms == t]
+        figures = "; ".join(
+            f"{r.direction} {fmt_iops(r.iops)} IOPS p99 {fmt_ns(r.p99_ns)}" for r in latest
+        )
+        planned = f" of {fmt_duration(point.est_seconds)}" if point.est_seconds else ""
+        line = f"{fmt_duration(t / 1000)}{planned}: {figures}"
+        if self.progress is not None:
+            desc = f"{point.target.label} {point.label()}  {line}"
+            self.progress.update(self.task, description=one_line(desc))
+        elif t - self.said_at.get(point.index, 0) >= 60_000:
+            self.said_at[point.index] = t
+            self._say(f"      {line}")
 
     def point_interrupted(self, point: Point) -> None:
         self._say(f"interrupted during {point.label()}: that point is not recorded", "yellow")

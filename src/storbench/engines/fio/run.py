@@ -73,7 +73,9 @@ def run_point(
     )
     intervals = stream.close() if stream is not None else []
     raw, reports = stream.kept() if stream is not None else ("", 0)
-    meas, warnings = _local_measurement(raw, stderr, rc)
+    # stopped by us (SIGINT), fio still prints the result of the time it ran and exits 128:
+    # that result stands (the runner decides whether a cut point is kept)
+    meas, warnings = _local_measurement(raw, stderr, 0 if interrupted and raw.strip() else rc)
     if reports:
         meas.extra["status_reports"] = reports  # read into the series, not kept as text
     return FioRun(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.metrics import LatencyStats
+from storbench.series import Interval
 from storbench.store import MeasurementRow, RunRow, Store
 from storbench.units import fmt_iops, fmt_ns
 
@@ -44,6 +45,8 @@ class RunResults:
     rows: list[MeasurementRow] = field(default_factory=list)
     filters: str = ""  # "target=/dev/sdb,bs=4k" when filtered
     tag: str = ""  # tells apart two sides from the same run in one page
+    #: a point's intervals by its index (the soak answer is made of them)
+    series: Callable[[int], list[Interval]] | None = None
 
     @property
     def short(self) -> str:
@@ -74,7 +77,13 @@ def load_run(store: Store, ref: str | int) -> RunResults:
         summaries = select(summaries, spec.filters, what=f"run {run.id} ({spec.text})")
         keys = {s.key for s in summaries}
         rows = [m for m in rows if m.point is not None and m.point.key in keys]
-    return RunResults(run=run, summaries=summaries, rows=rows, filters=spec.filter_text)
+    return RunResults(
+        run=run,
+        summaries=summaries,
+        rows=rows,
+        filters=spec.filter_text,
+        series=lambda idx: store.intervals(run.id, idx),
+    )
 
 
 def load_runs(store: Store, refs: list[str]) -> list[RunResults]:
