@@ -20,6 +20,7 @@ one core with one pool: keep the interval well above the sample's duration.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -37,10 +38,12 @@ from storbench.preflight.ceph import (
 
 __all__ = ["UNREACHABLE", "HealthMonitor", "HealthSample", "sample_health"]
 
+#: ``ceph status``'s pgmap figures of the cluster's throughput a sample keeps (bytes/s).
+IO_KEYS = ("read_bytes_sec", "write_bytes_sec", "recovering_bytes_per_sec")
 #: The status of a sample whose query failed (the cluster could not be asked).
 UNREACHABLE = "UNREACHABLE"
 #: status, check codes, (pool, ((PG state, count), ...)) per pool with inactive PGs
-_Key = tuple[str, tuple[str, ...], tuple[tuple[str, tuple[tuple[str, int], ...]], ...]]
+_Key = tuple[str, tuple[str, ...], tuple[tuple[str, tuple[tuple[str, int], ...]], ...], bool | None]
 #: Seconds stop() waits for the thread to end (a ceph command in flight ends within
 #: ceph_json's timeout; the thread is a daemon thread, and reports nothing after stop()).
 STOP_TIMEOUT = 5.0
@@ -58,6 +61,11 @@ class HealthSample:
     - ``detail``: the checks as ``ceph status`` gives them (code -> severity, summary),
       or ``{"error": text}`` when the cluster could not be asked; a pool
       whose PG states could not be read adds ``{"pg_errors": {pool: text}}``
+    - ``clean``: whether every PG of the cluster is active+clean: HEALTH_OK alone is not
+      healed (it shows for a second after an OSD restarts while no PG of a size-2 pool is
+      active)
+    - ``io``: ``read_bytes_sec``, ``write_bytes_sec`` (client I/O) and
+      ``recovering_bytes_per_sec`` of the cluster (``ceph status``'s pgmap; 0 when absent)
     """
 
     at: float
@@ -65,6 +73,10 @@ class HealthSample:
     checks: tuple[str, ...] = ()
     inactive: dict[str, dict[str, int]] = field(default_factory=dict)
     detail: dict[str, Any] = field(default_factory=dict)
+    #: every PG of the cluster active+clean (None: not known, e.g. what preflight saw)
+    clean: bool | None = None
+    #: the cluster's client and recovery throughput as ``ceph status`` gives it (bytes/s)
+    io: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -100,12 +112,22 @@ class HealthSample:
         )
 
     def key(self) -> _Key:
-        """What a change is a change of: status, check codes, inactive PG states per pool."""
+        """What a change is a change of: status, check codes, inactive PG states per pool,
+        all PGs active+clean or not."""
         return (
             self.status,
             self.checks,
             tuple((p, tuple(sorted(s.items()))) for p, s in sorted(self.inactive.items())),
+            self.clean,
         )
+
+    def differs(self, other: HealthSample) -> bool:
+        """Whether this is a change from ``other``: their keys differ (the PGs' cleanness
+        only where both know it: preflight's baseline does not)."""
+        a, b = self.key(), other.key()
+        if self.clean is None or other.clean is None:
+            a, b = a[:3], b[:3]
+        return a != b
 
     def message(self) -> str:
         """One line: ``HEALTH_WARN: OSD_DOWN (1 osds down); PG_DEGRADED (...); pool deg: 8
@@ -124,6 +146,8 @@ class HealthSample:
             parts.append(f"pool {pool}: {n} PG{'s' if n != 1 else ''} inactive ({listed})")
         for pool, error in (self.detail.get("pg_errors") or {}).items():
             parts.append(f"pool {pool}: PG states unknown ({error})")
+        if self.clean is False and not self.inactive:
+            parts.append("not every PG active+clean")
         return self.status + (": " + "; ".join(parts) if parts else "")
 
     def to_dict(self) -> dict[str, Any]:
@@ -133,6 +157,8 @@ class HealthSample:
             "checks": list(self.checks),
             "inactive": {p: dict(s) for p, s in self.inactive.items()},
             "detail": self.detail,
+            **({"clean": self.clean} if self.clean is not None else {}),
+            **({"io": self.io} if self.io else {}),
         }
 
 
@@ -160,8 +186,12 @@ def sample_health(
         return HealthSample.unreachable(str(e), at=at)
     except Exception as e:  # a reply of an unexpected shape: still no exception
         return HealthSample.unreachable(f"unexpected reply to `ceph status`: {e!r}", at=at)
+    more = {
+        "clean": num_pgs > 0 and by_state.get("active+clean", 0) == num_pgs,
+        "io": {k: float(pgmap.get(k) or 0) for k in IO_KEYS},
+    }
     if not pools or (not inactive_pgs(by_state) and sum(by_state.values()) == num_pgs):
-        return HealthSample.of(status, checks, {}, at=at)
+        return dataclasses.replace(HealthSample.of(status, checks, {}, at=at), **more)
     own = executor is None
     ex = executor or ThreadPoolExecutor(max_workers=len(pools))
     try:
@@ -178,7 +208,8 @@ def sample_health(
     finally:
         if own:
             ex.shutdown(wait=True)
-    return HealthSample.of(status, checks, states, at=at, pg_errors=errors)
+    sample = HealthSample.of(status, checks, states, at=at, pg_errors=errors)
+    return dataclasses.replace(sample, **more)
 
 
 class HealthMonitor:
@@ -211,6 +242,7 @@ class HealthMonitor:
         *,
         interval: float = 10.0,
         initial: HealthSample | None = None,
+        on_sample: Callable[[HealthSample], None] | None = None,
     ) -> None:
         if interval <= 0:
             raise ValueError(f"interval must be > 0 s, not {interval!r}")
@@ -219,6 +251,7 @@ class HealthMonitor:
         self.on_change = on_change
         self.interval = float(interval)
         self.last: HealthSample | None = initial
+        self.on_sample = on_sample  # every sample (its throughput), from the thread
         self.callback_errors: list[BaseException] = []
         self._count = 0
         self._stop = threading.Event()
@@ -266,8 +299,13 @@ class HealthMonitor:
                 self._count += 1
                 if self._stop.is_set():
                     break
+                if self.on_sample is not None:
+                    try:
+                        self.on_sample(sample)
+                    except Exception as e:
+                        self.callback_errors.append(e)
                 previous = self.last
-                if previous is None or sample.key() != previous.key():
+                if previous is None or sample.differs(previous):
                     self.last = sample
                     with self._emit:
                         if self._closed:

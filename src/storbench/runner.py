@@ -26,6 +26,7 @@ from types import FrameType
 from typing import Any, Protocol
 
 from storbench import engines, liveness, procguard
+from storbench.drills import Drill
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.engines.process import CephClient
 from storbench.metrics import Measurement
@@ -48,6 +49,8 @@ from storbench.store import RunRow, Store, StoreError
 
 #: Seconds between two samples of a Ceph cluster's health while a run executes.
 HEALTH_INTERVAL = 10.0
+#: ... and while a run with a failure drill executes (the time to heal is measured with it)
+DRILL_HEALTH_INTERVAL = 2.0
 
 
 class Observer(Protocol):
@@ -179,6 +182,8 @@ def _execute(
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     store.set_status(run_id, "running", ended=False)
+    if health_interval > 0 and any(p.actions for p in points):
+        health_interval = min(health_interval, DRILL_HEALTH_INTERVAL)
     monitors = _health_monitors(store, run_id, points, health_interval, clusters or [])
     sizes = scratch_sizes(points)
     try:
@@ -223,12 +228,7 @@ def _run_points(
         try:
             restore_layout(point, sizes)
             series.clear(point.index)  # of an earlier, interrupted try
-            session = sessions[point.engine]
-            if point.steady is None:
-                result = session.run(point)
-            else:
-                engine = engines.get(point.engine)
-                result = run_steady(engine, session, point, series, observer.round_finished)
+            result = _run_point(run, sessions[point.engine], point, series, observer)
         except KeyboardInterrupt:
             outcome.status = "interrupted"
             observer.point_interrupted(point)
@@ -263,6 +263,24 @@ def _run_points(
             if fail_fast:
                 outcome.status = "failed"
                 break
+
+
+def _run_point(
+    run: RunContext, session: Session, point: Point, series: StoreSeries, observer: Observer
+) -> PointResult:
+    """One point through its engine: in steady-state rounds when it asks for them, with its
+    drill's actions (drills.py) in a thread beside the load when it has some."""
+    drill = Drill(point, run.events) if point.actions else None
+    if drill is not None:
+        drill.start()
+    try:
+        if point.steady is None:
+            return session.run(point)
+        engine = engines.get(point.engine)
+        return run_steady(engine, session, point, series, observer.round_finished)
+    finally:
+        if drill is not None:
+            drill.stop()
 
 
 def _keeps_cut(point: Point, result: PointResult) -> bool:
@@ -403,7 +421,19 @@ def _health_monitors(
                 at=sample.at,
             )
 
-        m = HealthMonitor(client, pools, on_change, interval=interval, initial=initial)
+        def on_sample(sample: HealthSample, client: CephClient = client) -> None:
+            if sample.io or sample.clean is not None:
+                store.add_event(
+                    run_id,
+                    "cluster-io",
+                    f"{sample.status}, clean {sample.clean}",
+                    {"clean": sample.clean, **sample.io, "conf": client.conf},
+                    at=sample.at,
+                )
+
+        m = HealthMonitor(
+            client, pools, on_change, interval=interval, initial=initial, on_sample=on_sample
+        )
         m.start()
         monitors.append(m)
     return monitors

@@ -26,6 +26,7 @@ from storbench.cli.results import load_summaries
 from storbench.errors import UserError
 from storbench.report import markdown as md
 from storbench.report.ceph import ceph_report
+from storbench.report.drill import drills_of
 from storbench.report.terminal import comparison_text
 from storbench.store import Store
 
@@ -130,6 +131,7 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
             inventory=r.inventory,
             ceph=ceph_report(r, store.events(r.id)),
             series=lambda idx: store.intervals(r.id, idx),
+            drills=drills_of(store, r.id),
             hosts=[
                 (f"{m.point_idx + 1} {m.point.label() if m.point else ''}".strip(), m.measurement)
                 for m in store.measurements(r.id)

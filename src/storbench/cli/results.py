@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import gc
 import hashlib
@@ -36,6 +37,7 @@ from storbench.report import export as export_mod
 from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
+from storbench.report.drill import drill_text, drills_of
 from storbench.report.series import series_csv, timeline
 from storbench.report.soak import soak_text
 from storbench.report.steady import rounds_text
@@ -150,6 +152,9 @@ def print_run(store: Store, run_id: int) -> None:
         for line in suite_report.matrix_saturation(answer.rows):
             out.print(line)
     _print_hosts(store, run_id, summaries)
+    drill_rows = drills_of(store, run_id)
+    if drill_rows:
+        out.print(drill_text(drill_rows), markup=False, highlight=False)
     for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     out.print(
@@ -345,7 +350,8 @@ def export(
             )
             answer = answer_data(found) if found else None
         points = {m.point_idx: store.intervals(r.id, m.point_idx, host=None) for m in rows}
-        text = export_mod.to_json(r, rows, store.events(r.id), answer, points)
+        drills = [dataclasses.asdict(d) for d in drills_of(store, r.id)]
+        text = export_mod.to_json(r, rows, store.events(r.id), answer, points, drills)
     else:
         text = export_mod.to_csv(r, rows)
     emit(output, text, f"{len(rows)} measurements of run {r.id}")

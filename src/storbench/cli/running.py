@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from storbench import __version__, engines
+from storbench import __version__, drills, engines
 from storbench.cli.app import (
     CONTEXT,
     cli,
@@ -91,6 +91,12 @@ Examples:
     help="Run on a Ceph cluster that is HEALTH_ERR or has inactive PGs in a benchmarked "
     "pool (refused otherwise); its health is stored with the run either way.",
 )
+@click.option(
+    "--allow-disruption",
+    is_flag=True,
+    help="Let a failure drill (`actions:`) stop, start and mark out OSDs and set OSD flags on "
+    "the Ceph cluster the plan measures (refused otherwise, before any load).",
+)
 @health_interval_option
 def run(
     plan: str,
@@ -104,6 +110,7 @@ def run(
     dry_run: bool,
     keep_files: bool,
     allow_unhealthy: bool,
+    allow_disruption: bool,
     health_interval: float,
 ) -> None:
     """Run a plan file or a built-in suite and record every point.
@@ -120,6 +127,7 @@ def run(
     if dry_run:
         show_plan(p, points)
         return
+    _refuse_drill(points, allow_disruption)
     store = Store(db_path)
     header(p, points)
     busy = concurrent_refusal(store, points)
@@ -249,6 +257,9 @@ Examples:
 @click.option(
     "--allow-unhealthy", is_flag=True, help="As for `run`: measure an unhealthy Ceph cluster."
 )
+@click.option(
+    "--allow-disruption", is_flag=True, help="As for `run`: let a failure drill act on Ceph."
+)
 @health_interval_option
 def resume(
     run_ref: str,
@@ -257,6 +268,7 @@ def resume(
     destroy_data: tuple[str, ...],
     keep_files: bool,
     allow_unhealthy: bool,
+    allow_disruption: bool,
     health_interval: float,
 ) -> None:
     """Run the points of RUN that have no measurement yet (after Ctrl-C, a crash or a kill).
@@ -273,6 +285,7 @@ def resume(
     if not pending:
         out.print(f"run {r.id} has a measurement for every point; nothing to resume")
         return
+    _refuse_drill(pending, allow_disruption)
     was = r.effective_status
     r = store.claim(r.id, "resume")  # from here on no other process resumes it
     try:
@@ -341,3 +354,14 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
         err.print(f"{len(left)} object(s) could not be removed: {', '.join(left[:10])}")
         sys.exit(1)
     out.print(f"run {r.id}: its benchmark objects are removed")
+
+
+def _refuse_drill(points: list[Point], allowed: bool) -> None:
+    """A failure drill's Ceph steps only with --allow-disruption: refused before any load."""
+    why = drills.refusal(points, allowed)
+    if why:
+        raise PreflightError(
+            why,
+            fix="start the run with --allow-disruption if that cluster may be disrupted "
+            "(never a production cluster you are not allowed to break)",
+        )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.errors import PlanError
+from storbench.plan.actionkeys import Action
 from storbench.plan.rules import (
     CEPH_FIO_ENGINE,
     CEPH_KINDS,
@@ -142,6 +143,7 @@ class Workload:
     name: str
     options: dict[str, Any]  # global options, then the workload's own; lists are axes
     line: int | None = None
+    actions: list[Action] = field(default_factory=list)  # a drill's steps (actionkeys.py)
 
 
 @dataclass
@@ -167,6 +169,8 @@ class Point:
     steady: SteadyState | None = None
     #: recorded even when cut short (Ctrl-C): a soak run's point is what ran until then
     keep_cut: bool = False
+    #: steps at set times into its load (a failure drill: storbench.drills)
+    actions: list[Action] = field(default_factory=list)
 
     @property
     def writes(self) -> bool:
@@ -205,6 +209,7 @@ class Point:
             ),
             **({"steady": self.steady.to_dict()} if self.steady else {}),
             **({"keep_cut": True} if self.keep_cut else {}),
+            **({"actions": [a.to_dict() for a in self.actions]} if self.actions else {}),
         }
 
     @classmethod
@@ -223,6 +228,7 @@ class Point:
             interval_ms=int(d.get("interval_ms", DEFAULT_INTERVAL_MS)),
             steady=SteadyState.from_dict(d["steady"]) if d.get("steady") else None,
             keep_cut=bool(d.get("keep_cut")),
+            actions=[Action.from_dict(a) for a in d.get("actions") or []],
         )
 
 
@@ -358,6 +364,7 @@ class Plan:
                                 interval_ms=self.interval_ms,
                                 steady=self.steady_state,
                                 keep_cut=self.report == "soak",
+                                actions=list(wl.actions),
                             )
                         )
         return points

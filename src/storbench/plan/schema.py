@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from storbench.errors import suggestion
+from storbench.plan.actionkeys import daemons_problem
+from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
 from storbench.plan.soakkeys import duration_problem, soak_problem
 from storbench.plan.steadykeys import problem as steady_problem
@@ -333,6 +335,15 @@ PLAN = Section(
             check=soak_problem,
         ),
         Key(
+            "osd_daemons",
+            "mapping: stop, start (commands with {id}, may use {host})",
+            "How a drill's `osd_stop`/`osd_start` stop and start an OSD's daemon: `{id}` is "
+            "the OSD, `{host}` the host Ceph places it on (`ceph osd find`); e.g. cephadm's "
+            "`ceph orch daemon stop osd.{id}`, or `ssh {host} systemctl stop ceph-osd@{id}`.",
+            default="systemctl stop|start ceph-osd@{id} (on this machine)",
+            check=daemons_problem,
+        ),
+        Key(
             "report",
             "choice",
             "Which suite's answer the reports show for the run.",
@@ -471,6 +482,14 @@ WORKLOAD = Section(
             "What runs the workload.",
             values=("fio", "rados-bench"),
             default="fio",
+        ),
+        Key(
+            "actions",
+            "list of {at: time, STEP: value}",
+            "A failure drill: steps at set times into each point's load: `osd_stop`/"
+            "`osd_start`/`osd_out`/`osd_in` (an OSD id), `osd_set`/`osd_unset` (a flag such as "
+            "noout), `run` (a command on this machine); Ceph steps need --allow-disruption.",
+            check=actions_problem,
         ),
     ),
 )

@@ -11,6 +11,7 @@ from ruamel.yaml.comments import CommentedMap
 
 import storbench.plan.schema as schema
 from storbench.errors import PlanError
+from storbench.plan.actionkeys import FIX, Action, actions
 from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, mmap_file
 from storbench.plan.rules import (
@@ -22,7 +23,7 @@ from storbench.plan.rules import (
 )
 from storbench.plan.soakkeys import duration_s
 from storbench.plan.yamlpos import _compound, _describe, _position, _submap
-from storbench.units import UnitError, fmt_size_short, parse_size
+from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
 
 
 class _WorkloadRules:
@@ -181,8 +182,9 @@ class _WorkloadRules:
                     fix=f"write the workload's options under it, e.g.\n{example}",
                 )
             item = dict(item) if not isinstance(item, CommentedMap) else item
-            own_keys = {"name": item.get("name", f"w{i + 1}")}  # w1, w2... when left out
-            read = self.read_keys(schema.WORKLOAD, item, node, i, only=("name",), values=own_keys)
+            own_keys = {"name": item.get("name", f"w{i + 1}"), "actions": item.get("actions")}
+            only = ("name", "actions")  # w1, w2... when the name is left out
+            read = self.read_keys(schema.WORKLOAD, item, node, i, only=only, values=own_keys)
             name = str(read["name"]).strip()
             if name in seen:
                 raise self.err(
@@ -192,7 +194,7 @@ class _WorkloadRules:
                     fix="give each workload its own name",
                 )
             seen.add(name)
-            opts = {k: v for k, v in item.items() if k != "name"}
+            opts = {k: v for k, v in item.items() if k not in ("name", "actions")}
             where = f"workload {name!r}"
             engine = opts.get("engine", global_opts.get("engine", "fio"))
             if engine not in ENGINES:
@@ -214,7 +216,8 @@ class _WorkloadRules:
                 self.check_rados_bench(name, merged, item, node, i)
             elif "engine" in merged:
                 merged.pop("engine")  # fio is the default: not a job option
-            out.append(Workload(name=name, options=merged, line=_position(node, i)[0]))
+            steps = actions(read["actions"], doc.get("osd_daemons"))
+            out.append(Workload(name, merged, _position(node, i)[0], steps))
         return out
 
     def check_rados_bench(
@@ -261,30 +264,91 @@ class _WorkloadRules:
                         origin_key="clients",
                     )
 
+    def check_actions(
+        self, name: str, steps: list[Action], opts: dict[str, Any], item: Any
+    ) -> None:
+        """Every action falls within each point's load (ramp_time + runtime), which must
+        then be a fixed time; a rados-bench workload takes none (its own processes)."""
+        if not steps:
+            return
+        where = f"workload {name!r}: `actions`"
+        if opts.get("engine") == RADOS_BENCH:
+            raise self.err(f"{where}: only fio workloads run drills", item, "actions", fix=FIX)
+        runtimes = opts.get("runtime")
+        if runtimes is None:
+            raise self.err(
+                f"{where} need a `runtime`: the load the actions happen in",
+                item,
+                "actions",
+                fix="add e.g. `runtime: 120` and `time_based: 1` (or --set duration=120)",
+            )
+        ramp = (
+            0.0 if isinstance(opts.get("ramp_time"), list) else parse_time(opts.get("ramp_time", 0))
+        )
+        for runtime in runtimes if isinstance(runtimes, list) else [runtimes]:
+            end = ramp + parse_time(runtime)
+            late = [a for a in steps if a.at_s >= end]
+            if late:
+                raise self.err(
+                    f"{where}: `{late[0].label()}` at {late[0].at_s:g} s is past the point's "
+                    f"end ({end:g} s of load)",
+                    item,
+                    "actions",
+                    fix=f"run it before {end:g} s, or make `runtime` longer",
+                )
+
     def apply_duration(
         self, values: dict[str, Any], workloads: list[Workload], doc: CommentedMap
     ) -> None:
         """``duration:`` replaces every workload's time (fio runs it ``time_based``); the
         soak suite (``report: soak``) cannot run without one."""
         secs = duration_s(values["duration"])
-        if secs is None:
-            if values["report"] == "soak":
-                raise self.err(
-                    "a soak run needs `duration`: how long its load runs",
-                    doc,
-                    "report",
-                    fix="e.g. --set duration=6h (or 30m, 90s)",
-                )
-            return
-        for wl in workloads:
-            wl.options.pop("timeout", None)  # fio's alias of runtime
-            wl.options["runtime"] = secs
-            if wl.options.get("engine") != RADOS_BENCH:
-                wl.options["time_based"] = 1
+        nodes = doc.get("workloads") or []
+        for wl, node in zip(workloads, nodes, strict=False):
+            if secs is not None:
+                self._set_duration(wl, secs)
+            self.check_actions(wl.name, wl.actions, wl.options, node)
+        if secs is None and values["report"] == "soak":
+            raise self.err(
+                "a soak run needs `duration`: how long its load runs",
+                doc,
+                "report",
+                fix="e.g. --set duration=6h (or 30m, 90s)",
+            )
+
+    @staticmethod
+    def _set_duration(wl: Workload, secs: int) -> None:
+        wl.options.pop("timeout", None)  # fio's alias of runtime
+        wl.options["runtime"] = secs
+        if wl.options.get("engine") != RADOS_BENCH:
+            wl.options["time_based"] = 1
 
     def check_steady(self, plan: Plan, doc: CommentedMap) -> None:
         """Steady-state rounds rerun a workload for a fixed time each: rados bench's runs
-        write and read named object sets, which rounds cannot repeat."""
+        write and read named object sets, which rounds cannot repeat, and a drill's actions
+        happen once in one load. Ceph steps need a Ceph cluster among the targets."""
+        drills = [wl for wl in plan.workloads if wl.actions]
+        ceph = any(t.ceph for t in plan.targets) or any(
+            t.ceph for h in plan.hosts for t in (h.targets or [])
+        )
+        for wl in drills:
+            where = f"workload {wl.name!r}: `actions`"
+            if plan.steady_state is not None:
+                raise self.err(
+                    f"{where} cannot run in steady-state rounds (each round would repeat them)",
+                    doc,
+                    "steady_state",
+                    fix="leave `steady_state` out of a drill's plan",
+                )
+            step = next((a for a in wl.actions if a.ceph), None)
+            if step is not None and not ceph:
+                raise self.err(
+                    f"{where}: `{step.label()}` acts on a Ceph cluster, and the plan has no "
+                    "Ceph target (rbd: or rados:)",
+                    doc,
+                    "workloads",
+                    fix="measure an rbd: or rados: target of the cluster, or use `run:` steps",
+                )
         if plan.steady_state is None:
             return
         for wl in plan.workloads:

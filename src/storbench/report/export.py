@@ -165,10 +165,12 @@ def to_json(
     events: list[EventRow] | None = None,
     answer: dict[str, Any] | None = None,
     series: dict[int, list[Interval]] | None = None,
+    drills: list[dict[str, Any]] | None = None,
 ) -> str:
     """The run, its measurements and its timeline events (at: unix time, s) as JSON; with
     ``answer``, its suite's answer (analysis/answers.py answer_data) under "answer"; with
-    ``series`` (point index: intervals), each measurement's time series under "series"."""
+    ``series`` (point index: intervals), each measurement's time series under "series";
+    with ``drills``, each failure drill's report (analysis/drill.py; s, bytes/s, %)."""
     doc = {
         "run": {
             "id": run.id,
@@ -197,6 +199,8 @@ def to_json(
     }
     if answer is not None:
         doc["answer"] = answer
+    if drills:
+        doc["drills"] = drills
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 

@@ -37,6 +37,7 @@ from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
 from storbench.report.comparison import pair_note
+from storbench.report.drill import drill_tables, drills_of
 from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_latency
 from storbench.report.hosts import host_rows
 from storbench.report.safe import visible
@@ -524,6 +525,16 @@ def _headline_figures(runs: Iterable[RunResults]) -> list[tuple[str, str]]:
     return out
 
 
+def _drills(store: Store, runs: list[RunResults]) -> list[tuple[str, list[AnswerTable]]]:
+    """Each run's failure drills (report/drill.py), beside the suites' answers."""
+    out = []
+    for res in runs:
+        rows = drills_of(store, res.run.id)
+        if rows:
+            out.append((f"{res.label}: failure drills", drill_tables(rows)))
+    return out
+
+
 def render_report(store: Store, refs: list[str]) -> str:
     """The whole report of runs ``refs`` as one HTML page: ids, ``latest``, ``latest~N``,
     each optionally filtered (``12:target=/dev/sdb``, see :func:`charts.load_run`)."""
@@ -551,7 +562,7 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
         "timecharts_left_out": left_out,
         "max_time_charts": pointcharts.MAX_TIME_CHARTS,
         "headlines": _headline_figures(runs),
-        "answers": _answers(runs),
+        "answers": _answers(runs) + _drills(store, runs),
         "chart_sections": _charts(runs, cmps),
         "comparison": _comparison(runs, cmps),
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],

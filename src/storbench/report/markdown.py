@@ -21,6 +21,7 @@ from typing import Any
 
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.compare import Comparison
+from storbench.analysis.drill import DrillRow
 from storbench.analysis.soak import SoakAnswer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import Measurement
@@ -35,6 +36,7 @@ from storbench.report.comparison import (
     unmatched_lines,
     verdict_counts,
 )
+from storbench.report.drill import drill_markdown
 from storbench.report.fmt import LAT_NOTE, SummaryLead, fmt_latency, fmt_spread, latency_label
 from storbench.report.hosts import host_rows
 from storbench.report.safe import md_cell as _cell
@@ -61,6 +63,7 @@ class RunReport:
     ceph: CephReport | None = None
     # a point's intervals by its index (the soak answer is made of them)
     series: Callable[[int], list[Interval]] | None = None
+    drills: list[DrillRow] = field(default_factory=list)  # report/drill.py
 
     @property
     def title(self) -> str:
@@ -175,6 +178,8 @@ def run_markdown(run: RunReport) -> str:
         body = soak_markdown(answer, summary_markdown(s))
     else:
         body = rados_markdown(s, answer.rows)
+    if run.drills:
+        body += "\n" + drill_markdown(run.drills) + "\n"
     return head + body + hosts_markdown(run.hosts) + ceph_markdown(run.ceph)
 
 

@@ -15,7 +15,7 @@ from storbench.plan import Point
 
 DEFAULT_DB = "~/.local/share/storbench/results.db"
 #: Event kinds a run records for its own housekeeping (see EventRow.bookkeeping).
-BOOKKEEPING_EVENTS = ("scratch-file", "workdir")
+BOOKKEEPING_EVENTS = ("scratch-file", "workdir", "cluster-io")  # cluster-io: per sample
 
 
 def default_db_path() -> str:

@@ -1,0 +1,187 @@
+"""A failure drill: a point's actions (plan/actionkeys.py), each at its time into the point's
+load, run in a thread of their own while the engine runs the load.
+
+Each action is an event of the run (kind ``action``): when it was planned and when it began
+and ended (s after the point's load began, the clock of its time series), what it ran and
+whether it did what it should. A Ceph step waits for its effect: an OSD stopped is marked
+down by the monitors, one started is up again, one taken out is out (at most the action's
+``timeout``). Actions the load ended before are recorded as skipped. Ceph steps act on the
+cluster of the point's targets and need ``--allow-disruption`` (checked before any load:
+:func:`refusal`).
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from storbench.engines.base import RunEvents
+from storbench.engines.process import CephClient, ceph_args
+from storbench.plan import Point
+from storbench.plan.actionkeys import Action
+from storbench.preflight.ceph import CEPH, CONNECT_TIMEOUT, CephCommandError, ceph_json
+
+#: Seconds between two looks at the OSD map while a Ceph step waits for its effect.
+POLL_S = 0.5
+#: The most output of a step kept with its event.
+OUTPUT_CHARS = 2000
+
+
+def refusal(points: list[Point], allowed: bool) -> str | None:
+    """Why the points must not run: a Ceph step without ``--allow-disruption``."""
+    if allowed:
+        return None
+    for p in points:
+        step = next((a for a in p.actions if a.ceph), None)
+        if step is not None:
+            return (
+                f"workload {p.workload!r} has a failure drill: `{step.label()}` at "
+                f"{step.at_s:g} s disrupts the Ceph cluster it measures"
+            )
+    return None
+
+
+def _cluster(point: Point) -> CephClient | None:
+    t = next((t for t in point.targets if t.ceph), None)
+    return CephClient(t.conf, t.client) if t is not None else None
+
+
+def _sh(command: str, timeout: float) -> tuple[bool, str]:
+    """A command through ``sh -c``: (exit status 0, its output)."""
+    try:
+        out = subprocess.run(
+            ["sh", "-c", command],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"did not end within {timeout:g} s"
+    text = (out.stdout + out.stderr).strip()
+    if out.returncode != 0:
+        return False, f"exit status {out.returncode}: {text}"[:OUTPUT_CHARS]
+    return True, text[-OUTPUT_CHARS:]
+
+
+def _ceph(cluster: CephClient, *args: str, timeout: float) -> tuple[bool, str]:
+    cmd = [CEPH, *ceph_args(cluster), "--connect-timeout", str(CONNECT_TIMEOUT), *args]
+    return _sh(shlex.join(cmd), timeout)
+
+
+def _osd_state(cluster: CephClient, osd: int) -> dict[str, int]:
+    """The OSD's ``up`` and ``in`` flags in the current OSD map."""
+    doc = ceph_json(cluster, "osd", "dump")
+    for o in doc.get("osds") or []:
+        if int(o.get("osd", -1)) == osd:
+            return {"up": int(o.get("up", 0)), "in": int(o.get("in", 0))}
+    raise CephCommandError(f"osd.{osd} is not in the cluster's OSD map")
+
+
+def _wait_osd(cluster: CephClient, osd: int, flag: str, want: int, deadline: float) -> str | None:
+    """Wait until the OSD's ``flag`` is ``want``; None, or why it did not happen."""
+    while True:
+        try:
+            if _osd_state(cluster, osd)[flag] == want:
+                return None
+        except CephCommandError as e:
+            if time.monotonic() > deadline:
+                return str(e)
+        if time.monotonic() > deadline:
+            state = {"up": ("down", "up"), "in": ("out", "in")}[flag][want]
+            return f"osd.{osd} was not {state} within the action's timeout"
+        time.sleep(POLL_S)
+
+
+def _daemon_command(a: Action, cluster: CephClient) -> str:
+    host = ""
+    if "{host}" in a.command:
+        host = str(ceph_json(cluster, "osd", "find", a.arg).get("host") or "")
+    return a.command.replace("{id}", a.arg).replace("{host}", host)
+
+
+def perform(a: Action, cluster: CephClient | None) -> tuple[bool, str]:
+    """Do one action and wait for its effect: (it did, what it printed or why not)."""
+    deadline = time.monotonic() + a.timeout_s
+    if a.step == "run":
+        return _sh(a.arg, a.timeout_s)
+    if cluster is None:
+        return False, "the point has no Ceph target"
+    try:
+        if a.step in ("osd_stop", "osd_start"):
+            ok, text = _sh(_daemon_command(a, cluster), a.timeout_s)
+            flag, want = "up", int(a.step == "osd_start")
+        elif a.step in ("osd_out", "osd_in"):
+            ok, text = _ceph(
+                cluster, "osd", a.step.removeprefix("osd_"), a.arg, timeout=a.timeout_s
+            )
+            flag, want = "in", int(a.step == "osd_in")
+        else:
+            verb = a.step.removeprefix("osd_")
+            return _ceph(cluster, "osd", verb, a.arg, timeout=a.timeout_s)
+        if not ok:
+            return False, text
+        why = _wait_osd(cluster, int(a.arg), flag, want, deadline)
+        return (why is None), (why or text)
+    except CephCommandError as e:
+        return False, str(e)
+
+
+class Drill:
+    """A point's actions in a thread: :meth:`start` as its load begins, :meth:`stop` after."""
+
+    def __init__(
+        self,
+        point: Point,
+        events: RunEvents,
+        do: Callable[[Action, CephClient | None], tuple[bool, str]] = perform,
+    ) -> None:
+        self.point, self.events, self.do = point, events, do
+        self.cluster = _cluster(point)
+        self.began = 0.0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="storbench-drill", daemon=True)
+        self.next = 0  # the first action not yet begun
+
+    def start(self) -> None:
+        self.began = time.time()
+        self.thread.start()
+
+    def stop(self) -> None:
+        """The load ended: actions not begun are skipped; one in progress is waited for."""
+        self.done.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        for n, a in enumerate(self.point.actions):
+            if self.done.wait(max(0.0, a.at_s - (time.time() - self.began))):
+                break
+            self.next = n + 1
+            started = time.time() - self.began
+            ok, text = self.do(a, self.cluster)
+            ended = time.time() - self.began
+            self._record(a, "done" if ok else "failed", text, started, ended)
+        for a in self.point.actions[self.next :]:
+            self._record(a, "skipped", "the load ended before its time", None, None)
+
+    def _record(
+        self, a: Action, outcome: str, text: str, started: float | None, ended: float | None
+    ) -> None:
+        took = f" in {ended - started:.1f} s" if started is not None and ended is not None else ""
+        message = f"point {self.point.index + 1}: {a.label()} at {a.at_s:g} s: {outcome}{took}"
+        if outcome != "done" and text:
+            message += f" ({text.splitlines()[-1][:200] if text.strip() else ''})"
+        data: dict[str, Any] = {
+            "point": self.point.index,
+            **a.to_dict(),
+            "outcome": outcome,
+            "started_s": started,
+            "ended_s": ended,
+            "output": text,
+            "began_at": self.began,
+        }
+        self.events.add("action", message, data)
