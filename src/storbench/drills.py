@@ -21,6 +21,7 @@ from typing import Any
 
 from storbench.engines.base import RunEvents
 from storbench.engines.process import CephClient, ceph_args
+from storbench.monitor import sample_health
 from storbench.plan import Point
 from storbench.plan.actionkeys import Action
 from storbench.preflight.ceph import CEPH, CONNECT_TIMEOUT, CephCommandError, ceph_json
@@ -29,6 +30,10 @@ from storbench.preflight.ceph import CEPH, CONNECT_TIMEOUT, CephCommandError, ce
 POLL_S = 0.5
 #: The most output of a step kept with its event.
 OUTPUT_CHARS = 2000
+#: After a drill's load, how long storbench waits for the cluster to heal (HEALTH_OK and
+#: every PG active+clean, held for HOLD_S) before the run goes on, s; and the hold.
+HEAL_WAIT_S = 1800.0
+HOLD_S = 10.0
 
 
 def refusal(points: list[Point], allowed: bool) -> str | None:
@@ -139,8 +144,10 @@ class Drill:
         point: Point,
         events: RunEvents,
         do: Callable[[Action, CephClient | None], tuple[bool, str]] = perform,
+        should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
         self.point, self.events, self.do = point, events, do
+        self.should_stop = should_stop
         self.cluster = _cluster(point)
         self.began = 0.0
         self.done = threading.Event()
@@ -152,9 +159,37 @@ class Drill:
         self.thread.start()
 
     def stop(self) -> None:
-        """The load ended: actions not begun are skipped; one in progress is waited for."""
+        """The load ended: actions not begun are skipped; one in progress is waited for;
+        after Ceph steps, the cluster's healing too (:meth:`wait_healed`)."""
         self.done.set()
         self.thread.join()
+        if self.cluster is not None and any(a.ceph for a in self.point.actions[: self.next]):
+            self.wait_healed(self.cluster)
+
+    def wait_healed(self, cluster: CephClient, timeout: float = HEAL_WAIT_S) -> None:
+        """Until HEALTH_OK with every PG active+clean has held HOLD_S (the drill report
+        measures the time to it; the run's health monitor records the changes), at most
+        ``timeout`` s, or until the run is stopped. The wait is an event of the run."""
+        t0 = time.monotonic()
+        since: float | None = None
+        while not self.should_stop():
+            s = sample_health(cluster, [])
+            now = time.monotonic()
+            since = (since or now) if s.status == "HEALTH_OK" and s.clean else None
+            if since is not None and now - since >= HOLD_S:
+                outcome = f"healed; waited {now - t0:.0f} s after the load"
+                break
+            if now - t0 > timeout:
+                outcome = f"not healed {timeout:g} s after the load: the run goes on"
+                break
+            time.sleep(POLL_S * 4)
+        else:
+            outcome = "stopped before the cluster healed"
+        self.events.add(
+            "drill",
+            f"point {self.point.index + 1}: {outcome}",
+            {"point": self.point.index, "outcome": outcome, "waited_s": time.monotonic() - t0},
+        )
 
     def _run(self) -> None:
         for n, a in enumerate(self.point.actions):

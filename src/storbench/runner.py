@@ -270,7 +270,7 @@ def _run_point(
 ) -> PointResult:
     """One point through its engine: in steady-state rounds when it asks for them, with its
     drill's actions (drills.py) in a thread beside the load when it has some."""
-    drill = Drill(point, run.events) if point.actions else None
+    drill = Drill(point, run.events, should_stop=run.should_stop) if point.actions else None
     if drill is not None:
         drill.start()
     try:

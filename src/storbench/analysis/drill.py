@@ -31,7 +31,8 @@ from typing import Any
 from storbench.analysis.soak import Tick, ticks
 from storbench.series import Interval
 
-#: How long HEALTH_OK with every PG active+clean must hold to count as healed, s.
+#: How long HEALTH_OK with every PG active+clean must hold to count as healed, s (the
+#: runner waits as long after a drill's load: storbench.drills).
 HOLD_S = 10.0
 
 
