@@ -51,6 +51,7 @@ Built-in suites: {", ".join(suite_names())}
   matrix    bs 512..128k x iodepth 1..128, randread and randwrite
   rados     rados bench write then seq, 4 MiB objects, 16 threads, 1/2/3 clients (seed 000)
   rbd       fio rbd engine: read/write/randread/randwrite x 4k/4m x numjobs 1/4 x iodepth 1/32
+  soak      one 4k randrw 70/30 load for --set duration=6h, then a stability verdict
 
 \b
 Examples:
@@ -61,6 +62,9 @@ Examples:
   storbench run rados -t rados:bench --set clients=[1,2] --set runtime=30
   storbench run rbd -t rbd:bench/storbench --ceph-conf ./ceph.conf --set size=4g
   storbench run my-plan.yaml --db results.db --fail-fast
+  storbench run soak -t /mnt/nvme/sb.dat --set duration=6h
+  storbench run matrix -t ./sb.dat --set 'steady_state={round: 30s}'
+  storbench run drill.yaml --allow-disruption      # a plan whose actions stop an OSD
 """,
 )
 @click.argument("plan")
