@@ -63,7 +63,7 @@ Examples:
   storbench run rbd -t rbd:bench/storbench --ceph-conf ./ceph.conf --set size=4g
   storbench run my-plan.yaml --db results.db --fail-fast
   storbench run soak -t /mnt/nvme/sb.dat --set duration=6h
-  storbench run matrix -t ./sb.dat --set 'steady_state={round: 30s}'
+  storbench run matrix -t ./sb.dat --set 'steady_state={{round: 30s}}'
   storbench run drill.yaml --allow-disruption      # a plan whose actions stop an OSD
 """,
 )
