@@ -542,3 +542,68 @@ def test_report_time_charts_of_a_real_run_in_chromium(
     assert colors > 50 and inked > 0.03, (colors, inked)
     browser.pump(0.3)
     assert_clean(page, url)
+
+
+STEADY_PLAN = """\
+name: steady
+interval: 500ms
+steady_state: {{round: 1s, window: 3, rounds: 6}}
+targets:
+  - file: {dir}/ss.dat
+workloads:
+  - name: capped
+    ioengine: psync
+    rw: randread
+    bs: 4k
+    size: 8m
+    rate_iops: 300
+"""
+
+#: The rounds chart of the first point and its time chart's steady-state span.
+ROUNDS_JS = """
+(() => {
+  const d = document.querySelector('details.point'); d.open = true;
+  const svg = d.querySelector('figure.rounds svg');
+  if (!svg) return null;
+  const span = d.querySelector('figure.timechart svg [id$="sbsteady-0"]');
+  const r = svg.getBoundingClientRect();
+  return {
+    width: r.width, height: r.height,
+    tips: [...svg.querySelectorAll('.pt')].map(g => g.dataset.tip),
+    text: [...svg.querySelectorAll('text')].map(t => t.textContent).join('\\n'),
+    steady: span ? span.getBoundingClientRect().width : 0,
+  };
+})()
+"""
+
+
+def test_report_steady_state_rounds_chart_in_chromium(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A real steady-state run: the point's details hold SNIA's rounds chart, one hover text
+    per round with the round's stored value, and its time chart shades the window."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    from storbench.store import Store
+
+    tmp = tmp_path_factory.mktemp("steady-chart")
+    db, plan, out = tmp / "results.db", tmp / "plan.yaml", tmp / "report.html"
+    plan.write_text(STEADY_PLAN.format(dir=tmp))
+    r = sb("run", str(plan), db=db, cwd=tmp)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sb("report", "1", "-o", str(out), db=db).returncode == 0
+    url = out.resolve().as_uri()
+    page = Page(browser, url)
+    assert_clean(page, url)
+    chart = page.js(ROUNDS_JS)
+    assert chart is not None, "no rounds chart"
+    verdict = Store(str(db), write=False).measurements(1)[0].measurement.extra["steady_state"]
+    values = verdict["verdict"]["values"]
+    assert len(chart["tips"]) == len(values)
+    first, last = verdict["verdict"]["first"], verdict["verdict"]["last"]
+    for n, (tip, value) in enumerate(zip(chart["tips"], values, strict=True), 1):
+        assert tip.startswith(f"round {n}: iops {value:,.1f}"), (tip, value)
+        assert ("(in the window)" in tip) == (first <= n <= last)
+    assert f"window rounds {first}-{last}" in chart["text"]
+    assert chart["width"] > 300 and chart["steady"] > 0, chart
+    assert_clean(page, url)

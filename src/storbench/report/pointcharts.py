@@ -7,8 +7,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from storbench.report.charts.rounds import rounds_svg
 from storbench.report.charts.timechart import MARKER_KINDS, TimeChart, time_chart
 from storbench.report.charts.timedraw import render_time_svgs
+from storbench.steady import SteadyState, verdict_of
 from storbench.store import Store
 
 #: Most time charts one report draws (an SVG of about 40 KB for a minute at 1 s, 250 KB for
@@ -46,8 +48,24 @@ def time_charts(store: Store, run_ctx: list[dict[str, Any]]) -> int:
                 )
                 if tc is not None:  # ids unique in the page: sides of one run differ in ref
                     todo.append((m, tc, f"{p['ref']}-m{row.point_idx}-"))
+    _rounds_charts(run_ctx)
     svgs = render_time_svgs([(tc, prefix) for _, tc, prefix in todo])
     for (m, tc, _), svg in zip(todo, svgs, strict=True):
         # built by charts/timedraw.py, which escapes all it inserts
         m["timechart"] = {"svg": Markup(svg), "note": tc.note}
     return left_out
+
+
+def _rounds_charts(run_ctx: list[dict[str, Any]]) -> None:
+    """Each repetition that ran in steady-state rounds gets SNIA's rounds chart."""
+    for r in run_ctx:
+        for p in r["details"]:
+            for m in p["reps"]:
+                meas = m["row"].measurement
+                verdict = verdict_of(meas)
+                if verdict is None:
+                    continue
+                cfg = SteadyState.from_dict(meas.extra["steady_state"].get("config") or {})
+                prefix = f"{p['ref']}-m{m['row'].point_idx}-r"
+                # drawn by charts/rounds.py, which escapes all it inserts
+                m["roundschart"] = Markup(rounds_svg(verdict, cfg, prefix))
