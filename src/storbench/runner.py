@@ -32,6 +32,7 @@ from storbench.engines.process import CephClient
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
 from storbench.plan import Point
+from storbench.precondition import Preconditioner
 from storbench.preflight import (
     ceph,
     directory_files,
@@ -63,6 +64,7 @@ class Observer(Protocol):
         self, point: Point, n: int, value: float, verdict: Verdict | None
     ) -> None: ...
     def intervals(self, point: Point, rows: list[Interval]) -> None: ...
+    def phase(self, point: Point, text: str) -> None: ...
 
 
 @dataclass
@@ -220,6 +222,7 @@ def _run_points(
     fail_fast: bool,
 ) -> None:
     """Each point in turn through its engine's session, each result recorded at once."""
+    pre = Preconditioner(run.events, series, observer.round_finished, observer.phase)
     for n, point in enumerate(points, 1):
         if run.should_stop():
             outcome.status = "interrupted"
@@ -228,7 +231,7 @@ def _run_points(
         try:
             restore_layout(point, sizes)
             series.clear(point.index)  # of an earlier, interrupted try
-            result = _run_point(run, sessions[point.engine], point, series, observer)
+            result = _measure(run, sessions[point.engine], point, series, observer, pre)
         except KeyboardInterrupt:
             outcome.status = "interrupted"
             observer.point_interrupted(point)
@@ -263,6 +266,30 @@ def _run_points(
             if fail_fast:
                 outcome.status = "failed"
                 break
+
+
+def _measure(
+    run: RunContext,
+    session: Session,
+    point: Point,
+    series: StoreSeries,
+    observer: Observer,
+    pre: Preconditioner,
+) -> PointResult:
+    """A point's preconditioning (precondition.py), then the point: a phase that failed
+    fails the point (what it would measure is not what the plan asked for); one that was
+    interrupted is the point's interruption."""
+    engine = engines.get(point.engine)
+    phase = pre.run(engine, session, point)
+    if phase is not None:
+        meas = phase.measurement
+        if phase.interrupted or run.should_stop():
+            return phase
+        if meas is None or meas.status != "ok":
+            why = meas.error if meas is not None and meas.error else "no result"
+            failed = Measurement(status="failed", error=f"preconditioning failed: {why}")
+            return dataclasses.replace(phase, measurement=failed)
+    return _run_point(run, session, point, series, observer)
 
 
 def _run_point(

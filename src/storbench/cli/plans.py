@@ -152,7 +152,10 @@ def planned_time(points: list[Point]) -> str:
     its size), "up to 2h" when some run in steady-state rounds (they may stop earlier)."""
     est = [pt.est_seconds for pt in points]
     planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
-    return f"up to {planned}" if any(pt.steady for pt in points) else planned
+    if any(pt.precondition == "sequential" for pt in points):
+        planned += " + sequential preconditioning"
+    up_to = any(pt.steady or pt.precondition == "workload" for pt in points)
+    return f"up to {planned}" if up_to else planned
 
 
 def header(p: Plan, points: list[Point]) -> None:

@@ -180,6 +180,12 @@ def _show_point(store: Store, r: RunRow, point_no: int) -> None:
     )
     for cmd in _commands(raw["command"]):
         out.print("# command: " + shlex.join(cmd), markup=False)
+    for e in store.events(r.id, "precondition"):
+        if e.data.get("point") == point_no - 1:
+            out.print(f"# preconditioning ({e.data.get('mode')}): {e.message}", markup=False)
+            phase = store.intervals(r.id, -point_no)  # precondition.phase_index
+            if phase:
+                out.print(timeline(phase, most=20), markup=False, highlight=False)
     rounds = rounds_text(rows[0].measurement)
     if rounds:
         out.print("# steady state (SNIA PTS rounds):", markup=False)

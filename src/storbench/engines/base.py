@@ -166,6 +166,12 @@ class Engine(Protocol):
         plans first)."""
         ...
 
+    def precondition_point(self, point: Point) -> Point:
+        """What writes ``point``'s whole target twice with 128 KiB sequential writes (SNIA's
+        workload-independent preconditioning), as a point the session runs like any other.
+        UserError when the engine cannot (the plan loader refuses such plans first)."""
+        ...
+
     def import_output(self, text: str) -> Imported:
         """Read a result the engine printed elsewhere (``storbench import``); UserError
         when ``text`` is not one (or the engine has no output storbench can import)."""

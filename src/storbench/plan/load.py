@@ -51,6 +51,8 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
         #: where each target was given: (node, key) in the plan, or the --target argument
         self.target_at: dict[Target, tuple[Any, Any] | str] = {}
+        #: each target's own ``precondition:`` (the plan's applies to the others)
+        self.preconditions: dict[Target, str] = {}
 
     def read_keys(
         self,
@@ -217,6 +219,9 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             interval_ms=schema.interval_ms(values["interval"]),
             steady_state=steady_state(values["steady_state"]),
             soak=soak_limits(values["soak"]),
+            preconditions={
+                t: self.preconditions.get(t, values["precondition"] or "none") for t in targets
+            },
         )
         self.check_steady(plan, doc)
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)

@@ -171,11 +171,15 @@ class Point:
     keep_cut: bool = False
     #: steps at set times into its load (a failure drill: storbench.drills)
     actions: list[Action] = field(default_factory=list)
+    #: what is done to its target before it is measured: none, sequential, workload
+    precondition: str = "none"
 
     @property
     def writes(self) -> bool:
         if self.engine == RADOS_BENCH:
             return self.params.get("mode") == "write"
+        if self.precondition == "sequential":  # its target is written before it
+            return True
         return workload_writes(self.params)
 
     @property
@@ -210,6 +214,7 @@ class Point:
             **({"steady": self.steady.to_dict()} if self.steady else {}),
             **({"keep_cut": True} if self.keep_cut else {}),
             **({"actions": [a.to_dict() for a in self.actions]} if self.actions else {}),
+            **({"precondition": self.precondition} if self.precondition != "none" else {}),
         }
 
     @classmethod
@@ -229,6 +234,7 @@ class Point:
             steady=SteadyState.from_dict(d["steady"]) if d.get("steady") else None,
             keep_cut=bool(d.get("keep_cut")),
             actions=[Action.from_dict(a) for a in d.get("actions") or []],
+            precondition=str(d.get("precondition") or "none"),
         )
 
 
@@ -289,6 +295,8 @@ class Plan:
     interval_ms: int = DEFAULT_INTERVAL_MS
     steady_state: SteadyState | None = None
     soak: SoakLimits = field(default_factory=SoakLimits)
+    #: each target's preconditioning (none, sequential, workload): plan key ``precondition``
+    preconditions: dict[Target, str] = field(default_factory=dict)
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""
@@ -359,12 +367,18 @@ class Plan:
                                 params=params,
                                 axes=dict(zip(axis_names, combo, strict=True)),
                                 extra=extra,
-                                est_seconds=estimate_seconds(params, self.steady_state),
+                                est_seconds=_with_precondition(
+                                    estimate_seconds(params, self.steady_state),
+                                    params,
+                                    self.preconditions.get(target, "none"),
+                                    self.steady_state,
+                                ),
                                 hosts=hosts,
                                 interval_ms=self.interval_ms,
                                 steady=self.steady_state,
                                 keep_cut=self.report == "soak",
                                 actions=list(wl.actions),
+                                precondition=self.preconditions.get(target, "none"),
                             )
                         )
         return points
@@ -440,6 +454,17 @@ def point_key(
         items.append([[h.address, h.port, h.target.kind, h.target.path] for h in hosts])
     blob = json.dumps(items, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _with_precondition(
+    est: float | None, params: dict[str, Any], mode: str, steady: SteadyState | None
+) -> float | None:
+    """A point's planned time with its ``workload`` preconditioning (its workload until
+    steady state, at most SNIA's rounds); ``sequential``'s depends on the target's speed,
+    unknown before it runs (the planned time says so: see cli/plans.py)."""
+    if mode != "workload" or est is None:
+        return est
+    return est + (estimate_seconds(params, steady or SteadyState()) or 0.0)
 
 
 def estimate_seconds(params: dict[str, Any], steady: SteadyState | None = None) -> float | None:

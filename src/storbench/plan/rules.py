@@ -19,7 +19,7 @@ CEPH_KINDS = schema.TARGET_KINDS.names()[3:]
 TARGET_KINDS = (*FS_KINDS, *CEPH_KINDS)
 TOP_KEYS = schema.PLAN.names()
 #: Keys of a Ceph target besides its kind: image size to create (rbd), ceph.conf, client name.
-CEPH_TARGET_KEYS = schema.TARGET_MORE.names()[1:]
+CEPH_TARGET_KEYS = tuple(n for n in schema.TARGET_MORE.names() if n not in ("name", "precondition"))
 TARGET_KEYS = (*TARGET_KINDS, *schema.TARGET_MORE.names())
 #: The ceph.conf used when neither the target, --ceph-conf nor $CEPH_CONF names one.
 DEFAULT_CEPH_CONF = "/etc/ceph/ceph.conf"

@@ -126,6 +126,24 @@ def _report(value: Any, _: Mapping[Any, Any]) -> Problem | None:
     return None
 
 
+PRECONDITIONS = ("none", "sequential", "workload")
+
+
+def _precondition(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if value is not None and value not in PRECONDITIONS:
+        fix = suggestion(str(value), PRECONDITIONS, f"one of: {', '.join(PRECONDITIONS)}")
+        return f"`precondition` must be one of {', '.join(PRECONDITIONS)}, not {value!r}", fix or ""
+    return None
+
+
+PRECONDITION_DOC = (
+    "Before measuring: `sequential` writes the whole target twice with 128 KiB sequential "
+    "writes (SNIA's workload-independent preconditioning), once per target and session; "
+    "`workload` runs each point's own workload until steady state first (workload-dependent). "
+    "A phase of its own: its series and figures are kept apart, never in the results."
+)
+
+
 def _target_name(value: Any, _: Mapping[Any, Any]) -> Problem | None:
     return label_problem("target `name`", value) if value is not None else None
 
@@ -335,6 +353,14 @@ PLAN = Section(
             check=soak_problem,
         ),
         Key(
+            "precondition",
+            "choice",
+            "The `precondition` of every target that names none (see a target's keys).",
+            values=PRECONDITIONS,
+            default="none",
+            check=_precondition,
+        ),
+        Key(
             "osd_daemons",
             "mapping: stop, start (commands with {id}, may use {host})",
             "How a drill's `osd_stop`/`osd_start` stop and start an OSD's daemon: `{id}` is "
@@ -399,6 +425,14 @@ TARGET_MORE = Section(
             "A label for the tables and reports.",
             default="the path (`rbd:`/`rados:` and the path for Ceph)",
             check=_target_name,
+        ),
+        Key(
+            "precondition",
+            "choice",
+            PRECONDITION_DOC,
+            values=PRECONDITIONS,
+            default="the plan's `precondition`, else none",
+            check=_precondition,
         ),
         Key(
             "size",

@@ -53,6 +53,9 @@ class _TargetRules:
                 out.append(self.ceph_target(kind, item, node, i))
             else:
                 out.append(self.fs_target(kind, item, node, i))
+            pre = self.read_keys(schema.TARGET_MORE, item, node, i, only=("precondition",))
+            if pre["precondition"] is not None:
+                self.preconditions[out[-1]] = pre["precondition"]
         return out
 
     def target_kind(self, item: Any, node: Any, i: int) -> str:

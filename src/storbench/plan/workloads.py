@@ -323,10 +323,33 @@ class _WorkloadRules:
         if wl.options.get("engine") != RADOS_BENCH:
             wl.options["time_based"] = 1
 
+    def check_precondition(self, plan: Plan, doc: CommentedMap) -> None:
+        """Preconditioning fills a target with writes: not a pool (``rados:``), and not
+        before rados bench (which writes its own objects)."""
+        pre = [t for t, mode in plan.preconditions.items() if mode != "none"]
+        bad = next((t for t in pre if t.kind == "rados"), None)
+        if (
+            bad is None
+            and pre
+            and any(wl.options.get("engine") == RADOS_BENCH for wl in plan.workloads)
+        ):
+            bad = pre[0]
+        if bad is not None:
+            at = self.target_at.get(bad)
+            node, key = at if isinstance(at, tuple) else (doc, "precondition")
+            raise self.err(
+                f"target {bad.label}: `precondition` fills a device, file or image with "
+                "writes; a rados pool (or rados bench) has no capacity to fill",
+                node,
+                key,
+                fix="leave `precondition` out for it (or `precondition: none`)",
+            )
+
     def check_steady(self, plan: Plan, doc: CommentedMap) -> None:
         """Steady-state rounds rerun a workload for a fixed time each: rados bench's runs
         write and read named object sets, which rounds cannot repeat, and a drill's actions
         happen once in one load. Ceph steps need a Ceph cluster among the targets."""
+        self.check_precondition(plan, doc)
         drills = [wl for wl in plan.workloads if wl.actions]
         ceph = any(t.ceph for t in plan.targets) or any(
             t.ceph for h in plan.hosts for t in (h.targets or [])

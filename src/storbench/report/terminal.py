@@ -188,6 +188,10 @@ class ProgressReporter:
     ) -> None:
         self._say(f"      {round_line(point, n, value, verdict)}")
 
+    def phase(self, point: Point, text: str) -> None:
+        """A phase before the point's measurement (its preconditioning)."""
+        self._say(f"      {text}")
+
     def intervals(self, point: Point, rows: list[Interval]) -> None:
         """The latest interval's figures: on the live line, and as a line a minute of the
         point's load on a plain console (a soak runs for hours)."""

@@ -86,11 +86,13 @@ class _Series(_Connection):
 
     @_locked
     def interval_counts(self, run_id: int) -> dict[int, int]:
-        """How many intervals each point of a run has (points without any left out)."""
+        """How many intervals each point of a run has (points without any left out; a
+        point's preconditioning, kept under a negative index, too: storbench.precondition)."""
         return {
             r[0]: r[1]
             for r in self.db.execute(
-                "SELECT point_idx, COUNT(*) FROM intervals WHERE run_id=? GROUP BY point_idx",
+                "SELECT point_idx, COUNT(*) FROM intervals WHERE run_id=? AND point_idx >= 0"
+                " GROUP BY point_idx",
                 (run_id,),
             )
         }

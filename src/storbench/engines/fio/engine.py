@@ -36,6 +36,12 @@ from storbench.preflight import local_points
 ROUND_SEED = 0x5B00
 
 
+#: The options of a point its sequential preconditioning keeps: what and where it writes.
+PRECONDITION_KEEPS = frozenset(
+    ("ioengine", "direct", "size", "offset", "filesize", "nrfiles", "file_service_type")
+)
+
+
 class FioEngine:
     name = "fio"
     label = "fio"
@@ -57,6 +63,15 @@ class FioEngine:
             base = int(extra.get("randseed", ROUND_SEED + point.repetition))
             extra["randseed"] = base + 0x10000 * (n - 1)
         return dataclasses.replace(point, params=params, extra=extra)
+
+    def precondition_point(self, point: Point) -> Point:
+        """The point's target, its region (size, offset, files) and engine kept; the load
+        replaced by 2 passes of 128 KiB sequential writes (libaio/io_uring at queue depth 32)."""
+        params = {k: v for k, v in point.params.items() if k in PRECONDITION_KEEPS}
+        engine = str(params.get("ioengine", ""))
+        params.update(rw="write", bs="128k", loops=2, numjobs=1)
+        params["iodepth"] = 32 if engine in ("libaio", "io_uring", "rbd") else 1
+        return dataclasses.replace(point, params=params, extra={}, steady=None, actions=[])
 
     def import_output(self, text: str) -> Imported:
         """fio's JSON or json+ output: one or several jobs, client/server output (hosts are

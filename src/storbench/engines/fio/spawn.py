@@ -21,6 +21,7 @@ from storbench.plan import (
     Point,
     Target,
 )
+from storbench.plan.model import workload_writes
 from storbench.series import Interval
 
 
@@ -46,7 +47,9 @@ def read_only(point: Point, target: Target | None = None) -> bool:
     preflight, for files storbench did not create. Not for directories, where fio lays out
     files of its own before reading them."""
     t = target or point.target
-    return not point.writes and t.kind in ("file", "device")
+    # the job's own options: a point whose target was preconditioned (written before it)
+    # still reads read-only
+    return not workload_writes(point.params) and t.kind in ("file", "device")
 
 
 def _command(job_path: str, point: Point) -> list[str]:

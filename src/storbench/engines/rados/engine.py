@@ -52,6 +52,12 @@ class RadosBenchEngine:
             fix="measure the pool through fio's rados engine, or leave `steady_state` out",
         )
 
+    def precondition_point(self, point: Point) -> Point:
+        raise UserError(
+            "rados bench preconditions nothing: a pool has no capacity to fill",
+            fix="leave `precondition` out for rados bench workloads",
+        )
+
     def import_output(self, text: str) -> Imported:
         raise UserError(
             "rados bench's output cannot be imported yet",

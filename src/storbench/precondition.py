@@ -1,0 +1,126 @@
+"""Preconditioning a point's target before it is measured (plan key ``precondition``), a
+phase of its own as SNIA PTS asks for:
+
+- ``sequential`` (workload-independent, WIPC): the whole target written twice with 128 KiB
+  sequential writes (:meth:`Engine.precondition_point` makes that point), once per target
+  in a session of the run;
+- ``workload`` (workload-dependent, WDPC): the point's own workload run until steady state
+  (storbench/rounds.py, the plan's ``steady_state`` or SNIA's defaults), before every point.
+
+The phase runs through the point's engine like any point, under the point's index made
+negative (``-(index + 1)``): its time series is stored apart from the point's, and its
+figures are an event of the run (kind ``precondition``), never a measurement: no table,
+report or comparison mixes it into the results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from storbench.engines.base import Engine, PointResult, RunEvents, Session
+from storbench.metrics import DIRECTIONS
+from storbench.plan import Point
+from storbench.rounds import RoundHook, SeriesClock, run_steady
+from storbench.steady import SteadyState, verdict_of
+
+
+def phase_index(point: Point) -> int:
+    """Where a point's preconditioning keeps its series (apart from the point's own)."""
+    return -(point.index + 1)
+
+
+def _target_key(point: Point) -> tuple[str, ...]:
+    """The target(s) a point writes: its own, or each host's."""
+    if point.hosts:
+        return tuple(f"{h.address}:{h.port}:{h.target.kind}:{h.target.path}" for h in point.hosts)
+    return (f"{point.target.kind}:{point.target.path}",)
+
+
+class Preconditioner:
+    """Runs each point's preconditioning before it (``sequential`` once per target)."""
+
+    def __init__(
+        self,
+        events: RunEvents,
+        clock: SeriesClock,
+        on_round: RoundHook,
+        say: Callable[[Point, str], None] = lambda point, text: None,
+    ) -> None:
+        self.events, self.clock, self.on_round, self.say = events, clock, on_round, say
+        self.done: set[tuple[str, ...]] = set()
+
+    def run(self, engine: Engine, session: Session, point: Point) -> PointResult | None:
+        """The phase's result, or None when the point needs none (now)."""
+        mode = point.precondition
+        key = _target_key(point)
+        if mode == "none" or (mode == "sequential" and key in self.done):
+            return None
+        if mode == "sequential":
+            phase = engine.precondition_point(point)
+        else:
+            phase = dataclasses.replace(point, steady=point.steady or SteadyState(), actions=[])
+        phase = dataclasses.replace(phase, index=phase_index(point), keep_cut=False)
+        clear = getattr(self.clock, "clear", None)
+        if clear is not None:
+            clear(phase.index)
+        how = "2 passes of 128 KiB sequential writes" if mode == "sequential" else "steady state"
+        self.say(point, f"preconditioning {point.target.label} ({mode}: {how})")
+        if mode == "sequential":
+            result = session.run(phase)
+        else:
+            result = run_steady(engine, session, phase, self.clock, self.on_round)
+        meas = result.measurement
+        ok = not result.interrupted and meas is not None and meas.status == "ok"
+        if ok and mode == "sequential":
+            self.done.add(key)
+        message = _message(point, mode, result)
+        self.events.add("precondition", message, _data(point, mode, result))
+        self.say(point, message.split(": ", 1)[1])
+        return result
+
+
+def _figures(result: PointResult) -> dict[str, Any]:
+    meas = result.measurement
+    if meas is None:
+        return {}
+    dirs = [d for d in (meas.direction(n) for n in DIRECTIONS) if d is not None]
+    return {
+        "io_bytes": sum(d.io_bytes for d in dirs),
+        "iops": sum(d.iops for d in dirs),
+        "bw_bytes": sum(d.bw_bytes for d in dirs),
+    }
+
+
+def _data(point: Point, mode: str, result: PointResult) -> dict[str, Any]:
+    meas = result.measurement
+    verdict = verdict_of(meas) if meas is not None else None
+    return {
+        "point": point.index,
+        "series_point": phase_index(point),
+        "mode": mode,
+        "target": point.target.label,
+        "status": "interrupted" if result.interrupted else (meas.status if meas else "failed"),
+        "error": meas.error if meas else None,
+        "started_at": result.started_at,
+        "ended_at": result.ended_at,
+        "seconds": result.ended_at - result.started_at,
+        **_figures(result),
+        **({"steady_state": verdict.to_dict()} if verdict is not None else {}),
+        "command": result.command,
+        "job_file": result.job_text,
+    }
+
+
+def _message(point: Point, mode: str, result: PointResult) -> str:
+    d = _data(point, mode, result)
+    what = (
+        "wrote it twice with 128 KiB sequential writes"
+        if mode == "sequential"
+        else "ran its workload to steady state"
+    )
+    head = f"point {point.index + 1}: preconditioned {point.target.label} ({mode}): "
+    if d["status"] != "ok":
+        return head + f"{d['status']}" + (f": {d['error']}" if d["error"] else "")
+    return head + f"{what}, {d['io_bytes'] / 2**30:.2f} GiB in {d['seconds']:.1f} s"
