@@ -68,3 +68,40 @@ def test_series_hosts_a_host_that_went_away_keeps_its_series_to_its_last_report(
     assert lengths[dead] < max(lengths.values())
     mine = [i for i in got if i.host == dead]
     assert mine and max(i.t_ms for i in mine) < max(i.t_ms for i in got)
+
+
+@pytest.mark.parametrize(
+    ("name", "n"), [("hosts3-status-jsonplus", 3), ("hosts2-ramp-jsonplus", 2)]
+)
+def test_series_hosts_the_points_own_series_merges_its_hosts(name: str, n: int) -> None:
+    """The point's own series (host ''): per interval, the hosts' I/Os summed and the p99 of
+    their summed histograms; over the run, the sum of every host's final entry."""
+    from storbench.metrics import percentiles_from_bins
+
+    text = (DATA / f"{name}.stdout").read_text()
+    got = hosts_intervals(text, hosts(n))
+    own = [i for i in got if i.host == "" and i.direction == "read"]
+    assert own and [i.seq for i in own] == list(range(len(own)))
+    by_port = entries(name)
+    finals = [by_port[h.port][-1]["read"] for h in hosts(n)]
+    assert sum(i.ios for i in measured(own)) == sum(f["total_ios"] for f in finals)
+    assert sum(i.bytes for i in measured(own)) == sum(f["io_bytes"] for f in finals)
+    # the second measured interval again, from the hosts' reports alone
+    reports = [by_port[h.port] for h in hosts(n)]
+    k = next(j for j, i in enumerate(own) if not i.ramp) + 1  # its report, 0-based
+
+    def summed(j: int) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for r in reports:
+            for v, c in r[min(j, len(r) - 1)]["read"]["clat_ns"].get("bins", {}).items():
+                out[int(v)] = out.get(int(v), 0) + int(c)
+        return out
+
+    now, before = summed(k), summed(k - 1)
+    diff = {v: c - before.get(v, 0) for v, c in now.items() if c - before.get(v, 0) > 0}
+    want = percentiles_from_bins(diff, (99.0,))["99"]
+    assert own[k].p99_ns == want
+    ios = sum(
+        r[min(k, len(r) - 1)]["read"]["total_ios"] - r[k - 1]["read"]["total_ios"] for r in reports
+    )
+    assert own[k].ios == ios

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.engines.fio.check import DocumentError, check_document
-from storbench.engines.fio.intervals import host_intervals, runtime_ms
+from storbench.engines.fio.intervals import host_intervals, merged_intervals, runtime_ms
 from storbench.engines.fio.jobfile import host_job_file, job_file
 from storbench.engines.fio.parse import _aggregate_jobs, _combine, _error_message, split_documents
 from storbench.engines.fio.spawn import FioRun, _run_fio, read_only
@@ -344,8 +344,11 @@ class _ClientOutput:
 
     def intervals(self, interval_ms: int) -> list[Interval]:
         """Each host's time series from its reports (a host that went away: up to its last
-        report); the hosts' series are not merged onto one clock here."""
-        return [
+        report), and the point's own: the hosts' reports merged on the servers' common
+        clock (intervals.merged_intervals)."""
+        entries = [self.out[h.label].entries for h in self.hosts]
+        own = merged_intervals(entries, interval_ms)
+        return own + [
             i
             for h in self.hosts
             for i in host_intervals(self.out[h.label].entries, interval_ms, h.label)

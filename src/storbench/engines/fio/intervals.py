@@ -256,6 +256,32 @@ def host_intervals(entries: list[dict[str, Any]], interval_ms: int, host: str) -
     return [dataclasses.replace(i, host=host) for i in stream.close()]
 
 
+def merged_intervals(hosts: list[list[dict[str, Any]]], interval_ms: int) -> list[Interval]:
+    """A multi-host point's own series (host ''): its hosts' reports of the same moment
+    taken together, as one document of all their entries, so that each interval's I/Os and
+    bytes are the hosts' sums and its percentiles those of the hosts' summed histograms
+    (exact). Report k is k x ``interval_ms`` after the servers began (fio's client starts
+    them together: the clock of :func:`host_intervals`); a host that ended early counts with
+    its final entry from then on (it adds nothing), and the last document comes at the
+    latest host's end."""
+    hosts = [h for h in hosts if h]
+    if not hosts:
+        return []
+    stream = StatusStream(0.0, interval_ms)
+    count = max(len(h) for h in hosts)
+    for k in range(1, count + 1):
+        entries = [h[min(k, len(h)) - 1] for h in hosts]
+        last = max(_final_ms(h, interval_ms) for h in hosts)
+        stream.add({"jobs": entries}, t_ms=k * interval_ms if k < count else last)
+    return stream.close()
+
+
+def _final_ms(entries: list[dict[str, Any]], interval_ms: int) -> int:
+    """When a host's final entry came, on the servers' clock (as host_intervals has it)."""
+    before = runtime_ms(entries[-2]) if len(entries) > 1 else 0
+    return (len(entries) - 1) * interval_ms + max(runtime_ms(entries[-1]) - before, 0)
+
+
 def runtime_ms(entry: dict[str, Any]) -> int:
     """A job entry's runtime: its longest direction's, ms."""
     return max(
