@@ -271,6 +271,13 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
             f"{host.get('kernel')}, {host.get('cpu_count')} x {host.get('cpu_model')}",
             markup=False,
         )
+        pw = host.get("power") or {}
+        if pw:
+            src = pw.get("source")
+            out.print(
+                f"  power: {src} sensor" if src else f"  power: none ({pw.get('why')})",
+                markup=False,
+            )
     for t in r.inventory.get("targets") or []:
         ident = t.get("identity") or {}
         out.print(

@@ -9,6 +9,7 @@ import socket
 from typing import Any
 
 import storbench
+from storbench import power
 from storbench.preflight.inventory.probe import _clean, _read, _run_json
 
 
@@ -65,8 +66,9 @@ def host_inventory() -> dict[str, Any]:
     Keys: ``hostname``, ``kernel`` (uname release and version, e.g. "6.1.0-18-amd64 #1 SMP
     PREEMPT_DYNAMIC Debian 6.1.76-1"), ``arch``, ``distribution`` (PRETTY_NAME), ``cpu_model``,
     ``cpu_count`` (logical CPUs), ``memory_bytes`` (MemTotal), ``python_version``,
-    ``fio_version`` ("3.33", from ``fio --version``; None when fio is missing) and
-    ``storbench_version``.
+    ``fio_version`` ("3.33", from ``fio --version``; None when fio is missing),
+    ``storbench_version`` and ``power`` (the power sensor that answers: ``source`` rapl or
+    ipmi, or None and ``why``; storbench.power).
     """
     uname = platform.uname()
     kernel = " ".join(part for part in (uname.release, uname.version) if part) or None
@@ -85,4 +87,5 @@ def host_inventory() -> dict[str, Any]:
         "python_version": platform.python_version(),
         "fio_version": _fio_version(),
         "storbench_version": getattr(storbench, "__version__", None),
+        "power": power.probe().to_dict(),
     }
