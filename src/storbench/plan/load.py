@@ -145,7 +145,8 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             f"malformed YAML: {problem}", file=self.source, line=line, column=col, fix=fix
         )
 
-    def load(self, sets: list[str], target_args: list[str]) -> Plan:
+    def document(self, sets: list[str]) -> CommentedMap:
+        """The plan's top-level mapping, ``--set`` applied, its keys known."""
         doc = self.parse_yaml(self.text, file=self.source)
         if doc is None:
             raise PlanError(
@@ -168,7 +169,10 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             if key not in TOP_KEYS:
                 fix = suggestion(str(key), TOP_KEYS, f"top-level keys: {', '.join(TOP_KEYS)}")
                 raise self.err(f"unknown key {str(key)!r}", doc, key, fix=fix)
+        return doc
 
+    def load(self, sets: list[str], target_args: list[str]) -> Plan:
+        doc = self.document(sets)
         stem = Path(self.source.removeprefix("suite:")).stem
         values = self.read_keys(schema.PLAN, doc, doc, None, origin=True, unset={"name": stem})
         name, repeat, report = values["name"], values["repeat"], values["report"]
