@@ -20,7 +20,7 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Protocol
@@ -29,6 +29,7 @@ from storbench import engines, liveness, procguard
 from storbench.drills import Drill
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.engines.process import CephClient
+from storbench.hostload import HostSample, Sampler
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
 from storbench.plan import Point
@@ -301,10 +302,11 @@ def _run_point(
     if drill is not None:
         drill.start()
     try:
-        if point.steady is None:
-            return session.run(point)
-        engine = engines.get(point.engine)
-        return run_steady(engine, session, point, series, observer.round_finished)
+        with Sampler(point.interval_ms, series.host_sink(point)):
+            if point.steady is None:
+                return session.run(point)
+            engine = engines.get(point.engine)
+            return run_steady(engine, session, point, series, observer.round_finished)
     finally:
         if drill is not None:
             drill.stop()
@@ -335,8 +337,19 @@ class StoreSeries:
     def clear(self, point_idx: int) -> None:
         """The point starts (again): what an earlier, interrupted try of it left goes."""
         self.store.clear_intervals(self.run_id, point_idx)
+        self.store.clear_host_samples(self.run_id, point_idx)
         self.shift.pop(point_idx, None)
         self.next_seq.pop(point_idx, None)
+
+    def host_sink(self, point: Point) -> Callable[[list[HostSample]], None]:
+        """Where the point's host samples go (storbench.hostload): into the store at once;
+        a failing database costs the samples, not the point."""
+
+        def sink(rows: list[HostSample]) -> None:
+            with contextlib.suppress(StoreError):
+                self.store.add_host_samples(self.run_id, point.index, rows)
+
+        return sink
 
     def continue_at(self, point_idx: int, t_ms: int) -> None:
         """What comes next for the point (a steady-state round's own series, from 0)

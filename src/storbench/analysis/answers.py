@@ -16,16 +16,14 @@ Plain dataclasses: figures in base units named in the field (``_iops``, ``_bytes
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from storbench.analysis.soak import SoakAnswer, soak_answer
+from storbench.analysis.soak import SeriesSource, SoakAnswer, soak_answer
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee, Sweep, sweeps
 from storbench.plan import RADOS_BENCH
 from storbench.plan.soakkeys import SoakLimits
-from storbench.series import Interval
 
 # ---------------------------------------------------------------------------- qualify
 
@@ -315,10 +313,10 @@ def suite_answer(
     kind: str | None,
     summaries: list[PointSummary],
     inventory: dict[str, Any],
-    series: Callable[[int], list[Interval]] | None = None,
+    series: SeriesSource | None = None,
 ) -> SuiteAnswer | None:
     """The answer of a run whose plan asks for the ``kind`` report; None for other runs.
-    ``series`` gives a point's intervals by its index (the soak answer is made of them)."""
+    ``series`` gives a point's time data by its index (the soak answer is made of it)."""
     if kind == "soak":
         return soak_answer(summaries, series, inventory.get("soak") or SoakLimits().to_dict())
     if kind == "qualify":

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.analysis.soak import Tick, ticks
+from storbench.hostload import HostSample, summary
 from storbench.series import Interval
 
 #: How long HEALTH_OK with every PG active+clean must hold to count as healed, s (the
@@ -53,6 +54,8 @@ class DrillRow:
     recovery_bytes_per_s_mean: float | None = None
     recovery_bytes_per_s_max: float | None = None
     errors: list[str] = field(default_factory=list)
+    #: the load's host from the first action to the heal (or the load's end)
+    host: dict[str, Any] = field(default_factory=dict)
 
 
 def _stall(ts: list[Tick]) -> float:
@@ -108,6 +111,7 @@ def drill_row(
     events: list[tuple[str, float, dict[str, Any]]],
     ended_at: float | None,
     errors: list[str],
+    samples: Sequence[HostSample] = (),
 ) -> DrillRow:
     """The drill report of one point. ``events``: (kind, epoch s, data) of the run's
     ``action``, ``health`` and ``cluster-io`` events; ``ended_at``: when the run ended."""
@@ -132,4 +136,6 @@ def drill_row(
     if rec:
         row.recovery_bytes_per_s_mean = statistics.fmean(rec)
         row.recovery_bytes_per_s_max = max(rec)
+    until_s = (end - float(first["began_at"])) * 1000
+    row.host = summary([h for h in samples if start * 1000 < h.t_ms <= until_s])
     return row

@@ -22,15 +22,23 @@ storbench.plan.soakkeys) and the point did not fail. Plain data in base units (s
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from storbench.analysis.summary import PointSummary
+from storbench.hostload import HostSample, summary
 from storbench.series import Interval
 
 #: The first and last window compared: an hour, or a quarter of a shorter run.
 HOUR_S = 3600.0
+
+
+class SeriesSource(Protocol):
+    """A run's time data by point index (the store's ``run_series``)."""
+
+    def intervals(self, point_idx: int) -> list[Interval]: ...
+    def host_samples(self, point_idx: int) -> list[HostSample]: ...
 
 
 @dataclass
@@ -71,6 +79,8 @@ class SoakRow:
     longest_stall_s: float = 0.0
     errors: list[str] = field(default_factory=list)
     cut_short_s: float | None = None  # ended by Ctrl-C after this long
+    #: the load's host over the run (storbench.hostload.summary: CPU, busiest disk, network)
+    host: dict[str, Any] = field(default_factory=dict)
     stable: bool = False
     reasons: list[str] = field(default_factory=list)  # each limit not met, in words
 
@@ -193,12 +203,13 @@ def _abs(v: float | None) -> float | None:
 
 def soak_answer(
     summaries: list[PointSummary],
-    series: Callable[[int], list[Interval]] | None,
+    series: SeriesSource | None,
     limits: dict[str, Any],
 ) -> SoakAnswer:
-    """Each point's soak figures and verdict (``series``: a point's intervals by index)."""
-    rows = [
-        judge(soak_row(s, series(s.index) if series else [], s.cut_short_s), limits)
-        for s in summaries
-    ]
+    """Each point's soak figures, its host's load over the run, and its verdict."""
+    rows = []
+    for s in summaries:
+        row = soak_row(s, series.intervals(s.index) if series else [], s.cut_short_s)
+        row.host = summary(series.host_samples(s.index)) if series else {}
+        rows.append(judge(row, limits))
     return SoakAnswer(rows, limits)

@@ -130,7 +130,7 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
             summaries=summaries,
             inventory=r.inventory,
             ceph=ceph_report(r, store.events(r.id)),
-            series=lambda idx: store.intervals(r.id, idx),
+            series=store.run_series(r.id),
             drills=drills_of(store, r.id),
             hosts=[
                 (f"{m.point_idx + 1} {m.point.label() if m.point else ''}".strip(), m.measurement)

@@ -28,6 +28,7 @@ from storbench.cli.app import (
     output_option,
 )
 from storbench.errors import NotFoundError, UserError
+from storbench.hostload import summary
 from storbench.metrics import PERCENTILES
 from storbench.plan import (
     Point,
@@ -39,7 +40,7 @@ from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
 from storbench.report.drill import drill_text, drills_of
 from storbench.report.series import series_csv, timeline
-from storbench.report.soak import soak_text
+from storbench.report.soak import host_rows, soak_text
 from storbench.report.steady import rounds_text
 from storbench.report.terminal import summary_table
 from storbench.store import RunRow, Store, StoreError, default_db_path
@@ -132,9 +133,7 @@ def print_run(store: Store, run_id: int) -> None:
         out.print(summary_table(summaries, title=title))
     else:
         out.print(title)
-    answer = suite_answer(
-        r.inventory.get("report"), summaries, r.inventory, lambda idx: store.intervals(r.id, idx)
-    )
+    answer = suite_answer(r.inventory.get("report"), summaries, r.inventory, store.run_series(r.id))
     kind = answer.kind if answer else None
     if isinstance(answer, SoakAnswer):
         out.print(soak_text(answer), markup=False, highlight=False)
@@ -194,6 +193,9 @@ def _show_point(store: Store, r: RunRow, point_no: int) -> None:
     if series:
         out.print("# time series (t: end of each interval, s after the engine started):")
         out.print(timeline(series), markup=False, highlight=False)
+    load = host_rows(summary(store.host_samples(r.id, point_no - 1)), "this host")
+    for figure, value, _ in load:
+        out.print(f"# {figure}: {value}", markup=False)
     if raw["job_file"]:
         out.print("# job file:", markup=False)
         out.print(raw["job_file"], end="", markup=False)
@@ -359,7 +361,7 @@ def export(
                 r.inventory["report"],
                 load_summaries(store, r.id),
                 r.inventory,
-                lambda idx: store.intervals(r.id, idx),
+                store.run_series(r.id),
             )
             answer = answer_data(found) if found else None
         points = {m.point_idx: store.intervals(r.id, m.point_idx, host=None) for m in rows}

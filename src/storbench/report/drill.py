@@ -6,6 +6,7 @@ from __future__ import annotations
 from storbench.analysis.drill import HOLD_S, DrillRow, drill_row
 from storbench.report.fmt import AnswerTable, text_table
 from storbench.report.safe import md_table, md_text
+from storbench.report.soak import host_rows
 from storbench.store import Store
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
@@ -28,6 +29,7 @@ def drills_of(store: Store, run_id: int) -> list[DrillRow]:
             events,
             r.ended_at,
             [m.error] if m.status != "ok" and m.error else [],
+            store.host_samples(run_id, m.point_idx),
         )
         for m in rows
     ]
@@ -69,6 +71,7 @@ def drill_cells(r: DrillRow) -> list[list[str]]:
         ["recovery throughput (cluster)", rec],
         ["engine errors", "; ".join(r.errors) or "none"],
     ]
+    out += [[a, b] for a, b, _ in host_rows(r.host, "host during recovery:")]
     return out
 
 

@@ -15,14 +15,13 @@ Names and messages show as themselves: every one passes through safe.md_text (or
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.compare import Comparison
 from storbench.analysis.drill import DrillRow
-from storbench.analysis.soak import SoakAnswer
+from storbench.analysis.soak import SeriesSource, SoakAnswer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import Measurement
 from storbench.report import suites
@@ -43,7 +42,6 @@ from storbench.report.safe import md_cell as _cell
 from storbench.report.safe import md_code, md_text
 from storbench.report.safe import md_table as table
 from storbench.report.soak import soak_markdown
-from storbench.series import Interval
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 
@@ -62,7 +60,7 @@ class RunReport:
     # the run's Ceph clusters and timeline (report/ceph.py: ceph_report), None without
     ceph: CephReport | None = None
     # a point's intervals by its index (the soak answer is made of them)
-    series: Callable[[int], list[Interval]] | None = None
+    series: SeriesSource | None = None
     drills: list[DrillRow] = field(default_factory=list)  # report/drill.py
 
     @property

@@ -9,7 +9,7 @@ from typing import Any
 from storbench.analysis.soak import SoakAnswer, SoakRow
 from storbench.report.fmt import AnswerTable, text_table
 from storbench.report.safe import md_table, md_text
-from storbench.units import fmt_duration, fmt_iops, fmt_ns
+from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
 
 def _pct(v: float | None, signed: bool = False) -> str:
@@ -66,7 +66,29 @@ def soak_rows(r: SoakRow, limits: dict[str, Any]) -> list[list[str]]:
             f"≤ {limits['stalls']}",
         ],
         ["engine errors", "; ".join(r.errors) or "none", "none"],
+        *host_rows(r.host),
     ]
+
+
+def host_rows(h: dict[str, Any], what: str = "host") -> list[list[str]]:
+    """The load's host over a span (storbench.hostload.summary), rows of figure | value."""
+    if not h:
+        return []
+    rows = [
+        [
+            f"{what} CPU busy (user+system)",
+            f"{h['cpu_busy_pct_mean']:.1f} % mean, {h['cpu_busy_pct_max']:.1f} % max; "
+            f"iowait {h['cpu_iowait_pct_mean']:.1f} %",
+            "",
+        ]
+    ]
+    if "disk" in h:
+        util = f"{h['disk_util_pct_mean']:.1f} % mean, {h['disk_util_pct_max']:.1f} % max"
+        rows.append([f"{what} busiest disk ({h['disk']})", f"utilisation {util}", ""])
+    if "net" in h:
+        rate = fmt_rate(h["net_bytes_per_s_mean"])
+        rows.append([f"{what} busiest interface ({h['net']})", f"{rate} MiB/s mean (rx+tx)", ""])
+    return rows
 
 
 NOTES = [

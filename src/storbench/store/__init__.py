@@ -14,8 +14,9 @@ one thread never takes in another thread's statements.
 Schema versions: 1 (runs, points, measurements, histograms); 2 adds ``events``; 3 adds to
 each run the token that marks its processes (see procguard.py), the identity of the process
 executing it and its heartbeat (see liveness.py), so that a run cannot be resumed -- nor its
-targets measured by another run -- while it still executes. An older database is migrated in
-place when opened; a newer one is refused.
+targets measured by another run -- while it still executes; 4 adds ``intervals`` (each point's
+time series); 5 ``host_samples`` (what the load's host did per interval). An older database is
+migrated in place when opened; a newer one is refused.
 
 Modules: ``schema`` (tables and migrations), ``rows`` (what reading gives back), ``faults``
 (the database's errors as messages), ``db`` (the :class:`Store`: opening, migrating), made of

@@ -20,6 +20,7 @@ from storbench.store.faults import (
     busy_timeout,
     store_error,
 )
+from storbench.store.hostload import _HostSamples
 from storbench.store.measurements import _Measurements
 from storbench.store.rows import default_db_path
 from storbench.store.runs import _Runs
@@ -27,7 +28,7 @@ from storbench.store.schema import _MIGRATIONS, _SCHEMA, SCHEMA_VERSION, _statem
 from storbench.store.series import _Series
 
 
-class Store(_Runs, _Measurements, _Events, _Series):
+class Store(_Runs, _Measurements, _Events, _Series, _HostSamples):
     """The results database. ``write``: the command records (run, import, resume, cleanup),
     so a database that cannot take a write is refused at once, before anything else
     happens; otherwise a database on read-only media is opened read-only."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _EVENTS = """
 CREATE TABLE IF NOT EXISTS events (
@@ -36,6 +36,27 @@ CREATE TABLE IF NOT EXISTS intervals (  -- each point's time series (storbench.s
     p99 REAL,
     p999 REAL,
     PRIMARY KEY (run_id, point_idx, host, direction, seq)
+) WITHOUT ROWID;
+"""
+
+_HOST_SAMPLES = """
+CREATE TABLE IF NOT EXISTS host_samples (  -- what the load's host did (storbench.hostload)
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    point_idx INTEGER NOT NULL,
+    host TEXT NOT NULL,                -- '' for the machine storbench runs on
+    seq INTEGER NOT NULL,
+    t_ms INTEGER NOT NULL,             -- end of the interval, ms after the point's load began
+    dur_ms INTEGER NOT NULL,
+    cpu_user REAL NOT NULL,            -- % of the interval's CPU time: user + nice
+    cpu_system REAL NOT NULL,          -- system + irq + softirq
+    cpu_iowait REAL NOT NULL,
+    cpu_idle REAL NOT NULL,
+    cpu_steal REAL NOT NULL,
+    mem_used INTEGER NOT NULL,         -- bytes: MemTotal - MemAvailable
+    mem_total INTEGER NOT NULL,
+    net TEXT NOT NULL,                 -- JSON {interface: [rx bytes/s, tx bytes/s]}
+    disks TEXT NOT NULL,               -- JSON {device: [util %, queue, read B/s, write B/s, IOPS]}
+    PRIMARY KEY (run_id, point_idx, host, seq)
 ) WITHOUT ROWID;
 """
 
@@ -102,10 +123,16 @@ CREATE TABLE IF NOT EXISTS histograms (
     + _EVENTS
     + _RUN_LIVENESS
     + _INTERVALS
+    + _HOST_SAMPLES
 )
 
 #: What brings a database of schema N-1 to N (statements; each runs in one transaction).
-_MIGRATIONS: dict[int, str] = {2: _EVENTS, 3: _RUN_LIVENESS, 4: _INTERVALS}
+_MIGRATIONS: dict[int, str] = {
+    2: _EVENTS,
+    3: _RUN_LIVENESS,
+    4: _INTERVALS,
+    5: _HOST_SAMPLES,
+}
 
 
 def _statements(script: str) -> Iterator[str]:

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from storbench.analysis.select import parse_run_spec, select
+from storbench.analysis.soak import SeriesSource
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.metrics import LatencyStats
-from storbench.series import Interval
 from storbench.store import MeasurementRow, RunRow, Store
 from storbench.units import fmt_iops, fmt_ns
 
@@ -46,7 +46,7 @@ class RunResults:
     filters: str = ""  # "target=/dev/sdb,bs=4k" when filtered
     tag: str = ""  # tells apart two sides from the same run in one page
     #: a point's intervals by its index (the soak answer is made of them)
-    series: Callable[[int], list[Interval]] | None = None
+    series: SeriesSource | None = None
 
     @property
     def short(self) -> str:
@@ -82,7 +82,7 @@ def load_run(store: Store, ref: str | int) -> RunResults:
         summaries=summaries,
         rows=rows,
         filters=spec.filter_text,
-        series=lambda idx: store.intervals(run.id, idx),
+        series=store.run_series(run.id),
     )
 
 

@@ -1,0 +1,213 @@
+"""What the machine running the load did in each interval of a point: CPU, memory, network
+and disks, from the kernel's own counters (the local host; remote hosts are not sampled).
+
+A sample is the difference of two readings of ``/proc`` over the time between them
+(monotonic clock), so every figure is a rate or a share of that interval:
+
+- CPU (``/proc/stat``'s first line, proc(5), in USER_HZ ticks): ``user`` = user + nice,
+  ``system`` = system + irq + softirq, ``iowait``, ``idle``, ``steal``, each as % of all ticks
+  of the interval (guest time is counted inside user by the kernel, so it is not added);
+- memory (``/proc/meminfo``): used = MemTotal - MemAvailable, bytes, at the interval's end;
+- network (``/proc/net/dev``): received and sent bytes/s per interface;
+- disks (``/proc/diskstats``, Documentation/admin-guide/iostats.rst): per device, I/Os
+  completed/s (reads + writes), read and written bytes/s (sectors are 512 bytes whatever the
+  device's own sector size), utilisation = time the device had I/O in flight (field 10,
+  io_ticks, ms) as % of the interval, and queue = the weighted time in queue (field 11, ms)
+  over the interval, which is iostat's ``aqu-sz`` (average queue size).
+
+Only devices and interfaces that moved something in the interval are kept: a sample stays
+small on a machine with dozens of idle loop devices.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SECTOR = 512
+#: Samples written to the database at once (a crash loses at most these).
+BATCH = 5
+
+
+@dataclass
+class Reading:
+    """One look at the counters: at ``t`` (monotonic s)."""
+
+    t: float
+    cpu: list[int]  # user nice system idle iowait irq softirq steal
+    mem_total: int  # bytes
+    mem_available: int
+    net: dict[str, tuple[int, int]]  # interface -> (rx bytes, tx bytes)
+    disks: dict[str, tuple[int, ...]]  # device -> (reads, sectors read, writes, sectors
+    #   written, io_ticks ms, weighted ms)
+
+
+@dataclass
+class HostSample:
+    """What the host did in one interval of a point (rates over its length)."""
+
+    seq: int
+    t_ms: int  # the end of the interval, ms after the point's load began
+    dur_ms: int
+    cpu_user_pct: float
+    cpu_system_pct: float
+    cpu_iowait_pct: float
+    cpu_idle_pct: float
+    cpu_steal_pct: float
+    mem_used_bytes: int
+    mem_total_bytes: int
+    net: dict[str, tuple[float, float]] = field(default_factory=dict)  # rx, tx bytes/s
+    #: device -> (util %, queue, read bytes/s, write bytes/s, I/Os per s)
+    disks: dict[str, tuple[float, float, float, float, float]] = field(default_factory=dict)
+    host: str = ""  # '' for this machine
+
+    @property
+    def cpu_busy_pct(self) -> float:
+        return self.cpu_user_pct + self.cpu_system_pct
+
+
+def read_counters(root: Path = Path("/proc")) -> Reading:
+    """The counters now (``root``: /proc, or a copy of its files)."""
+    t = time.monotonic()
+    cpu = [int(x) for x in (root / "stat").read_text().split("\n", 1)[0].split()[1:9]]
+    mem: dict[str, int] = {}
+    for line in (root / "meminfo").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("MemTotal", "MemAvailable"):
+            mem[key] = int(rest.split()[0]) * 1024
+    net = {}
+    for line in (root / "net" / "dev").read_text().splitlines()[2:]:
+        name, _, rest = line.partition(":")
+        f = rest.split()
+        if len(f) >= 9:
+            net[name.strip()] = (int(f[0]), int(f[8]))
+    disks = {}
+    for line in (root / "diskstats").read_text().splitlines():
+        f = line.split()
+        if len(f) >= 14:
+            disks[f[2]] = (int(f[3]), int(f[5]), int(f[7]), int(f[9]), int(f[12]), int(f[13]))
+    return Reading(t, cpu, mem.get("MemTotal", 0), mem.get("MemAvailable", 0), net, disks)
+
+
+def sample(a: Reading, b: Reading, seq: int, t_ms: int) -> HostSample:
+    """What happened between readings ``a`` and ``b`` (module doc)."""
+    secs = max(b.t - a.t, 1e-9)
+    d = [y - x for x, y in zip(a.cpu, b.cpu, strict=True)]
+    ticks = sum(d) or 1
+    user, nice, system, idle, iowait, irq, softirq, steal = d
+
+    def pct(n: int) -> float:
+        return 100.0 * n / ticks
+
+    net = {}
+    for name, (rx, tx) in b.net.items():
+        rx0, tx0 = a.net.get(name, (rx, tx))
+        if rx != rx0 or tx != tx0:
+            net[name] = ((rx - rx0) / secs, (tx - tx0) / secs)
+    disks = {}
+    ms = secs * 1000
+    for name, now in b.disks.items():
+        was = a.disks.get(name, now)
+        r, sr, w, sw, ticks_ms, weighted = (y - x for x, y in zip(was, now, strict=True))
+        if r or w or ticks_ms:
+            disks[name] = (
+                min(100.0, 100.0 * ticks_ms / ms),
+                weighted / ms,
+                sr * SECTOR / secs,
+                sw * SECTOR / secs,
+                (r + w) / secs,
+            )
+    return HostSample(
+        seq=seq,
+        t_ms=t_ms,
+        dur_ms=round(secs * 1000),
+        cpu_user_pct=pct(user + nice),
+        cpu_system_pct=pct(system + irq + softirq),
+        cpu_iowait_pct=pct(iowait),
+        cpu_idle_pct=pct(idle),
+        cpu_steal_pct=pct(steal),
+        mem_used_bytes=b.mem_total - b.mem_available,
+        mem_total_bytes=b.mem_total,
+        net=net,
+        disks=disks,
+    )
+
+
+class Sampler:
+    """Samples this machine every ``interval_ms`` in a thread while a point's load runs,
+    handing each batch of samples to ``sink`` (the store); :meth:`stop` gives the rest and
+    a last sample of the time since the one before."""
+
+    def __init__(self, interval_ms: int, sink: Callable[[list[HostSample]], None]) -> None:
+        self.interval = interval_ms / 1000
+        self.sink = sink
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="storbench-hostload", daemon=True)
+        self.errors: list[str] = []
+
+    def __enter__(self) -> Sampler:
+        self.began = time.monotonic()
+        self.last = read_counters()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def _loop(self) -> None:
+        batch: list[HostSample] = []
+        seq = 0
+        while True:
+            stopped = self.done.wait(self.interval)
+            try:
+                now = read_counters()
+            except (OSError, ValueError) as e:  # /proc unreadable: no samples, no failure
+                self.errors.append(str(e))
+                break
+            t_ms = round((now.t - self.began) * 1000)
+            if now.t - self.last.t >= 0.05:  # not a sliver at the end
+                batch.append(sample(self.last, now, seq, t_ms))
+                seq += 1
+            self.last = now
+            if batch and (stopped or len(batch) >= BATCH):
+                with contextlib.suppress(Exception):  # the point goes on without them
+                    self.sink(batch)
+                batch = []
+            if stopped:
+                break
+
+
+def summary(samples: list[HostSample]) -> dict[str, Any]:
+    """Mean and max of the CPU shares, the busiest device's utilisation and the busiest
+    interface's traffic over the samples (what a soak's or drill's report states)."""
+    if not samples:
+        return {}
+    busy = [s.cpu_busy_pct for s in samples]
+    io = [s.cpu_iowait_pct for s in samples]
+    out: dict[str, Any] = {
+        "cpu_busy_pct_mean": sum(busy) / len(busy),
+        "cpu_busy_pct_max": max(busy),
+        "cpu_iowait_pct_mean": sum(io) / len(io),
+        "mem_used_bytes_max": max(s.mem_used_bytes for s in samples),
+    }
+    util: dict[str, list[float]] = {}
+    net: dict[str, list[float]] = {}
+    for s in samples:
+        for dev, d in s.disks.items():
+            util.setdefault(dev, []).append(d[0])
+        for iface, (rx, tx) in s.net.items():
+            net.setdefault(iface, []).append(rx + tx)
+    if util:
+        dev = max(util, key=lambda k: sum(util[k]))
+        out.update(disk=dev, disk_util_pct_mean=sum(util[dev]) / len(samples))
+        out["disk_util_pct_max"] = max(util[dev])
+    if net:
+        iface = max(net, key=lambda k: sum(net[k]))
+        out.update(net=iface, net_bytes_per_s_mean=sum(net[iface]) / len(samples))
+    return out

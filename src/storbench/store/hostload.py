@@ -1,0 +1,120 @@
+"""The Store's host samples: what the machine running a point did in each interval
+(storbench.hostload), one row per sample, written in small batches while the point runs.
+
+A row is CPU shares, memory and, as compact JSON, the interfaces and devices that moved
+something in the interval (rounded to what is worth telling: 0.01 % and whole bytes/s);
+``bench/series`` measures its size.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from storbench.hostload import HostSample
+from storbench.series import Interval
+from storbench.store.base import _Connection, _locked
+
+_COLUMNS = (
+    "host, seq, t_ms, dur_ms, cpu_user, cpu_system, cpu_iowait, cpu_idle, cpu_steal,"
+    " mem_used, mem_total, net, disks"
+)
+
+
+def _net(s: HostSample) -> str:
+    return json.dumps(
+        {k: [round(rx), round(tx)] for k, (rx, tx) in s.net.items()}, separators=(",", ":")
+    )
+
+
+def _disks(s: HostSample) -> str:
+    out = {
+        k: [round(u, 2), round(q, 3), round(r), round(w), round(n, 1)]
+        for k, (u, q, r, w, n) in s.disks.items()
+    }
+    return json.dumps(out, separators=(",", ":"))
+
+
+class _HostSamples(_Connection):
+    """The Store's host samples (a part of :class:`~storbench.store.db.Store`)."""
+
+    @_locked
+    def add_host_samples(self, run_id: int, point_idx: int, samples: list[HostSample]) -> None:
+        """Store samples of a point and commit at once (safe from any thread)."""
+        with self.tx():
+            self.db.executemany(
+                f"INSERT OR REPLACE INTO host_samples (run_id, point_idx, {_COLUMNS})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        point_idx,
+                        s.host,
+                        s.seq,
+                        s.t_ms,
+                        s.dur_ms,
+                        round(s.cpu_user_pct, 2),
+                        round(s.cpu_system_pct, 2),
+                        round(s.cpu_iowait_pct, 2),
+                        round(s.cpu_idle_pct, 2),
+                        round(s.cpu_steal_pct, 2),
+                        s.mem_used_bytes,
+                        s.mem_total_bytes,
+                        _net(s),
+                        _disks(s),
+                    )
+                    for s in samples
+                ],
+            )
+
+    @_locked
+    def clear_host_samples(self, run_id: int, point_idx: int) -> None:
+        with self.tx():
+            self.db.execute(
+                "DELETE FROM host_samples WHERE run_id=? AND point_idx=?", (run_id, point_idx)
+            )
+
+    def run_series(self, run_id: int) -> RunSeries:
+        """A run's time data by point index, as analyses read it (analysis/soak.py)."""
+        return RunSeries(self, run_id)
+
+    @_locked
+    def host_samples(self, run_id: int, point_idx: int, host: str = "") -> list[HostSample]:
+        """A point's host samples in time order (``host`` '': this machine)."""
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM host_samples WHERE run_id=? AND point_idx=? AND host=?"
+            " ORDER BY seq",
+            (run_id, point_idx, host),
+        )
+        return [_sample(r) for r in rows]
+
+
+def _sample(r: Any) -> HostSample:
+    return HostSample(
+        seq=r["seq"],
+        t_ms=r["t_ms"],
+        dur_ms=r["dur_ms"],
+        cpu_user_pct=r["cpu_user"],
+        cpu_system_pct=r["cpu_system"],
+        cpu_iowait_pct=r["cpu_iowait"],
+        cpu_idle_pct=r["cpu_idle"],
+        cpu_steal_pct=r["cpu_steal"],
+        mem_used_bytes=r["mem_used"],
+        mem_total_bytes=r["mem_total"],
+        net={k: (float(v[0]), float(v[1])) for k, v in json.loads(r["net"]).items()},
+        disks={k: tuple(float(x) for x in v) for k, v in json.loads(r["disks"]).items()},  # type: ignore[misc]
+        host=r["host"],
+    )
+
+
+class RunSeries:
+    """One run's intervals and host samples by point index (a :class:`Store` bound to it)."""
+
+    def __init__(self, store: Any, run_id: int) -> None:
+        self.store, self.run_id = store, run_id
+
+    def intervals(self, point_idx: int) -> list[Interval]:
+        return list(self.store.intervals(self.run_id, point_idx))
+
+    def host_samples(self, point_idx: int) -> list[HostSample]:
+        return list(self.store.host_samples(self.run_id, point_idx))
