@@ -24,6 +24,7 @@ HOST_KEYS = {
     "cpu_count",
     "memory_bytes",
     "python_version",
+    "power",
     "fio_version",
     "storbench_version",
 }
