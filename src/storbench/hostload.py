@@ -16,7 +16,9 @@ A sample is the difference of two readings of ``/proc`` over the time between th
   over the interval, which is iostat's ``aqu-sz`` (average queue size).
 
 Only devices and interfaces that moved something in the interval are kept: a sample stays
-small on a machine with dozens of idle loop devices.
+small on a machine with dozens of idle loop devices. A counter that went down (a 32-bit
+counter wrapped, a device or interface came back) leaves that device out of that one
+interval rather than report a figure made of a guess.
 """
 
 from __future__ import annotations
@@ -107,13 +109,18 @@ def sample(a: Reading, b: Reading, seq: int, t_ms: int) -> HostSample:
     net = {}
     for name, (rx, tx) in b.net.items():
         rx0, tx0 = a.net.get(name, (rx, tx))
+        if rx < rx0 or tx < tx0:  # reset (the interface came back): nothing to tell
+            continue
         if rx != rx0 or tx != tx0:
             net[name] = ((rx - rx0) / secs, (tx - tx0) / secs)
     disks = {}
     ms = secs * 1000
     for name, now in b.disks.items():
         was = a.disks.get(name, now)
-        r, sr, w, sw, ticks_ms, weighted = (y - x for x, y in zip(was, now, strict=True))
+        delta = [y - x for x, y in zip(was, now, strict=True)]
+        if min(delta) < 0:  # a counter wrapped (32-bit io_ticks) or the device came back
+            continue
+        r, sr, w, sw, ticks_ms, weighted = delta
         if r or w or ticks_ms:
             disks[name] = (
                 min(100.0, 100.0 * ticks_ms / ms),

@@ -71,3 +71,14 @@ def test_hostload_every_point_has_samples_of_its_host(tmp_path: Path) -> None:
         env={**os.environ, "STORBENCH_DB": str(db)},
     )
     assert "# this host CPU busy (user+system):" in shown.stdout
+    exported = subprocess.run(
+        [sys.executable, "-m", "storbench", "export", "1", "--host-samples"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "STORBENCH_DB": str(db)},
+    )
+    rows = [line.split(",") for line in exported.stdout.splitlines()[1:]]
+    first = store.host_samples(1, 0)[0]
+    user = next(r for r in rows if r[1] == "1" and r[3] == "0" and r[6] == "cpu_user_pct")
+    assert float(user[8]) == first.cpu_user_pct
+    assert {r[1] for r in rows} == {str(m.point_idx + 1) for m in store.measurements(1)}

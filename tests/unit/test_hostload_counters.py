@@ -88,39 +88,49 @@ def test_hostload_summary_names_the_busiest_disk() -> None:
     assert got["disk"] == max(s.disks, key=lambda k: s.disks[k][0])
 
 
-def test_hostload_a_schema_4_database_gains_the_table_and_keeps_its_series(
-    tmp_path: Path,
-) -> None:
-    """A database as the previous release (schema 4) left it opens, migrated in place."""
+def _schema(path: Path) -> dict[str, str]:
     import sqlite3
 
-    from storbench.series import Interval
-
-    path = tmp_path / "r.db"
-    store = Store(str(path))
-    run = store.create_run(
-        kind="run",
-        name="old",
-        source="t",
-        plan_text="",
-        overrides=[],
-        inventory={},
-        fio_version=None,
-        storbench_version="0",
-        argv=[],
-        points=[],
-    )
-    store.add_intervals(run, 0, [Interval(0, 1000, 1000, "read", 10, 40960)])
-    store.close()
     db = sqlite3.connect(path)
-    db.executescript(
-        "DROP TABLE host_samples; UPDATE meta SET value='4' WHERE key='schema_version';"
-    )
+    try:
+        return dict(
+            db.execute("SELECT name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        )
+    finally:
+        db.close()
+
+
+def test_hostload_a_real_schema_4_database_gains_the_table(tmp_path: Path) -> None:
+    """tests/data/store/v4-run.sql: a database storbench wrote before host samples (its
+    README says how), opened by this one: migrated in place, its run intact."""
+    import sqlite3
+
+    path = tmp_path / "results.db"
+    db = sqlite3.connect(path)
+    db.executescript((PROC.parent / "store" / "v4-run.sql").read_text())
     db.close()
-    again = Store(str(path))
+    before = _schema(path)
+    assert "intervals" in before and "host_samples" not in before
+    store = Store(str(path))
     assert (
-        again.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "5"
+        store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "5"
     )
-    assert again.intervals(run, 0)[0].ios == 10
-    assert again.host_samples(run, 0) == []
-    again.close()
+    fresh = tmp_path / "fresh.db"
+    Store(str(fresh)).close()
+    after = _schema(path)
+    assert after == _schema(fresh)
+    assert {k: after[k] for k in before} == before  # the v4 tables as they were
+    run = store.run(1)
+    assert (run.name, run.status, run.measured) == ("v4-fixture", "completed", 1)
+    assert store.intervals(1, 0) and store.host_samples(1, 0) == []
+    a, b = _readings()
+    store.add_host_samples(1, 0, [hostload.sample(a, b, 0, 1000)])
+    assert len(store.host_samples(1, 0)) == 1
+    store.close()
+
+
+def test_hostload_a_counter_that_went_down_is_left_out_of_that_interval() -> None:
+    a, b = _readings()
+    dev = next(iter(hostload.sample(a, b, 0, 1000).disks))
+    b.disks[dev] = tuple(x - 10**6 if k == 4 else x for k, x in enumerate(a.disks[dev]))
+    assert dev not in hostload.sample(a, b, 0, 1000).disks

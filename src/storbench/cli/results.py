@@ -39,6 +39,7 @@ from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
 from storbench.report.drill import drill_text, drills_of
+from storbench.report.hostload import host_samples_csv
 from storbench.report.series import series_csv, timeline
 from storbench.report.soak import host_rows, soak_text
 from storbench.report.steady import rounds_text
@@ -337,13 +338,37 @@ ramp, ios, bytes, iops, bw_bytes, lat_mean_ns, p50_ns, p99_ns, p999_ns.
     "bytes, iops, bw_bytes, latency mean and p50/p99/p99.9 in ns), one CSV row each; with "
     "--format json, per point a list of intervals (t_ms, dur_ms, ...).",
 )
+@click.option(
+    "--host-samples",
+    "host_samples",
+    is_flag=True,
+    help="Export what the machine running the load did instead: every sample of every "
+    "point, one CSV row per figure (cpu_*_pct, mem_*_bytes, net_rx/tx_bytes_per_s and "
+    "disk_util_pct, disk_queue, disk_read/write_bytes_per_s, disk_iops per device).",
+)
 @output_option
 def export(
-    run_ref: str, db_path: str | None, fmt: str | None, output: str | None, series: bool
+    run_ref: str,
+    db_path: str | None,
+    fmt: str | None,
+    output: str | None,
+    series: bool,
+    host_samples: bool,
 ) -> None:
     """Export a run's measurements and their time series (base units: bytes/s, ns, s)."""
     store = Store(db_path, write=False)
     r = store.run(run_ref)
+    if host_samples:
+        if series or fmt == "json":
+            raise UserError(
+                "--host-samples writes CSV, on its own",
+                fix="export the series and the host samples with two commands",
+            )
+        idxs = sorted({m.point_idx for m in store.measurements(r.id, bins=False)})
+        samples = [(i, store.host_samples(r.id, i)) for i in idxs]
+        text = host_samples_csv(r.id, samples)
+        emit(output, text, f"{sum(len(x) for _, x in samples)} host samples of run {r.id}")
+        return
     if series:
         counts = store.interval_counts(r.id)
         points = {i: store.intervals(r.id, i, host=None) for i in sorted(counts)}
