@@ -126,6 +126,8 @@ def show_plan(p: Plan, points: list[Point]) -> None:
             style="bold",
             markup=False,
         )
+        for line in _modes(pt):
+            out.print(f"# {line}", markup=False, highlight=False)
         out.print(
             engines.get(pt.engine).describe(pt, len(points)),
             end="",
@@ -133,6 +135,22 @@ def show_plan(p: Plan, points: list[Point]) -> None:
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _modes(pt: Point) -> list[str]:
+    """What runs around a point's job: preconditioning, steady-state rounds, a drill."""
+    out = []
+    if pt.precondition != "none":
+        out.append(f"preconditioned first: {pt.precondition}")
+    if pt.steady is not None:
+        c = pt.steady
+        out.append(
+            f"steady state: rounds of {c.round_s:g} s (runtime and time_based replaced), "
+            f"window {c.window}, at most {c.max_rounds}, range {c.range_pct:g} %, "
+            f"slope {c.slope_pct:g} %, tracking {c.metric}"
+        )
+    out += [f"action at {a.at_s:g} s: {a.label()}" for a in pt.actions]
+    return out
 
 
 @cli.command(context_settings=CONTEXT)
