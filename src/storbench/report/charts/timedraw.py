@@ -268,4 +268,7 @@ def _annotate_time(svg: str, tc: TimeChart, prefix: str) -> str:
     end = svg.find(">") + 1
     svg = svg[:end] + f"\n <title>{_esc(title)}</title>" + svg[end:]
     svg = _TAG.sub(lambda m: _prefix_ids(m.group(0), prefix), svg)
-    return svg.replace("<svg ", f'<svg class="timechart" role="img" aria-label="{_esc(title)}" ', 1)
+    # the point's name (plan text) is in the <title> above, escaped as text; the attribute
+    # says only what the chart is
+    what = "time chart: IOPS" + (" and p99 latency" if tc.has_p99 else "") + " over time"
+    return svg.replace("<svg ", f'<svg class="timechart" role="img" aria-label="{what}" ', 1)
