@@ -62,9 +62,7 @@ class Preconditioner:
         else:
             phase = dataclasses.replace(point, steady=point.steady or SteadyState(), actions=[])
         phase = dataclasses.replace(phase, index=phase_index(point), keep_cut=False)
-        clear = getattr(self.clock, "clear", None)
-        if clear is not None:
-            clear(phase.index)
+        self.clock.clear(phase.index)
         how = "2 passes of 128 KiB sequential writes" if mode == "sequential" else "steady state"
         self.say(point, f"preconditioning {point.target.label} ({mode}: {how})")
         if mode == "sequential":

@@ -38,6 +38,10 @@ class SeriesClock(Protocol):
 
     def continue_at(self, point_idx: int, t_ms: int) -> None: ...
 
+    def clear(self, point_idx: int) -> None:
+        """Forget what a point's series holds (it runs again)."""
+        ...
+
 
 @dataclass
 class _Round:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.analysis.soak import Tick, ticks
+from storbench.analysis.soak import Tick, stalls, ticks
 from storbench.hostload import HostSample, summary
 from storbench.series import Interval
 
@@ -58,14 +58,6 @@ class DrillRow:
     host: dict[str, Any] = field(default_factory=dict)
 
 
-def _stall(ts: list[Tick]) -> float:
-    longest = run = 0.0
-    for t in ts:
-        run = run + t.dur_s if t.ios == 0 else 0.0
-        longest = max(longest, run)
-    return longest
-
-
 def _load(row: DrillRow, ts: list[Tick], start: float) -> None:
     """The load's figures around the first action (``start``, s into the load)."""
     before = [t for t in ts if t.t_s <= start]
@@ -77,7 +69,7 @@ def _load(row: DrillRow, ts: list[Tick], start: float) -> None:
     p99s = [t.p99_ns for t in before if t.p99_ns is not None]
     row.baseline_p99_ns = statistics.fmean(p99s) if p99s else None
     base = row.baseline_iops
-    row.longest_stall_s = _stall(after)
+    row.longest_stall_s = stalls(after)[1]
     if not base:
         return
     worst = min(after, key=lambda t: t.iops)

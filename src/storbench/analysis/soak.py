@@ -128,7 +128,8 @@ def _rate(ts: list[Tick]) -> float | None:
     return sum(t.ios for t in ts) / dur if dur > 0 else None
 
 
-def _stalls(ts: list[Tick]) -> tuple[int, float]:
+def stalls(ts: list[Tick]) -> tuple[int, float]:
+    """Intervals that completed no I/O, and the longest run of them (s)."""
     count, longest, run = 0, 0.0, 0.0
     for t in ts:
         if t.ios == 0:
@@ -170,7 +171,7 @@ def soak_row(s: PointSummary, intervals: Sequence[Interval], cut_s: float | None
     high = max((t for t in ts if t.p99_ns is not None), key=lambda t: t.p99_ns or 0, default=None)
     if high is not None:
         row.worst_p99_ns, row.worst_p99_at_s = high.p99_ns, high.t_s
-    row.stalls, row.longest_stall_s = _stalls(ts)
+    row.stalls, row.longest_stall_s = stalls(ts)
     return row
 
 

@@ -103,3 +103,8 @@ def shown(text: str) -> str:
     """``text`` as an error message may show it: quoted and escaped when it holds a control
     character (a newline would forge a line of the message)."""
     return repr(text) if control_char(text) is not None else text
+
+
+def percent(value: object) -> float:
+    """A plan's percentage: ``20``, ``20%``, ``"20 %"``; ValueError when it is none."""
+    return float(str(value).strip().removesuffix("%"))

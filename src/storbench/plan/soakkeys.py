@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from storbench.plan.checks import percent
 from storbench.plan.yamlpos import _describe
 from storbench.units import UnitError, parse_time
 
@@ -65,7 +66,7 @@ def soak_limits(value: Any) -> SoakLimits:
 
 
 def _number(key: str, v: Any) -> float | int:
-    return int(v) if key == "stalls" else float(str(v).strip().removesuffix("%"))
+    return int(v) if key == "stalls" else percent(v)
 
 
 def soak_problem(value: Any, _: Mapping[Any, Any]) -> tuple[str, str] | None:

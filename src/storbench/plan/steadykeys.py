@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from storbench.plan.checks import percent
 from storbench.plan.yamlpos import _describe
 from storbench.steady import METRICS, SteadyState
 from storbench.units import UnitError, parse_time
@@ -49,7 +50,7 @@ def _value(key: str, v: Any) -> Any:
     if key == "round":
         return parse_time(v)
     if key in ("range", "slope"):
-        return float(str(v).strip().removesuffix("%"))
+        return percent(v)
     return int(v)
 
 
@@ -89,7 +90,7 @@ def _field_problem(key: str, v: Any) -> str | None:
         return None
     if key in ("range", "slope"):
         try:
-            pct = float(str(v).strip().removesuffix("%")) if not isinstance(v, bool) else -1.0
+            pct = percent(v) if not isinstance(v, bool) else -1.0
         except ValueError:
             return f"must be a percentage (e.g. 20%), not {v!r}"
         return None if 0 < pct <= 100 else f"must be above 0 % and at most 100 %, not {v!r}"
