@@ -1,5 +1,6 @@
 """What the machine running the load did in each interval of a point: CPU, memory, network
-and disks, from the kernel's own counters (the local host; remote hosts are not sampled).
+and disks, from the kernel's own counters (this machine's, and the remote hosts' through their
+agents: storbench.hostcounters).
 
 A sample is the difference of two readings of ``/proc`` over the time between them
 (monotonic clock), so every figure is a rate or a share of that interval:
@@ -24,6 +25,7 @@ interval rather than report a figure made of a guess.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -145,21 +147,40 @@ def sample(a: Reading, b: Reading, seq: int, t_ms: int) -> HostSample:
     )
 
 
-class Sampler:
-    """Samples this machine every ``interval_ms`` in a thread while a point's load runs,
-    handing each batch of samples to ``sink`` (the store); :meth:`stop` gives the rest and
-    a last sample of the time since the one before."""
+#: A host to sample: its label ('' for this machine) and what reads its counters.
+Source = tuple[str, Callable[[], Reading]]
 
-    def __init__(self, interval_ms: int, sink: Callable[[list[HostSample]], None]) -> None:
+
+class Sampler:
+    """Samples hosts every ``interval_ms`` in a thread while a point's load runs -- this
+    machine, or the ``sources`` given (the hosts of a point, through their agents:
+    storbench.hostcounters) -- handing each batch of samples to ``sink`` (the store);
+    :meth:`stop` gives the rest and a last sample of the time since the one before. A host
+    whose counters cannot be read is left out from then on, its reason in ``errors``; the
+    samples of all hosts are on this machine's clock (``t_ms``), their rates on each host's
+    own (the time between its two readings)."""
+
+    def __init__(
+        self,
+        interval_ms: int,
+        sink: Callable[[list[HostSample]], None],
+        sources: list[Source] | None = None,
+    ) -> None:
         self.interval = interval_ms / 1000
         self.sink = sink
+        self.sources = dict(sources or [("", read_counters)])
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="storbench-hostload", daemon=True)
-        self.errors: list[str] = []
+        self.errors: dict[str, str] = {}  # host -> why it is not sampled
+        self.last: dict[str, Reading] = {}
+        self.seq: dict[str, int] = {}
 
     def __enter__(self) -> Sampler:
         self.began = time.monotonic()
-        self.last = read_counters()
+        for host in list(self.sources):
+            now = self._read(host)
+            if now is not None:
+                self.last[host] = now
         self.thread.start()
         return self
 
@@ -167,26 +188,43 @@ class Sampler:
         self.done.set()
         self.thread.join()
 
+    def _read(self, host: str) -> Reading | None:
+        try:
+            return self.sources[host]()
+        except (OSError, ValueError) as e:  # unreadable: no samples of it, no failure
+            self.errors.setdefault(host, str(e) or type(e).__name__)
+            del self.sources[host]
+            return None
+
+    def _tick(self) -> list[HostSample]:
+        out = []
+        for host in list(self.sources):
+            now = self._read(host)
+            if now is None:
+                continue
+            was = self.last[host]
+            self.last[host] = now
+            if now.t - was.t < 0.05:  # not a sliver at the end
+                continue
+            seq = self.seq.get(host, 0)
+            t_ms = round((time.monotonic() - self.began) * 1000)
+            out.append(dataclasses.replace(sample(was, now, seq, t_ms), host=host))
+            self.seq[host] = seq + 1
+        return out
+
     def _loop(self) -> None:
         batch: list[HostSample] = []
-        seq = 0
         while True:
             stopped = self.done.wait(self.interval)
-            try:
-                now = read_counters()
-            except (OSError, ValueError) as e:  # /proc unreadable: no samples, no failure
-                self.errors.append(str(e))
-                break
-            t_ms = round((now.t - self.began) * 1000)
-            if now.t - self.last.t >= 0.05:  # not a sliver at the end
-                batch.append(sample(self.last, now, seq, t_ms))
-                seq += 1
-            self.last = now
-            if batch and (stopped or len(batch) >= BATCH):
+            batch += self._tick()
+            if batch and (stopped or len(batch) >= BATCH * max(len(self.sources), 1)):
                 with contextlib.suppress(Exception):  # the point goes on without them
                     self.sink(batch)
                 batch = []
-            if stopped:
+            if stopped or not self.sources:
+                if batch:
+                    with contextlib.suppress(Exception):
+                        self.sink(batch)
                 break
 
 

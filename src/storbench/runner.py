@@ -30,6 +30,7 @@ from storbench.drills import Drill
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.engines.process import CephClient
 from storbench.hostload import HostSample, Sampler
+from storbench.hostsampling import note_unsampled, sample_sources
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
 from storbench.plan import Point
@@ -301,8 +302,9 @@ def _run_point(
     drill = Drill(point, run.events, should_stop=run.should_stop) if point.actions else None
     if drill is not None:
         drill.start()
+    sampler = Sampler(point.interval_ms, series.host_sink(point), sample_sources(point))
     try:
-        with Sampler(point.interval_ms, series.host_sink(point)):
+        with sampler:
             if point.steady is None:
                 return session.run(point)
             engine = engines.get(point.engine)
@@ -310,6 +312,7 @@ def _run_point(
     finally:
         if drill is not None:
             drill.stop()
+        note_unsampled(run.events, point, sampler.errors)
 
 
 def _keeps_cut(point: Point, result: PointResult) -> bool:

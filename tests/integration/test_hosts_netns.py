@@ -32,8 +32,10 @@ from pathlib import Path
 
 import pytest
 
+from storbench import hostcounters
 from storbench.engines import fio
 from storbench.metrics import OVERLAP_MIN, merge_bins, percentiles_from_bins
+from storbench.store import Store
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -476,3 +478,81 @@ def test_sixteen_servers_in_one_point(tmp_path: Path, db: Path) -> None:
     finally:
         for s in servers:
             s.kill()
+
+
+def test_hostload_agent_serves_its_hosts_counters_and_the_run_samples_them(
+    tmp_path: Path, db: Path, lab: Lab
+) -> None:
+    """A host with `storbench agent` is sampled from the controller while its load runs
+    (its own /proc, seen from its namespace: its veth, not this machine's interfaces); a
+    host with a bare fio server is not, and the run says why."""
+    ns, far, bare = lab.namespaces[1], lab.servers[1], lab.servers[2]
+    pid_file = tmp_path / "agent.pid"
+    base = ["ip", "netns", "exec", ns, sys.executable, "-m", "storbench", "agent"]
+    r = subprocess.run(
+        [*base, "--bind", far.address, "--port", "8771", "--pid-file", str(pid_file)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    try:
+        assert r.returncode == 0, r.stderr
+        assert f"counters on {far.address}:9771" in r.stdout
+        reading = hostcounters.fetch(far.address, 9771)
+        assert len(reading.cpu) == 8 and reading.mem_total > 0
+        (veth,) = [i for i in reading.net if i != "lo"]  # the namespace's own interfaces
+        assert veth.startswith("sbt") and veth.endswith("n")
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(
+            f"""\
+name: sampled
+interval: 500ms
+hosts:
+  - address: {far.address}
+    port: 8771
+    name: far
+    targets:
+      - directory: {far.workdir / "data"}
+  - address: {bare.address}
+    port: {bare.port}
+    name: bare
+    targets:
+      - directory: {bare.workdir / "data"}
+workloads:
+  - name: rr
+    rw: randread
+    bs: 4k
+    size: 8m
+    ioengine: psync
+    time_based: 1
+    runtime: 3
+"""
+        )
+        run = sb("run", str(plan), db=db)
+        assert run.returncode == 0, run.stdout + run.stderr
+    finally:
+        stop = subprocess.run(
+            [*base, "--stop", "--pid-file", str(pid_file)], capture_output=True, text=True
+        )
+    assert stop.returncode == 0 and not (tmp_path / "agent.counters.pid").exists()
+    with pytest.raises(OSError):
+        hostcounters.fetch(far.address, 9771, timeout=1)
+
+    store = Store(str(db), write=False)
+    assert store.sampled_hosts(1, 0) == ["", "far"]
+    samples = store.host_samples(1, 0, "far")
+    assert len(samples) >= 4, samples  # 3 s at 0.5 s, on this machine's clock
+    assert [s.host for s in samples] == ["far"] * len(samples)
+    assert all(s.t_ms > 0 and 0 < s.dur_ms < 2000 for s in samples)
+    for s in samples:
+        shares = (s.cpu_user_pct, s.cpu_system_pct, s.cpu_iowait_pct, s.cpu_idle_pct)
+        assert sum(shares) + s.cpu_steal_pct == pytest.approx(100, abs=0.1)
+    # the host's own network: its veth moved the fio client's traffic, and nothing of ours
+    assert any(veth in s.net for s in samples)
+    assert all(set(s.net) <= {veth, "lo"} for s in samples)
+    events = [e for e in store.events(1) if e.kind == "host-samples"]
+    assert [e.data["host"] for e in events] == ["bare"]
+    assert f"{bare.address}:{bare.port + 1000}" in events[0].message
+    assert "storbench agent" in events[0].message
+    shown = sb("show", "latest", "--point", "1", db=db)
+    assert shown.returncode == 0 and "far CPU busy" in shown.stdout, shown.stdout

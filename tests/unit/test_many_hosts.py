@@ -143,12 +143,24 @@ def test_each_host_gets_its_own_job_file_on_its_own_target() -> None:
 
 
 @pytest.mark.parametrize(
-    ("est", "ms"), [(None, 1000), (1, 500), (5, 500), (60, 3000), (3600, 30000)]
+    ("est", "interval", "ms"),
+    [
+        (None, 1000, 1000),  # duration unknown: the point's interval
+        (5, 500, 500),
+        (60, 1000, 1000),
+        (1000, 500, 800),  # 3 hosts x 1,333 reports: 1,000 s needs 0.8 s between them
+        (3600, 1000, 2800),
+        (21600, 1000, 16300),  # 6 hours: every 16.3 s (fio's client holds every report)
+    ],
 )
-def test_status_interval_scales_with_the_point(est: float | None, ms: int) -> None:
-    pt = parse_plan(HOSTS_PLAN, "p.yaml").expand()[0]
-    pt.est_seconds = est
+def test_status_interval_is_the_points_while_the_reports_fit(
+    est: float | None, interval: int, ms: int
+) -> None:
+    pt = next(p for p in parse_plan(HOSTS_PLAN, "p.yaml").expand() if len(p.hosts) == 3)
+    pt.est_seconds, pt.interval_ms = est, interval
     assert fio.status_interval_ms(pt) == ms
+    if est is not None:
+        assert est * 1000 / ms * len(pt.hosts) <= fio.hosts.MAX_REPORTS
 
 
 @pytest.mark.parametrize(

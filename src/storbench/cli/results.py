@@ -194,9 +194,10 @@ def _show_point(store: Store, r: RunRow, point_no: int) -> None:
     if series:
         out.print("# time series (t: end of each interval, s after the engine started):")
         out.print(timeline(series), markup=False, highlight=False)
-    load = host_rows(summary(store.host_samples(r.id, point_no - 1)), "this host")
-    for figure, value, _ in load:
-        out.print(f"# {figure}: {value}", markup=False)
+    for host in store.sampled_hosts(r.id, point_no - 1):
+        samples = store.host_samples(r.id, point_no - 1, host)
+        for figure, value, _ in host_rows(summary(samples), host or "this host"):
+            out.print(f"# {figure}: {value}", markup=False)
     if raw["job_file"]:
         out.print("# job file:", markup=False)
         out.print(raw["job_file"], end="", markup=False)
@@ -365,7 +366,7 @@ def export(
                 fix="export the series and the host samples with two commands",
             )
         idxs = sorted({m.point_idx for m in store.measurements(r.id, bins=False)})
-        samples = [(i, store.host_samples(r.id, i)) for i in idxs]
+        samples = [(i, store.host_samples(r.id, i, None)) for i in idxs]
         text = host_samples_csv(r.id, samples)
         emit(output, text, f"{sum(len(x) for _, x in samples)} host samples of run {r.id}")
         return

@@ -79,14 +79,25 @@ class _HostSamples(_Connection):
         return RunSeries(self, run_id)
 
     @_locked
-    def host_samples(self, run_id: int, point_idx: int, host: str = "") -> list[HostSample]:
-        """A point's host samples in time order (``host`` '': this machine)."""
+    def host_samples(self, run_id: int, point_idx: int, host: str | None = "") -> list[HostSample]:
+        """A point's samples of one host in time order (``host`` '': this machine; a remote
+        host by its label), or of every host (None: this machine's first, then by label)."""
+        where, args = ("", ()) if host is None else (" AND host=?", (host,))
         rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM host_samples WHERE run_id=? AND point_idx=? AND host=?"
-            " ORDER BY seq",
-            (run_id, point_idx, host),
+            f"SELECT {_COLUMNS} FROM host_samples WHERE run_id=? AND point_idx=?{where}"
+            " ORDER BY host, seq",
+            (run_id, point_idx, *args),
         )
         return [_sample(r) for r in rows]
+
+    @_locked
+    def sampled_hosts(self, run_id: int, point_idx: int) -> list[str]:
+        """The hosts a point has samples of ('' for this machine first)."""
+        rows = self.db.execute(
+            "SELECT DISTINCT host FROM host_samples WHERE run_id=? AND point_idx=? ORDER BY host",
+            (run_id, point_idx),
+        )
+        return [r["host"] for r in rows]
 
 
 def _sample(r: Any) -> HostSample:

@@ -10,13 +10,20 @@ only with ``--any-address``.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
+import signal
 import socket
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import click
 
+from storbench import hostcounters
 from storbench.engines import fio
 from storbench.errors import PreflightError, UserError
 
@@ -48,6 +55,10 @@ Examples:
   storbench agent --bind 10.0.0.5 --port 8766   a second server on the same host
   storbench agent --stop                         stop the server of port 8765
   storbench agent --bind 10.0.0.5 --foreground   stay in the foreground (systemd, containers)
+
+Beside the fio server, the agent serves this host's CPU, memory, network and disk counters
+(read-only, what /proc tells) on the fio port + 1000, so that the controller samples this
+host's utilisation while a point runs.
 
 A fio server runs ANY job it is sent - including fio's `exec` engine, which runs
 commands - with no authentication and no encryption. Bind it to a benchmark network or
@@ -96,6 +107,7 @@ def agent(
     plan), with a pid file; `--stop` stops it."""
     pid_file = os.path.abspath(pid_file or _agent_pid_file(port))
     if stop:
+        _stop_counters(pid_file)
         pid = fio.stop_agent(pid_file)
         if pid is None:
             _say(f"no storbench agent runs with pid file {pid_file}")
@@ -137,12 +149,9 @@ def agent(
         f"it runs any job a controller sends, without authentication or encryption: keep "
         f"{addr}:{port} on a benchmark network, and stop it when done"
     )
+    cport = _counters_port_free(addr, port)
     if foreground:
-        os.makedirs(os.path.dirname(pid_file), exist_ok=True)
-        Path(pid_file).write_text(f"{os.getpid()}\n")
-        _warn(f"storbench agent: fio server on {addr}:{port}, pid {os.getpid()}; {warning}")
-        path = fio.fio_path() or "fio"
-        os.execv(path, [path, f"--server={addr},{port}"])
+        _foreground(addr, port, cport, pid_file, warning)
     try:
         pid = fio.start_agent(addr, port, pid_file)
     except OSError as e:
@@ -151,6 +160,10 @@ def agent(
         f"storbench agent: {fio.fio_version()} server listening on {addr}:{port} "
         f"(pid {pid}, pid file {pid_file})"
     )
+    if cport is not None:
+        cpid = _start_counters(addr, cport, pid_file)
+        if cpid is not None:
+            _say(f"storbench agent: this host's counters on {addr}:{cport} (pid {cpid})")
     _warn(f"warning: {warning}")
     stop_cmd = f"storbench agent --stop --port {port}"
     if pid_file != os.path.abspath(_agent_pid_file(port)):
@@ -208,3 +221,83 @@ def bind_unavailable(address: str) -> str | None:
         except OSError as e:
             return f"cannot bind to {address}: {e.strerror} (is it an address of this host?)"
     return None
+
+
+def _foreground(addr: str, port: int, cport: int | None, pid_file: str, warning: str) -> None:
+    """Become the fio server (exec), the counters served by a child process."""
+    os.makedirs(os.path.dirname(pid_file), exist_ok=True)
+    Path(pid_file).write_text(f"{os.getpid()}\n")
+    _warn(f"storbench agent: fio server on {addr}:{port}, pid {os.getpid()}; {warning}")
+    if cport is not None:
+        _fork_counters(addr, cport)
+        _warn(f"storbench agent: this host's counters on {addr}:{cport}")
+    path = fio.fio_path() or "fio"
+    os.execv(path, [path, f"--server={addr},{port}"])
+
+
+def _counters_pid_file(pid_file: str) -> str:
+    stem = pid_file[: -len(".pid")] if pid_file.endswith(".pid") else pid_file
+    return stem + ".counters.pid"
+
+
+def _counters_port_free(addr: str, port: int) -> int | None:
+    """The port of the host's counters (storbench.hostcounters) when it is free, else None
+    (with a word: the controller then samples no utilisation of this host)."""
+    cport = hostcounters.counters_port(port)
+    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
+    if cport is None:
+        _warn(f"note: no counters endpoint (fio port {port} + 1000 is above 65535)")
+    elif fio.server_listening(probe, cport):
+        _warn(f"note: {addr}:{cport} is taken: this host's utilisation will not be sampled")
+        cport = None
+    return cport
+
+
+def _start_counters(addr: str, cport: int, pid_file: str) -> int | None:
+    """The counters endpoint in a process of its own session, its pid in a pid file beside
+    the fio server's; None (with a word) when it did not start listening."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench.hostcounters", addr, str(cport)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+        start_new_session=True,
+    )
+    Path(_counters_pid_file(pid_file)).write_text(f"{proc.pid}\n")
+    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
+    end = time.monotonic() + 10
+    while time.monotonic() < end and proc.poll() is None:
+        with contextlib.suppress(OSError, ValueError):
+            hostcounters.fetch(probe, cport, timeout=0.5)
+            return proc.pid
+        time.sleep(0.05)
+    _stop_counters(pid_file)
+    _warn(f"note: the counters endpoint did not start on {addr}:{cport}: no utilisation samples")
+    return None
+
+
+def _stop_counters(pid_file: str) -> None:
+    path = _counters_pid_file(pid_file)
+    with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
+        pid = int(Path(path).read_text().strip())
+        # only the endpoint: a stale file's pid may be another process's by now
+        if b"storbench.hostcounters" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _fork_counters(addr: str, cport: int) -> None:
+    """The foreground agent's counters: a child process that serves them until the fio
+    server (this process, after its exec) is gone."""
+    parent = os.getpid()
+    if os.fork() != 0:
+        return
+    try:
+        server = hostcounters.serve(addr, cport)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        while os.getppid() == parent:
+            time.sleep(1)
+    finally:
+        os._exit(0)

@@ -40,14 +40,23 @@ class HostContext:
     names: dict[str, str] = field(default_factory=dict)  # host label -> server host name
 
 
+#: The most status reports storbench lets fio's client hold for one point, all hosts
+#: together: the client keeps every host's reports in memory and prints them only when the
+#: point ends (fio's client.c gathers its JSON output until then), about 10 KB each.
+MAX_REPORTS = 4000
+
+
 def status_interval_ms(point: Point) -> int:
-    """How often each host reports during a point: about 20 reports per planned duration,
-    at least every 30 s, at most every 0.5 s (1 s when the duration is unknown)."""
+    """How often each host reports during a point: at the point's ``interval:`` while its
+    hosts' reports stay within :data:`MAX_REPORTS`; for a longer point, evenly spread over
+    its planned duration (whole 100 ms). The point's interval when its duration is unknown."""
     est = point.est_seconds
+    want = point.interval_ms
     if est is None:
-        return 1000
-    ms = round(est * 1000 / 20 / 100) * 100
-    return min(max(ms, 500), 30_000)
+        return want
+    per_host = MAX_REPORTS // max(len(point.hosts), 1)
+    spread = -(-est * 1000 // per_host)  # ceil: the reports of one host fit in per_host
+    return int(max(want, -(-spread // 100) * 100))
 
 
 def client_address(h: PointHost, local_port: int | None) -> tuple[str, int]:

@@ -1,0 +1,40 @@
+"""Which hosts are sampled while a point's load runs (storbench.hostload) and what the run
+records of a host that could not be: this machine always; each remote host of the point
+(``hosts:``) through its agent's counters (storbench.hostcounters), when it has an agent."""
+
+from __future__ import annotations
+
+import functools
+
+from storbench.engines.base import RunEvents
+from storbench.hostcounters import counters_port, fetch
+from storbench.hostload import Source, read_counters
+from storbench.plan import Point
+
+
+def sample_sources(point: Point) -> list[Source]:
+    """The hosts sampled while a point's load runs: this machine, and each remote host of
+    the point through its agent's counters (storbench.hostcounters)."""
+    sources: list[Source] = [("", read_counters)]
+    for h in point.hosts:
+        port = counters_port(h.port)
+        if not h.local and port is not None and h.label not in dict(sources):
+            sources.append((h.label, functools.partial(fetch, h.address, port)))
+    return sources
+
+
+def note_unsampled(events: RunEvents, point: Point, errors: dict[str, str]) -> None:
+    """An event, once per host and run, for a host whose counters could not be read."""
+    told = {e.get("host") for e in events.of("host-samples")}
+    for host, why in errors.items():
+        if host in told:
+            continue
+        h = next((h for h in point.hosts if h.label == host), None)
+        where = f"{h.address}:{counters_port(h.port)}" if h is not None else "this machine"
+        fix = " (start `storbench agent` there)" if h is not None else ""
+        events.add(
+            "host-samples",
+            f"host {host or 'this machine'}: no utilisation samples: nothing readable "
+            f"at {where}{fix}: {why}",
+            {"host": host, "point": point.index, "where": where, "error": why},
+        )
