@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from storbench.power import PowerMeter
+
 SECTOR = 512
 #: Samples written to the database at once (a crash loses at most these).
 BATCH = 5
@@ -69,6 +71,8 @@ class HostSample:
     #: device -> (util %, queue, read bytes/s, write bytes/s, I/Os per s)
     disks: dict[str, tuple[float, float, float, float, float]] = field(default_factory=dict)
     host: str = ""  # '' for this machine
+    #: this machine's power over the interval (W, storbench.power); None: no sensor
+    watts: float | None = None
 
     @property
     def cpu_busy_pct(self) -> float:
@@ -165,8 +169,10 @@ class Sampler:
         interval_ms: int,
         sink: Callable[[list[HostSample]], None],
         sources: list[Source] | None = None,
+        power: PowerMeter | None = None,
     ) -> None:
         self.interval = interval_ms / 1000
+        self.power = power  # this machine's ('' host's) watts per interval
         self.sink = sink
         self.sources = dict(sources or [("", read_counters)])
         self.done = threading.Event()
@@ -174,9 +180,12 @@ class Sampler:
         self.errors: dict[str, str] = {}  # host -> why it is not sampled
         self.last: dict[str, Reading] = {}
         self.seq: dict[str, int] = {}
+        self.power_samples: list[HostSample] = []  # this machine's that have watts
 
     def __enter__(self) -> Sampler:
         self.began = time.monotonic()
+        if self.power is not None:
+            self.power.read(self.began)
         for host in list(self.sources):
             now = self._read(host)
             if now is not None:
@@ -208,7 +217,10 @@ class Sampler:
                 continue
             seq = self.seq.get(host, 0)
             t_ms = round((time.monotonic() - self.began) * 1000)
-            out.append(dataclasses.replace(sample(was, now, seq, t_ms), host=host))
+            watts = self.power.read(now.t) if self.power is not None and host == "" else None
+            out.append(dataclasses.replace(sample(was, now, seq, t_ms), host=host, watts=watts))
+            if watts is not None:
+                self.power_samples.append(out[-1])
             self.seq[host] = seq + 1
         return out
 
@@ -255,4 +267,15 @@ def summary(samples: list[HostSample]) -> dict[str, Any]:
     if net:
         iface = max(net, key=lambda k: sum(net[k]))
         out.update(net=iface, net_bytes_per_s_mean=sum(net[iface]) / len(samples))
+    watts = watts_mean(samples)
+    if watts is not None:
+        out["watts_mean"] = watts
     return out
+
+
+def watts_mean(samples: list[HostSample]) -> float | None:
+    """The mean power over the samples that have it, weighted by their length (W), or None
+    when none has (no sensor: never a zero)."""
+    pairs = [(s.watts, s.dur_ms) for s in samples if s.watts is not None and s.dur_ms > 0]
+    span = sum(d for _, d in pairs)
+    return sum(w * d for w, d in pairs) / span if span else None

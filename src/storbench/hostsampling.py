@@ -1,14 +1,16 @@
 """Which hosts are sampled while a point's load runs (storbench.hostload) and what the run
 records of a host that could not be: this machine always; each remote host of the point
-(``hosts:``) through its agent's counters (storbench.hostcounters), when it has an agent."""
+(``hosts:``) through its agent's counters (storbench.hostcounters), when it has an agent.
+And what the point's measurement keeps of this machine's power (storbench.power)."""
 
 from __future__ import annotations
 
 import functools
 
-from storbench.engines.base import RunEvents
+from storbench import power
+from storbench.engines.base import PointResult, RunEvents
 from storbench.hostcounters import counters_port, fetch
-from storbench.hostload import Source, read_counters
+from storbench.hostload import HostSample, Source, read_counters, watts_mean
 from storbench.plan import Point
 
 
@@ -38,3 +40,19 @@ def note_unsampled(events: RunEvents, point: Point, errors: dict[str, str]) -> N
             f"at {where}{fix}: {why}",
             {"host": host, "point": point.index, "where": where, "error": why},
         )
+
+
+def note_power(result: PointResult, samples: list[HostSample]) -> None:
+    """This machine's mean power over the point's load (its samples with watts, ramp
+    included) in the measurement's ``power``: the sensor, the watts and how many samples;
+    nothing where no sensor answered (never a zero). IOPS per watt is the point's IOPS over
+    it (presenters divide)."""
+    meas = result.measurement
+    watts = watts_mean(samples)
+    if meas is None or meas.status != "ok" or watts is None or watts <= 0:
+        return
+    meas.extra["power"] = {
+        "source": power.source().kind,
+        "watts_mean": round(watts, 2),
+        "samples": len(samples),
+    }

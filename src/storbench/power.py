@@ -15,13 +15,17 @@ records the reason, and no power column is shown (never a zero).
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-POWERCAP = Path("/sys/class/powercap")
+#: Where the kernel's powercap tree is (``STORBENCH_POWERCAP`` moves it: a container that
+#: mounts the host's /sys elsewhere).
+POWERCAP = Path(os.environ.get("STORBENCH_POWERCAP") or "/sys/class/powercap")
 IPMI_TIMEOUT_S = 5.0
 _WATTS = re.compile(r"Instantaneous power reading:\s*([0-9.]+)\s*Watts", re.I)
 
@@ -76,8 +80,9 @@ def ipmi_watts() -> float | None:
     return float(m.group(1)) if out.returncode == 0 and m else None
 
 
-def probe(root: Path = POWERCAP) -> PowerSource:
+def probe(root: Path | None = None) -> PowerSource:
     """Which power sensor answers on this machine (RAPL first), or why none does."""
+    root = root or POWERCAP
     zones = _rapl_zones(root) if root.is_dir() else []
     if zones:
         return PowerSource("rapl", zones)
@@ -90,6 +95,19 @@ def probe(root: Path = POWERCAP) -> PowerSource:
         + ")",
     ]
     return PowerSource(None, why="; ".join(why))
+
+
+@functools.cache
+def source() -> PowerSource:
+    """This machine's power sensor, probed once per process (a run probes before its first
+    point; ``ipmitool`` takes up to seconds)."""
+    return probe(POWERCAP)
+
+
+def meter() -> PowerMeter | None:
+    """A meter of this machine's power for one point's samples, None without a sensor."""
+    src = source()
+    return PowerMeter(src) if src.kind is not None else None
 
 
 class PowerMeter:

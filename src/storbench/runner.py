@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Protocol
 
-from storbench import engines, liveness, procguard
+from storbench import engines, liveness, power, procguard
 from storbench.drills import Drill
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.engines.process import CephClient
 from storbench.hostload import HostSample, Sampler
-from storbench.hostsampling import note_unsampled, sample_sources
+from storbench.hostsampling import note_power, note_unsampled, sample_sources
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
 from storbench.plan import Point
@@ -302,13 +302,17 @@ def _run_point(
     drill = Drill(point, run.events, should_stop=run.should_stop) if point.actions else None
     if drill is not None:
         drill.start()
-    sampler = Sampler(point.interval_ms, series.host_sink(point), sample_sources(point))
+    sink = series.host_sink(point)
+    sampler = Sampler(point.interval_ms, sink, sample_sources(point), power.meter())
     try:
         with sampler:
             if point.steady is None:
-                return session.run(point)
-            engine = engines.get(point.engine)
-            return run_steady(engine, session, point, series, observer.round_finished)
+                result = session.run(point)
+            else:
+                engine = engines.get(point.engine)
+                result = run_steady(engine, session, point, series, observer.round_finished)
+        note_power(result, sampler.power_samples)
+        return result
     finally:
         if drill is not None:
             drill.stop()

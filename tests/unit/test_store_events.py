@@ -155,7 +155,7 @@ def test_a_v1_database_migrates_in_place_and_keeps_its_run(tmp_path: Path) -> No
     assert "events" not in v1_tables
 
     store = Store(str(path))
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "5"
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "6"
     # the same schema as a database made new by this version, and every v1 table unchanged
     # but for the columns schema 3 adds to `runs`
     fresh = tmp_path / "fresh.db"
@@ -210,7 +210,8 @@ def test_a_newer_database_is_refused(tmp_path: Path) -> None:
     db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION + 1),))
     db.commit()
     db.close()
-    with pytest.raises(UserError, match=r"newer storbench \(schema 6, this one knows 5\)"):
+    newer = rf"newer storbench \(schema {SCHEMA_VERSION + 1}, this one knows {SCHEMA_VERSION}\)"
+    with pytest.raises(UserError, match=newer):
         Store(str(path))
 
 

@@ -123,9 +123,21 @@ class PointSummary(ClatOrLat):
     steady: list[Verdict] = field(default_factory=list)
     #: how long the point ran before Ctrl-C ended it (a soak point, kept), None: its time
     cut_short_s: float | None = None
+    #: per repetition with a power sensor, this machine's mean watts over its load
+    rep_watts: list[float] = field(default_factory=list)
 
     def direction(self, name: str) -> DirSummary | None:
         return self.dirs.get(name)
+
+    @property
+    def watts(self) -> float | None:
+        """This machine's mean power over the point's repetitions (W), None: no sensor."""
+        return sum(self.rep_watts) / len(self.rep_watts) if self.rep_watts else None
+
+    @property
+    def iops_per_watt(self) -> float | None:
+        w = self.watts
+        return self.total_iops / w if w else None
 
     @property
     def total_iops(self) -> float:
@@ -207,6 +219,8 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
             s.steady.append(verdict)
         if "cut_short" in meas.extra:
             s.cut_short_s = float(meas.extra["cut_short"])
+        if isinstance(meas.extra.get("power"), dict):
+            s.rep_watts.append(float(meas.extra["power"]["watts_mean"]))
         figures = engine_figures(meas)
         if figures is not None:
             s.engine_figures.append(figures)

@@ -143,6 +143,8 @@ def records(
         rec.update(_measurement(r.measurement))
         if "steady_state" in r.measurement.extra:
             rec["steady_state"] = r.measurement.extra["steady_state"]
+        if isinstance(r.measurement.extra.get("power"), dict):
+            rec["power"] = r.measurement.extra["power"]
         if r.measurement.hosts:
             if p is not None and p.hosts:
                 rec["clients"] = len(p.hosts)
@@ -263,6 +265,8 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
             cols += [f"{ddir}_{m}" for m in metrics]
             cols += [f"{ddir}_clat_{c}_ns" for c in lat_cols]
     cols += ["usr_cpu_pct", "sys_cpu_pct"]
+    if any("power" in r for r in recs):  # a sensor answered: this machine's watts
+        cols += ["power_watts_mean", "power_source"]
     steady = any("steady_state" in r for r in recs)
     if steady:  # how each point's rounds ended: its figures are those of the window
         cols[cols.index("error") + 1 : cols.index("error") + 1] = STEADY_COLUMNS
@@ -287,6 +291,7 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
         flat["target"] = r["target"]["path"] if r["target"] else None
         flat.update(r["params"] or {})
         flat.update(_steady_cells(r))
+        flat.update(_power_cells(r))
         _flat_dirs(flat, r, metrics, lat_cols)
         if "clients" in r:
             flat["clients"] = r.get("clients")
@@ -311,6 +316,12 @@ STEADY_COLUMNS = [
     "steady_range_pct",
     "steady_slope_pct",
 ]
+
+
+def _power_cells(rec: dict[str, Any]) -> dict[str, Any]:
+    """This machine's power over the point, where a sensor answered (storbench.power)."""
+    pw = rec.get("power")
+    return {"power_watts_mean": pw["watts_mean"], "power_source": pw["source"]} if pw else {}
 
 
 def _steady_cells(rec: dict[str, Any]) -> dict[str, Any]:

@@ -97,6 +97,7 @@ class SummaryLead:
     axes: list[str]
     reps: int
     steady: bool = False  # some point ran in steady-state rounds: a column says how it ended
+    power: bool = False  # some point has this machine's power (a sensor answered)
 
     @classmethod
     def of(cls, summaries: Sequence[PointSummary]) -> SummaryLead:
@@ -106,6 +107,7 @@ class SummaryLead:
             axes=list(dict.fromkeys(k for s in summaries for k in s.axes)),
             reps=max((s.runs + s.failed for s in summaries), default=1),
             steady=any(s.steady for s in summaries),
+            power=any(s.watts is not None for s in summaries),
         )
 
     def columns(self) -> list[str]:
@@ -115,6 +117,7 @@ class SummaryLead:
             + self.axes
             + (["n"] if self.reps > 1 else [])
             + (["steady state"] if self.steady else [])
+            + (["power"] if self.power else [])
         )
 
     def cells(self, s: PointSummary, failed_note: bool = False) -> list[str]:
@@ -126,7 +129,16 @@ class SummaryLead:
             + [str(s.axes.get(a, "")) for a in self.axes]
             + ([runs] if self.reps > 1 else [])
             + ([steady_cell(s)] if self.steady else [])
+            + ([power_cell(s)] if self.power else [])
         )
+
+
+def power_cell(s: PointSummary) -> str:
+    """This machine's mean power over the point and its IOPS per watt; '-' without it."""
+    if s.watts is None:
+        return "-"
+    per = s.iops_per_watt
+    return f"{s.watts:,.1f} W" + (f", {per:,.0f} IOPS/W" if per is not None else "")
 
 
 def steady_cell(s: PointSummary) -> str:

@@ -88,6 +88,8 @@ def host_rows(h: dict[str, Any], what: str = "host") -> list[list[str]]:
     if "net" in h:
         rate = fmt_rate(h["net_bytes_per_s_mean"])
         rows.append([f"{what} busiest interface ({h['net']})", f"{rate} MiB/s mean (rx+tx)", ""])
+    if "watts_mean" in h:
+        rows.append([f"{what} power", f"{h['watts_mean']:,.1f} W mean", ""])
     return rows
 
 

@@ -17,7 +17,7 @@ from storbench.store.base import _Connection, _locked
 
 _COLUMNS = (
     "host, seq, t_ms, dur_ms, cpu_user, cpu_system, cpu_iowait, cpu_idle, cpu_steal,"
-    " mem_used, mem_total, net, disks"
+    " mem_used, mem_total, net, disks, watts"
 )
 
 
@@ -44,7 +44,7 @@ class _HostSamples(_Connection):
         with self.tx():
             self.db.executemany(
                 f"INSERT OR REPLACE INTO host_samples (run_id, point_idx, {_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         run_id,
@@ -62,6 +62,7 @@ class _HostSamples(_Connection):
                         s.mem_total_bytes,
                         _net(s),
                         _disks(s),
+                        round(s.watts, 1) if s.watts is not None else None,
                     )
                     for s in samples
                 ],
@@ -115,6 +116,7 @@ def _sample(r: Any) -> HostSample:
         net={k: (float(v[0]), float(v[1])) for k, v in json.loads(r["net"]).items()},
         disks={k: tuple(float(x) for x in v) for k, v in json.loads(r["disks"]).items()},  # type: ignore[misc]
         host=r["host"],
+        watts=r["watts"],
     )
 
 

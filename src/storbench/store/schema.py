@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _EVENTS = """
 CREATE TABLE IF NOT EXISTS events (
@@ -58,6 +58,11 @@ CREATE TABLE IF NOT EXISTS host_samples (  -- what the load's host did (storbenc
     disks TEXT NOT NULL,               -- JSON {device: [util %, queue, read B/s, write B/s, IOPS]}
     PRIMARY KEY (run_id, point_idx, host, seq)
 ) WITHOUT ROWID;
+"""
+
+_HOST_POWER = """
+-- this machine's power over the interval (storbench.power), W; NULL: no sensor answered
+ALTER TABLE host_samples ADD COLUMN watts REAL;
 """
 
 _RUN_LIVENESS = """
@@ -124,6 +129,7 @@ CREATE TABLE IF NOT EXISTS histograms (
     + _RUN_LIVENESS
     + _INTERVALS
     + _HOST_SAMPLES
+    + _HOST_POWER
 )
 
 #: What brings a database of schema N-1 to N (statements; each runs in one transaction).
@@ -132,6 +138,7 @@ _MIGRATIONS: dict[int, str] = {
     3: _RUN_LIVENESS,
     4: _INTERVALS,
     5: _HOST_SAMPLES,
+    6: _HOST_POWER,
 }
 
 

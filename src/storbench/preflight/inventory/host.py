@@ -87,5 +87,5 @@ def host_inventory() -> dict[str, Any]:
         "python_version": platform.python_version(),
         "fio_version": _fio_version(),
         "storbench_version": getattr(storbench, "__version__", None),
-        "power": power.probe().to_dict(),
+        "power": power.source().to_dict(),
     }
