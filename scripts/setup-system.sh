@@ -19,6 +19,7 @@ declare -A need=(
   [ip]=iproute2
   [mkfs.ext4]=e2fsprogs
   [setpriv]=util-linux
+  [sshd]=openssh-server   # tests/integration/test_drill_hosts.py: a drill's steps on a host, over ssh
   # Ceph (tests/integration/ceph brings up a real single-host cluster from these)
   [ceph]=ceph-common
   [rados]=ceph-common

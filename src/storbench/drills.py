@@ -5,19 +5,23 @@ Each action is an event of the run (kind ``action``): when it was planned and wh
 and ended (s after the point's load began, the clock of its time series), what it ran and
 whether it did what it should. A Ceph step waits for its effect: an OSD stopped is marked
 down by the monitors, one started is up again, one taken out is out (at most the action's
-``timeout``). Actions the load ended before are recorded as skipped. Ceph steps act on the
+``timeout``). A ``run`` step runs through ``sh -c`` here, or on a host of ``hosts:`` through
+the host's ``shell:`` (ssh by default); its event keeps where, its exit status and its
+output. Actions the load ended before are recorded as skipped. Ceph steps act on the
 cluster of the point's targets and need ``--allow-disruption`` (checked before any load:
 :func:`refusal`).
 """
 
 from __future__ import annotations
 
-import shlex
+import contextlib
+import os
+import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from storbench.engines.base import RunEvents
 from storbench.engines.process import CephClient, ceph_args
@@ -55,27 +59,54 @@ def _cluster(point: Point) -> CephClient | None:
     return CephClient(t.conf, t.client) if t is not None else None
 
 
-def _sh(command: str, timeout: float) -> tuple[bool, str]:
-    """A command through ``sh -c``: (exit status 0, its output)."""
+class Outcome(NamedTuple):
+    """What a step did: whether it did what it should, what it printed (or why not), and
+    the exit status of its command when one ended."""
+
+    ok: bool
+    text: str
+    status: int | None = None
+
+
+def _exec(argv: list[str], timeout: float) -> Outcome:
+    """A command, no shell of this machine in between, in a session of its own (the whole
+    of it killed at the timeout): exit status 0, its output (stdout and stderr)."""
     try:
-        out = subprocess.run(
-            ["sh", "-c", command],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
+    except OSError as e:
+        return Outcome(False, f"cannot run {argv[0]}: {e.strerror or e}")
+    try:
+        raw, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return False, f"did not end within {timeout:g} s"
-    text = (out.stdout + out.stderr).strip()
-    if out.returncode != 0:
-        return False, f"exit status {out.returncode}: {text}"[:OUTPUT_CHARS]
-    return True, text[-OUTPUT_CHARS:]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=5)  # a process that left the group may hold the pipe
+        proc.kill()
+        proc.wait()
+        return Outcome(False, f"did not end within {timeout:g} s")
+    text = raw.decode(errors="replace").strip()
+    if proc.returncode != 0:
+        return Outcome(
+            False, f"exit status {proc.returncode}: {text}"[:OUTPUT_CHARS], proc.returncode
+        )
+    return Outcome(True, text[-OUTPUT_CHARS:], 0)
 
 
-def _ceph(cluster: CephClient, *args: str, timeout: float) -> tuple[bool, str]:
+def _sh(command: str, timeout: float) -> Outcome:
+    """A command through ``sh -c`` on this machine."""
+    return _exec(["sh", "-c", command], timeout)
+
+
+def _ceph(cluster: CephClient, *args: str, timeout: float) -> Outcome:
     cmd = [CEPH, *ceph_args(cluster), "--connect-timeout", str(CONNECT_TIMEOUT), *args]
-    return _sh(shlex.join(cmd), timeout)
+    return _exec(cmd, timeout)
 
 
 def _osd_state(cluster: CephClient, osd: int) -> dict[str, int]:
@@ -109,31 +140,30 @@ def _daemon_command(a: Action, cluster: CephClient) -> str:
     return a.command.replace("{id}", a.arg).replace("{host}", host)
 
 
-def perform(a: Action, cluster: CephClient | None) -> tuple[bool, str]:
-    """Do one action and wait for its effect: (it did, what it printed or why not)."""
+def perform(a: Action, cluster: CephClient | None) -> Outcome:
+    """Do one action and wait for its effect: it did, what it printed or why not. A ``run``
+    step runs here through ``sh -c``, or on its host through the host's ``shell:``."""
     deadline = time.monotonic() + a.timeout_s
     if a.step == "run":
-        return _sh(a.arg, a.timeout_s)
+        return _exec(a.argv(), a.timeout_s)
     if cluster is None:
-        return False, "the point has no Ceph target"
+        return Outcome(False, "the point has no Ceph target")
     try:
         if a.step in ("osd_stop", "osd_start"):
-            ok, text = _sh(_daemon_command(a, cluster), a.timeout_s)
+            done = _sh(_daemon_command(a, cluster), a.timeout_s)
             flag, want = "up", int(a.step == "osd_start")
         elif a.step in ("osd_out", "osd_in"):
-            ok, text = _ceph(
-                cluster, "osd", a.step.removeprefix("osd_"), a.arg, timeout=a.timeout_s
-            )
+            done = _ceph(cluster, "osd", a.step.removeprefix("osd_"), a.arg, timeout=a.timeout_s)
             flag, want = "in", int(a.step == "osd_in")
         else:
             verb = a.step.removeprefix("osd_")
             return _ceph(cluster, "osd", verb, a.arg, timeout=a.timeout_s)
-        if not ok:
-            return False, text
+        if not done.ok:
+            return done
         why = _wait_osd(cluster, int(a.arg), flag, want, deadline)
-        return (why is None), (why or text)
+        return Outcome(why is None, why or done.text, done.status)
     except CephCommandError as e:
-        return False, str(e)
+        return Outcome(False, str(e))
 
 
 class Drill:
@@ -143,7 +173,7 @@ class Drill:
         self,
         point: Point,
         events: RunEvents,
-        do: Callable[[Action, CephClient | None], tuple[bool, str]] = perform,
+        do: Callable[[Action, CephClient | None], Outcome] = perform,
         should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
         self.point, self.events, self.do = point, events, do
@@ -197,14 +227,20 @@ class Drill:
                 break
             self.next = n + 1
             started = time.time() - self.began
-            ok, text = self.do(a, self.cluster)
+            did = self.do(a, self.cluster)
             ended = time.time() - self.began
-            self._record(a, "done" if ok else "failed", text, started, ended)
+            self._record(a, "done" if did.ok else "failed", did.text, started, ended, did.status)
         for a in self.point.actions[self.next :]:
             self._record(a, "skipped", "the load ended before its time", None, None)
 
     def _record(
-        self, a: Action, outcome: str, text: str, started: float | None, ended: float | None
+        self,
+        a: Action,
+        outcome: str,
+        text: str,
+        started: float | None,
+        ended: float | None,
+        status: int | None = None,
     ) -> None:
         took = f" in {ended - started:.1f} s" if started is not None and ended is not None else ""
         message = f"point {self.point.index + 1}: {a.label()} at {a.at_s:g} s: {outcome}{took}"
@@ -217,6 +253,7 @@ class Drill:
             "started_s": started,
             "ended_s": ended,
             "output": text,
+            **({"exit_status": status} if status is not None else {}),
             "began_at": self.began,
         }
         self.events.add("action", message, data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 import click
@@ -149,7 +150,9 @@ def _modes(pt: Point) -> list[str]:
             f"window {c.window}, at most {c.max_rounds}, range {c.range_pct:g} %, "
             f"slope {c.slope_pct:g} %, tracking {c.metric}"
         )
-    out += [f"action at {a.at_s:g} s: {a.label()}" for a in pt.actions]
+    for a in pt.actions:
+        how = f" (runs {shlex.join(a.argv())})" if a.host else ""
+        out.append(f"action at {a.at_s:g} s: {a.label()}{how}")
     return out
 
 

@@ -10,19 +10,26 @@ engine starts: the clock of its time series) and one step::
       - {at: 40s, osd_out: 1}         # ceph osd out 1 (osd_in: back in)
       - {at: 10s, osd_set: noout}     # ceph osd set noout (osd_unset: unset it)
       - {at: 20s, run: "sync", timeout: 60}   # a command on this machine, through sh -c
+      - {at: 25s, run: "systemctl restart ceph-osd@1", host: vm01}   # on a host of `hosts:`
 
 The Ceph steps act on the cluster of the workload's targets and run only when the run is
-started with ``--allow-disruption``; commands are the plan's own.
+started with ``--allow-disruption``; commands are the plan's own. A ``run`` step with
+``host:`` (a label of ``hosts:``) runs through that host's ``shell:``, a command prefix the
+step's command is appended to as one argument (no local shell in between): by default
+``ssh -o BatchMode=yes -o ConnectTimeout=10 ADDRESS``, where that argument is the remote
+command line (the remote user's shell runs it); another wrapper ends with ``sh -c`` (``pct
+exec 101 -- sh -c``). Keys come from the user's ssh config and agent, never from the plan.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from storbench.errors import suggestion
-from storbench.plan.checks import control_char
+from storbench.plan.checks import control_char, name_problem
 from storbench.plan.yamlpos import _describe
 from storbench.units import UnitError, parse_time
 
@@ -37,6 +44,18 @@ DEFAULT_TIMEOUT_S = 300.0
 #: OSD's id, ``{host}`` the host Ceph places it on (``ceph osd find``).
 OSD_DAEMONS = {"stop": "systemctl stop ceph-osd@{id}", "start": "systemctl start ceph-osd@{id}"}
 FIX = "e.g. `actions: [{at: 30s, osd_stop: 1}, {at: 90s, osd_start: 1}]`"
+#: How a ``run`` step reaches a host of ``hosts:`` without its own ``shell:`` (the host's
+#: address appended); the ``local`` host's: a shell on this machine.
+SSH = ("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10")
+LOCAL_SHELL = ("sh", "-c")
+SHELL_FIX = "e.g. `shell: [pct, exec, 101, --, sh, -c]`, or `shell: ssh -p 2222 root@vm01`"
+
+
+def step_label(step: str, arg: str, host: str = "") -> str:
+    """``osd_stop 1``, ``run `sync```, ``run on vm01 `sync```."""
+    if step != "run":
+        return f"{step} {arg}"
+    return f"run on {host} `{arg}`" if host else f"run `{arg}`"
 
 
 @dataclass(frozen=True)
@@ -46,13 +65,20 @@ class Action:
     arg: str  # the OSD id, the flag or the command
     timeout_s: float = DEFAULT_TIMEOUT_S
     command: str = ""  # osd_stop/osd_start: the command that does it (``osd_daemons:``)
+    host: str = ""  # run: the label of the host of ``hosts:`` it runs on ("": here)
+    shell: tuple[str, ...] = ()  # run on a host: the prefix its command is appended to
 
     @property
     def ceph(self) -> bool:
         return self.step in CEPH_STEPS
 
     def label(self) -> str:
-        return f"{self.step} {self.arg}" if self.step != "run" else f"run `{self.arg}`"
+        return step_label(self.step, self.arg, self.host)
+
+    def argv(self) -> list[str]:
+        """What a ``run`` step executes: the host's prefix and the command as one argument,
+        or ``sh -c COMMAND`` here."""
+        return [*(self.shell if self.host else LOCAL_SHELL), self.arg]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +87,7 @@ class Action:
             "arg": self.arg,
             "timeout_s": self.timeout_s,
             **({"command": self.command} if self.command else {}),
+            **({"host": self.host, "shell": list(self.shell)} if self.host else {}),
         }
 
     @classmethod
@@ -71,6 +98,8 @@ class Action:
             str(d["arg"]),
             float(d["timeout_s"]),
             str(d.get("command") or ""),
+            str(d.get("host") or ""),
+            tuple(str(w) for w in d.get("shell") or ()),
         )
 
 
@@ -84,8 +113,43 @@ def actions(value: Any, daemons: Mapping[str, str] | None = None) -> list[Action
         timeout = parse_time(item["timeout"]) if "timeout" in item else DEFAULT_TIMEOUT_S
         arg = str(item[step]).strip()
         command = how[step.removeprefix("osd_")] if step in ("osd_stop", "osd_start") else ""
-        out.append(Action(parse_time(item["at"]), step, arg, timeout, command))
+        host = str(item["host"]).strip() if "host" in item else ""  # its shell: workloads.py
+        out.append(Action(parse_time(item["at"]), step, arg, timeout, command, host))
     return sorted(out, key=lambda a: a.at_s)
+
+
+def shell_prefix(value: Any, address: str) -> tuple[str, ...]:
+    """A host's ``shell:`` (checked by :func:`shell_problem`) as words; left out, ssh to
+    ``address`` (``sh -c`` for the ``local`` host)."""
+    if value is None:
+        return LOCAL_SHELL if address == "local" else (*SSH, address)
+    return tuple(shlex.split(value) if isinstance(value, str) else (str(w) for w in value))
+
+
+def shell_problem(value: Any, _: Mapping[Any, Any]) -> tuple[str, str] | None:
+    """Why a host's ``shell:`` is refused, or None."""
+    if value is None:
+        return None
+    what = "`shell` must be a command prefix (text or a list of words)"
+    if isinstance(value, str) and control_char(value) is not None:
+        return f"`shell` holds a control character ({control_char(value)})", SHELL_FIX
+    if isinstance(value, str):
+        try:
+            words: list[Any] = shlex.split(value)
+        except ValueError as e:
+            return f"`shell` cannot be split into words ({e})", SHELL_FIX
+    elif isinstance(value, list):
+        words = value
+    else:
+        return f"{what}, not {_describe(value)}", SHELL_FIX
+    if not words:
+        return f"{what}, not an empty one", SHELL_FIX
+    for w in words:
+        if isinstance(w, bool) or not isinstance(w, str | int) or not str(w):
+            return f"{what}; a word of it is {_describe(w)}", SHELL_FIX
+        if control_char(str(w)) is not None:
+            return f"`shell` holds a control character ({control_char(str(w))})", SHELL_FIX
+    return None
 
 
 def daemons_problem(value: Any, _: Mapping[Any, Any]) -> tuple[str, str] | None:
@@ -123,8 +187,9 @@ def _item_problem(item: Any) -> tuple[str, str] | None:
         return f"must be a mapping (at: and one step), not {_describe(item)}", FIX
     steps = [k for k in item if k in STEPS]
     for k in item:
-        if k not in (*STEPS, "at", "timeout"):
-            hint = suggestion(str(k), (*STEPS, "at", "timeout"), f"steps: {', '.join(STEPS)}")
+        if k not in (*STEPS, "at", "timeout", "host"):
+            known = (*STEPS, "at", "timeout", "host")
+            hint = suggestion(str(k), known, f"steps: {', '.join(STEPS)}")
             return f"unknown key {str(k)!r}", hint or FIX
     if len(steps) != 1:
         return f"needs exactly one step ({', '.join(STEPS)}), not {len(steps)}", FIX
@@ -138,7 +203,19 @@ def _item_problem(item: Any) -> tuple[str, str] | None:
                 return f"`{key}` must be {'0' if key == 'at' else '1 s'} or more", FIX
     if "at" not in item:
         return "needs `at`: when it runs, in seconds into the point's load", FIX
+    if "host" in item:
+        return _host_problem(steps[0], item["host"]) or _step_problem(steps[0], item[steps[0]])
     return _step_problem(steps[0], item[steps[0]])
+
+
+def _host_problem(step: str, host: Any) -> tuple[str, str] | None:
+    fix = 'e.g. `{at: 20s, run: "systemctl restart ceph-osd@1", host: vm01}`'
+    if step != "run":
+        return f"`host` goes with a `run` step, not `{step}`", fix + " (`osd_daemons:` for OSDs)"
+    if isinstance(host, bool) or not isinstance(host, str | int) or not str(host).strip():
+        return f"`host` takes the name of a host of `hosts:`, not {_describe(host)}", fix
+    why = name_problem(str(host).strip())
+    return (f"`host` {why}", fix) if why else None
 
 
 def _step_problem(step: str, arg: Any) -> tuple[str, str] | None:

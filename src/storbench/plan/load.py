@@ -198,6 +198,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             )
         self.check_engines(workloads, targets, hosts, doc)
         self.check_clients(workloads, hosts, doc)
+        self.check_action_hosts(workloads, hosts, doc)
         if hosts:
             pairs = [(t, h.local) for h in hosts for t in (h.targets or targets)]
         else:

@@ -95,6 +95,7 @@ class Host:
     port: int = DEFAULT_FIO_PORT
     name: str | None = None
     targets: tuple[Target, ...] | None = None  # None: the plan's targets
+    shell: tuple[str, ...] = ()  # how a drill's run step reaches it (actionkeys.shell_prefix)
 
     @property
     def local(self) -> bool:

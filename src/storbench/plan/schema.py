@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from storbench.errors import suggestion
-from storbench.plan.actionkeys import daemons_problem
+from storbench.plan.actionkeys import daemons_problem, shell_problem
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
 from storbench.plan.soakkeys import duration_problem, soak_problem
@@ -490,6 +490,16 @@ HOST = Section(
             "list of targets",
             "The host's own targets (each VM's own disk); the plan's `targets:` otherwise.",
         ),
+        Key(
+            "shell",
+            "command prefix: text (split like a shell) or a list of words",
+            "How a drill's `run` step with `host:` reaches the host: the step's command is "
+            "appended as one argument, run without a local shell. With ssh it is the remote "
+            "command line; other wrappers end with `sh -c` (`pct exec 101 -- sh -c`, "
+            "`docker exec c sh -c`). ssh's keys: the user's ssh config and agent, not the plan.",
+            default="ssh -o BatchMode=yes -o ConnectTimeout=10 ADDRESS (`local`: sh -c)",
+            check=shell_problem,
+        ),
     ),
 )
 
@@ -522,7 +532,8 @@ WORKLOAD = Section(
             "list of {at: time, STEP: value}",
             "A failure drill: steps at set times into each point's load: `osd_stop`/"
             "`osd_start`/`osd_out`/`osd_in` (an OSD id), `osd_set`/`osd_unset` (a flag such as "
-            "noout), `run` (a command on this machine); Ceph steps need --allow-disruption.",
+            "noout), `run` (a command on this machine, or with `host: NAME` on that host of "
+            "`hosts:`, through its `shell:`); Ceph steps need --allow-disruption.",
             check=actions_problem,
         ),
     ),

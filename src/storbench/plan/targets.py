@@ -11,6 +11,7 @@ from ruamel.yaml.comments import CommentedMap
 
 import storbench.plan.schema as schema
 from storbench.errors import PlanError, suggestion
+from storbench.plan.actionkeys import shell_prefix
 from storbench.plan.checks import fix_for, path_problem, shown
 from storbench.plan.model import Host, Target
 from storbench.plan.rules import (
@@ -217,6 +218,7 @@ class _TargetRules:
                 port=port,
                 name=str(name).strip() if name is not None else None,
                 targets=own,
+                shell=shell_prefix(values["shell"], address),
             )
             ident = (address, port if address != LOCAL else 0)
             if ident in seen:

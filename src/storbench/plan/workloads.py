@@ -3,6 +3,7 @@ sizes and client counts that must fit."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 import storbench.plan.schema as schema
-from storbench.errors import PlanError
+from storbench.errors import PlanError, suggestion
 from storbench.plan.actionkeys import FIX, Action, actions
 from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, mmap_file
@@ -296,6 +297,39 @@ class _WorkloadRules:
                     "actions",
                     fix=f"run it before {end:g} s, or make `runtime` longer",
                 )
+
+    def check_action_hosts(
+        self, workloads: list[Workload], hosts: list[Host], doc: CommentedMap
+    ) -> None:
+        """A ``run`` step's ``host:`` names a host of ``hosts:``; the step takes its shell."""
+        by_label = {h.label: h for h in hosts}
+        for wl, node in zip(workloads, doc.get("workloads") or [], strict=False):
+            items = node.get("actions") if isinstance(node, dict) else None
+            for n, item in enumerate(items or [], 1):
+                name = (
+                    str(item["host"]).strip() if isinstance(item, dict) and "host" in item else ""
+                )
+                if not name or name in by_label:
+                    continue
+                known = ", ".join(by_label) or "none: the plan has no `hosts:`"
+                fix = (
+                    suggestion(name, list(by_label), "")
+                    or "name one of `hosts:` by its `name:` (ADDRESS:PORT when it has none)"
+                    if hosts
+                    else "list it under `hosts:` (`shell:` says how to reach it; ssh by "
+                    "default), or remove `host:` to run the command on this machine"
+                )
+                raise self.err(
+                    f"workload {wl.name!r}: action {n}: `host` {name!r} is not a host of the "
+                    f"plan (hosts: {known})",
+                    item,
+                    "host",
+                    fix=fix,
+                )
+            wl.actions = [
+                dataclasses.replace(a, shell=by_label[a.host].shell) if a.host else a
+                for a in wl.actions
+            ]
 
     def apply_duration(
         self, values: dict[str, Any], workloads: list[Workload], doc: CommentedMap

@@ -4,6 +4,7 @@ its actions and then each figure; the same table in the terminal, Markdown and H
 from __future__ import annotations
 
 from storbench.analysis.drill import HOLD_S, DrillRow, drill_row
+from storbench.plan.actionkeys import step_label
 from storbench.report.fmt import AnswerTable, text_table
 from storbench.report.safe import md_table, md_text
 from storbench.report.soak import host_rows
@@ -47,7 +48,7 @@ def drill_cells(r: DrillRow) -> list[list[str]]:
         took = ""
         if a.get("ended_s") is not None and a.get("started_s") is not None:
             took = f", took {a['ended_s'] - a['started_s']:.1f} s"
-        label = f"{a['step']} {a['arg']}" if a["step"] != "run" else f"run `{a['arg']}`"
+        label = step_label(str(a["step"]), str(a["arg"]), str(a.get("host") or ""))
         out.append([f"action: {label}", f"{a['outcome']} {when}{took}"])
     base = r.baseline_iops
     baseline = f"{fmt_iops(base)} IOPS, p99 {fmt_ns(r.baseline_p99_ns)}" if base else "-"
