@@ -5,7 +5,10 @@ phase of its own as SNIA PTS asks for:
   sequential writes (:meth:`Engine.precondition_point` makes that point), once per target
   in a session of the run;
 - ``workload`` (workload-dependent, WDPC): the point's own workload run until steady state
-  (storbench/rounds.py, the plan's ``steady_state`` or SNIA's defaults), before every point.
+  (storbench/rounds.py, the plan's ``steady_state`` or SNIA's defaults), before every point;
+- a purge first (``precondition: {mode: ..., purge: discard|secure}``): blkdiscard of the
+  whole device (storbench/purge.py), once per target in a session, before the rest; it
+  runs on this machine, not through the engine (no series), and is an event too.
 
 The phase runs through the point's engine like any point, under the point's index made
 negative (``-(index + 1)``): its time series is stored apart from the point's, and its
@@ -16,9 +19,11 @@ report or comparison mixes it into the results.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Any
 
+from storbench import purge
 from storbench.engines.base import Engine, PointResult, RunEvents, Session
 from storbench.metrics import DIRECTIONS
 from storbench.plan import Point
@@ -50,13 +55,39 @@ class Preconditioner:
     ) -> None:
         self.events, self.clock, self.on_round, self.say = events, clock, on_round, say
         self.done: set[tuple[str, ...]] = set()
+        self.purged: set[str] = set()  # the devices purged (their real paths)
+
+    def purge(self, point: Point) -> PointResult | None:
+        """The point's purge of each of its devices not purged yet in this session: the
+        last one's result, or the first that failed; None when it needs none (now)."""
+        how = point.purge
+        if not how:
+            return None
+        result = None
+        for target in purge.targets(point):
+            real = os.path.realpath(target.path)
+            if real in self.purged:
+                continue
+            shown = " ".join(purge.command(how, target.path))
+            self.say(point, f"purging {target.label} ({how}: {shown})")
+            result = purge.run(how, target.path)
+            message = purge.message(point, target, how, result)
+            self.events.add("precondition", message, purge.data(point, target, how, result))
+            self.say(point, message.split(": ", 1)[1])
+            if not _ok(result):
+                return result
+            self.purged.add(real)
+        return result
 
     def run(self, engine: Engine, session: Session, point: Point) -> PointResult | None:
         """The phase's result, or None when the point needs none (now)."""
+        purged = self.purge(point)
+        if purged is not None and not _ok(purged):
+            return purged
         mode = point.precondition
         key = _target_key(point)
         if mode == "none" or (mode == "sequential" and key in self.done):
-            return None
+            return purged
         if mode == "sequential":
             phase = engine.precondition_point(point)
         else:
@@ -69,14 +100,17 @@ class Preconditioner:
             result = session.run(phase)
         else:
             result = run_steady(engine, session, phase, self.clock, self.on_round)
-        meas = result.measurement
-        ok = not result.interrupted and meas is not None and meas.status == "ok"
-        if ok and mode == "sequential":
+        if _ok(result) and mode == "sequential":
             self.done.add(key)
         message = _message(point, mode, result)
         self.events.add("precondition", message, _data(point, mode, result))
         self.say(point, message.split(": ", 1)[1])
         return result
+
+
+def _ok(result: PointResult) -> bool:
+    meas = result.measurement
+    return not result.interrupted and meas is not None and meas.status == "ok"
 
 
 def _figures(result: PointResult) -> dict[str, Any]:

@@ -141,6 +141,12 @@ def show_plan(p: Plan, points: list[Point]) -> None:
 def _modes(pt: Point) -> list[str]:
     """What runs around a point's job: preconditioning, steady-state rounds, a drill."""
     out = []
+    if pt.purge:
+        how = "blkdiscard --secure" if pt.purge == "secure" else "blkdiscard"
+        out.append(
+            f"purged first ({pt.purge}: {how} of the whole device, once per target), only "
+            "with --destroy-data naming the device"
+        )
     if pt.precondition != "none":
         out.append(f"preconditioned first: {pt.precondition}")
     if pt.steady is not None:
@@ -173,6 +179,8 @@ def planned_time(points: list[Point]) -> str:
     its size), "up to 2h" when some run in steady-state rounds (they may stop earlier)."""
     est = [pt.est_seconds for pt in points]
     planned = fmt_duration(sum(e for e in est if e)) + ("+" if None in est else "")
+    if any(pt.purge for pt in points):
+        planned += " + purge"
     if any(pt.precondition == "sequential" for pt in points):
         planned += " + sequential preconditioning"
     up_to = any(pt.steady or pt.precondition == "workload" for pt in points)

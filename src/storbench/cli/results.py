@@ -183,6 +183,9 @@ def _show_point(store: Store, r: RunRow, point_no: int) -> None:
     for e in store.events(r.id, "precondition"):
         if e.data.get("point") == point_no - 1:
             out.print(f"# preconditioning ({e.data.get('mode')}): {e.message}", markup=False)
+            if e.data.get("mode") == "purge":  # blkdiscard: no series (storbench.purge)
+                out.print("# purge command: " + shlex.join(e.data["command"]), markup=False)
+                continue
             phase = store.intervals(r.id, -point_no)  # precondition.phase_index
             if phase:
                 out.print(timeline(phase, most=20), markup=False, highlight=False)

@@ -16,6 +16,7 @@ from storbench.errors import PlanError, suggestion
 from storbench.plan.checks import fio_option_names, shown
 from storbench.plan.model import Host, Plan, Target, Workload, combinations, fmt_count
 from storbench.plan.options import _OptionRules
+from storbench.plan.precondkeys import Precondition, precondition
 from storbench.plan.rules import (
     MAX_DEPTH,
     MAX_POINTS,
@@ -51,8 +52,9 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
         #: where each target was given: (node, key) in the plan, or the --target argument
         self.target_at: dict[Target, tuple[Any, Any] | str] = {}
-        #: each target's own ``precondition:`` (the plan's applies to the others)
-        self.preconditions: dict[Target, str] = {}
+        #: each target's own ``precondition:`` (the plan's applies to the others), and where
+        self.preconditions: dict[Target, Precondition] = {}
+        self.precondition_at: dict[Target, tuple[Any, Any]] = {}
 
     def read_keys(
         self,
@@ -207,6 +209,8 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         self.check_local_targets([t for t, local in pairs if local])
         self.check_sizes(pairs, workloads, doc)
         self.check_blocks(workloads, [t for t, _ in pairs], doc)
+        top = precondition(values["precondition"])
+        pre = {t: self.preconditions.get(t, top) for t in targets}
         if hosts:
             self.check_no_output_files(workloads, doc)
         plan = Plan(
@@ -224,9 +228,8 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             interval_ms=schema.interval_ms(values["interval"]),
             steady_state=steady_state(values["steady_state"]),
             soak=soak_limits(values["soak"]),
-            preconditions={
-                t: self.preconditions.get(t, values["precondition"] or "none") for t in targets
-            },
+            preconditions={t: p.mode for t, p in pre.items()},
+            purges={t: p.purge for t, p in pre.items() if p.purge},
         )
         self.check_steady(plan, doc)
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)

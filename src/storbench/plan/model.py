@@ -174,12 +174,15 @@ class Point:
     actions: list[Action] = field(default_factory=list)
     #: what is done to its target before it is measured: none, sequential, workload
     precondition: str = "none"
+    #: how its device is purged first, once per target and session (storbench.purge):
+    #: discard, secure, or None
+    purge: str | None = None
 
     @property
     def writes(self) -> bool:
         if self.engine == RADOS_BENCH:
             return self.params.get("mode") == "write"
-        if self.precondition == "sequential":  # its target is written before it
+        if self.precondition == "sequential" or self.purge:  # its target is written before it
             return True
         return workload_writes(self.params)
 
@@ -216,6 +219,7 @@ class Point:
             **({"keep_cut": True} if self.keep_cut else {}),
             **({"actions": [a.to_dict() for a in self.actions]} if self.actions else {}),
             **({"precondition": self.precondition} if self.precondition != "none" else {}),
+            **({"purge": self.purge} if self.purge else {}),
         }
 
     @classmethod
@@ -236,6 +240,7 @@ class Point:
             keep_cut=bool(d.get("keep_cut")),
             actions=[Action.from_dict(a) for a in d.get("actions") or []],
             precondition=str(d.get("precondition") or "none"),
+            purge=str(d["purge"]) if d.get("purge") else None,
         )
 
 
@@ -298,6 +303,9 @@ class Plan:
     soak: SoakLimits = field(default_factory=SoakLimits)
     #: each target's preconditioning (none, sequential, workload): plan key ``precondition``
     preconditions: dict[Target, str] = field(default_factory=dict)
+    #: the targets purged before their preconditioning (discard, secure): ``precondition``'s
+    #: ``purge``
+    purges: dict[Target, str] = field(default_factory=dict)
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""
@@ -380,6 +388,7 @@ class Plan:
                                 keep_cut=self.report == "soak",
                                 actions=list(wl.actions),
                                 precondition=self.preconditions.get(target, "none"),
+                                purge=self.purges.get(target),
                             )
                         )
         return points

@@ -19,6 +19,7 @@ from storbench.errors import suggestion
 from storbench.plan.actionkeys import daemons_problem, shell_problem
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
+from storbench.plan.precondkeys import problem as precondition_problem
 from storbench.plan.soakkeys import duration_problem, soak_problem
 from storbench.plan.steadykeys import problem as steady_problem
 from storbench.plan.yamlpos import _describe
@@ -126,22 +127,18 @@ def _report(value: Any, _: Mapping[Any, Any]) -> Problem | None:
     return None
 
 
-PRECONDITIONS = ("none", "sequential", "workload")
-
-
-def _precondition(value: Any, _: Mapping[Any, Any]) -> Problem | None:
-    if value is not None and value not in PRECONDITIONS:
-        fix = suggestion(str(value), PRECONDITIONS, f"one of: {', '.join(PRECONDITIONS)}")
-        return f"`precondition` must be one of {', '.join(PRECONDITIONS)}, not {value!r}", fix or ""
-    return None
-
-
 PRECONDITION_DOC = (
     "Before measuring: `sequential` writes the whole target twice with 128 KiB sequential "
     "writes (SNIA's workload-independent preconditioning), once per target and session; "
     "`workload` runs each point's own workload until steady state first (workload-dependent). "
-    "A phase of its own: its series and figures are kept apart, never in the results."
+    "A phase of its own: its series and figures are kept apart, never in the results. "
+    "A mapping adds a purge before it, once per target and session: "
+    "`{mode: sequential, purge: discard}` (`blkdiscard`: the whole device) or `purge: secure` "
+    "(`blkdiscard --secure`, where the device supports it); only a `device:` target of this "
+    "machine that `--destroy-data DEVICE` names."
 )
+#: What ``precondition`` takes (a word, or a mapping with a purge).
+PRECONDITION_TAKES = "none, sequential, workload; or a mapping: mode, purge (discard, secure)"
 
 
 def _target_name(value: Any, _: Mapping[Any, Any]) -> Problem | None:
@@ -354,11 +351,10 @@ PLAN = Section(
         ),
         Key(
             "precondition",
-            "choice",
+            PRECONDITION_TAKES,
             "The `precondition` of every target that names none (see a target's keys).",
-            values=PRECONDITIONS,
             default="none",
-            check=_precondition,
+            check=precondition_problem,
         ),
         Key(
             "osd_daemons",
@@ -428,11 +424,10 @@ TARGET_MORE = Section(
         ),
         Key(
             "precondition",
-            "choice",
+            PRECONDITION_TAKES,
             PRECONDITION_DOC,
-            values=PRECONDITIONS,
             default="the plan's `precondition`, else none",
-            check=_precondition,
+            check=precondition_problem,
         ),
         Key(
             "size",

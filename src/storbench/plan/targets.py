@@ -14,6 +14,7 @@ from storbench.errors import PlanError, suggestion
 from storbench.plan.actionkeys import shell_prefix
 from storbench.plan.checks import fix_for, path_problem, shown
 from storbench.plan.model import Host, Target
+from storbench.plan.precondkeys import precondition
 from storbench.plan.rules import (
     CEPH_KINDS,
     CEPH_TARGET_KEYS,
@@ -56,7 +57,8 @@ class _TargetRules:
                 out.append(self.fs_target(kind, item, node, i))
             pre = self.read_keys(schema.TARGET_MORE, item, node, i, only=("precondition",))
             if pre["precondition"] is not None:
-                self.preconditions[out[-1]] = pre["precondition"]
+                self.preconditions[out[-1]] = precondition(pre["precondition"])
+                self.precondition_at[out[-1]] = (item, "precondition")
         return out
 
     def target_kind(self, item: Any, node: Any, i: int) -> str:

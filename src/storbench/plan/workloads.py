@@ -379,11 +379,39 @@ class _WorkloadRules:
                 fix="leave `precondition` out for it (or `precondition: none`)",
             )
 
+    def check_purge(self, plan: Plan, doc: CommentedMap) -> None:
+        """A purge erases a whole block device of this machine (storbench runs blkdiscard
+        here): only a ``device:`` target, and never with a remote host among ``hosts:``."""
+        own = {t: p.purge for t, p in self.preconditions.items() if p.purge}
+        remote = next((h for h in plan.hosts if not h.local), None)
+        for t, how in {**plan.purges, **own}.items():
+            at = self.precondition_at.get(t)
+            where: dict[str, Any] = (
+                {"node": at[0], "key": at[1]}
+                if at
+                else {"node": doc, "key": "precondition", "origin_key": "precondition"}
+            )
+            if t.kind != "device":
+                raise self.err(
+                    f"target {t.label}: `purge: {how}` erases a whole block device "
+                    f"(blkdiscard): only a `device:` target is purged, never a `{t.kind}:` one",
+                    fix="remove `purge` (only a `device:` target may have it)",
+                    **where,
+                )
+            if remote is not None:
+                raise self.err(
+                    f"target {t.label}: `purge: {how}` runs blkdiscard on this machine; "
+                    f"storbench never purges a target of a remote host ({remote.label})",
+                    fix="remove `purge`, or run storbench on the machine that holds the device",
+                    **where,
+                )
+
     def check_steady(self, plan: Plan, doc: CommentedMap) -> None:
         """Steady-state rounds rerun a workload for a fixed time each: rados bench's runs
         write and read named object sets, which rounds cannot repeat, and a drill's actions
         happen once in one load. Ceph steps need a Ceph cluster among the targets."""
         self.check_precondition(plan, doc)
+        self.check_purge(plan, doc)
         drills = [wl for wl in plan.workloads if wl.actions]
         ceph = any(t.ceph for t in plan.targets) or any(
             t.ceph for h in plan.hosts for t in (h.targets or [])

@@ -137,6 +137,7 @@ def check_targets(points: list[Point], destroy_data: list[str]) -> list[str]:
     writes = {t: any(p.writes for p in points if p.target == t) for t in targets}
     _check_device_destroy_data(targets, destroy_data)
     for t in targets:
+        _check_purge(points, t, destroy_data)
         if t.kind == "device":
             _check_device(t, writes[t], destroy_data)
         elif t.kind == "file":
@@ -157,6 +158,39 @@ def _check_device_destroy_data(targets: list[Target], destroy_data: list[str]) -
             raise PreflightError(
                 f"--destroy-data {name} does not name a device target of this plan",
                 fix="name the exact device the plan writes to",
+            )
+
+
+def _check_purge(points: list[Point], t: Target, destroy_data: list[str]) -> None:
+    """A target purged before its points (``precondition: {purge: ...}``) is a block device
+    of this machine that ``--destroy-data`` names (safety/purge.py); the plan loader refuses
+    the rest first. Remote hosts' targets never reach here: see :func:`_refuse_remote_purge`."""
+    how = next((p.purge for p in points if p.target == t and p.purge), None)
+    if how is None:
+        return
+    reason = safety.purge_refusal(t.path, how, destroy_data)
+    if reason:
+        if "--destroy-data" in reason:
+            fix = (
+                f"if all its data may be destroyed, add --destroy-data {t.path}; "
+                "else leave `purge` out of `precondition`"
+            )
+        elif "not installed" in reason:
+            fix = "install util-linux (it has blkdiscard), or leave `purge` out"
+        else:
+            fix = "leave `purge` out (`mode: sequential` overwrites the device instead)"
+        raise PreflightError(reason, fix=fix)
+
+
+def _refuse_remote_purge(points: list[Point]) -> None:
+    """storbench purges only devices of this machine (the plan loader refuses the rest)."""
+    for p in points:
+        remote = next((h for h in p.hosts if not h.local), None)
+        if p.purge and remote is not None:
+            raise PreflightError(
+                f"`purge: {p.purge}` of {remote.target.label} on host {remote.label}: storbench "
+                "never purges a target of a remote host",
+                fix="leave `purge` out of `precondition`",
             )
 
 
@@ -423,6 +457,7 @@ def run_preflight(
     """All checks, then inventory, then scratch files (and rbd images). Raises
     PreflightError on refusal."""
     local_dd, remote_dd = split_destroy(list(destroy_data or []))
+    _refuse_remote_purge(points)
     found = check_engines(points, CheckOptions(remote_dd, host_timeout))
     rbd_dd = [d for d in local_dd if d.startswith("rbd:")]
     mine = local_points(points)

@@ -14,6 +14,9 @@ Block devices
 
     When storbench cannot find out (tool missing, permission denied), it refuses.
 
+    A purge (``precondition: {purge: ...}``: blkdiscard of the whole device) is refused
+    unless ``--destroy-data`` names the device, even a blank one (:func:`purge_refusal`).
+
 Files
     storbench never writes to an existing file it did not create. :func:`create_scratch_file`
     creates a file exclusively and marks it with :func:`mark_created`; the mark is the extended
@@ -44,18 +47,22 @@ from storbench.preflight.safety.files import (
     free_space_refusal,
     mark_created,
 )
+from storbench.preflight.safety.purge import blkdiscard_path, discard_max_bytes, purge_refusal
 from storbench.preflight.safety.system import REGISTRY_NAME, XATTR_NAME, human_bytes
 
 __all__ = [
     "REGISTRY_NAME",
     "XATTR_NAME",
+    "blkdiscard_path",
     "create_scratch_file",
     "created_by_storbench",
     "device_in_use_refusal",
     "device_write_refusal",
+    "discard_max_bytes",
     "file_write_refusal",
     "free_space_refusal",
     "human_bytes",
     "is_destroy_allowed",
     "mark_created",
+    "purge_refusal",
 ]
