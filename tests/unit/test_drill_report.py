@@ -3,15 +3,19 @@ commands, and the drill report's figures from a series and a run's events."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from storbench import hostload
 from storbench.analysis.drill import HOLD_S, drill_row
 from storbench.drills import Drill, refusal
 from storbench.errors import PlanError
 from storbench.plan import parse_plan
+from storbench.report.drill import drill_cells
 from storbench.series import Interval
 
 RBD = "targets: [{rbd: bench/img, size: 64m}]"
@@ -148,3 +152,21 @@ def test_drill_report_health_that_does_not_hold_is_not_healed() -> None:
     ]
     row = drill_row(0, "p", _ticks([100] * 12), _events(began, 5.0, brief), began + 60, [])
     assert row.healed_s is None and row.recovered_s == 0.0
+
+
+def test_drill_report_states_every_sampled_host_during_recovery() -> None:
+    """The load's host and a remote host sampled through its agent (real /proc readings
+    recorded while fio wrote: tests/data/proc), each summed up from the action to the heal."""
+    proc = Path(__file__).parent.parent / "data" / "proc"
+    a, b = hostload.read_counters(proc / "a"), hostload.read_counters(proc / "b")
+    mine = [hostload.sample(a, b, n, (n + 1) * 1000) for n in range(12)]
+    far = [dataclasses.replace(s, host="osd-host") for s in mine]
+    began = 1000.0
+    health = [(5.5, "HEALTH_WARN", False), (10.0, "HEALTH_OK", True)]
+    events = _events(began, 5.0, health)
+    row = drill_row(0, "p", _ticks([100] * 12), events, began + 40, [], [*mine, *far])
+    assert row.host["cpu_busy_pct_mean"] == pytest.approx(mine[0].cpu_busy_pct)
+    assert list(row.remote) == ["osd-host"] and row.remote["osd-host"] == row.host
+    cells = [c[0] for c in drill_cells(row)]
+    assert "host during recovery: CPU busy (user+system)" in cells
+    assert "osd-host during recovery: CPU busy (user+system)" in cells

@@ -56,6 +56,8 @@ class DrillRow:
     errors: list[str] = field(default_factory=list)
     #: the load's host from the first action to the heal (or the load's end)
     host: dict[str, Any] = field(default_factory=dict)
+    #: the same of each remote host sampled through its agent (storbench.hostcounters)
+    remote: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _load(row: DrillRow, ts: list[Tick], start: float) -> None:
@@ -129,5 +131,8 @@ def drill_row(
         row.recovery_bytes_per_s_mean = statistics.fmean(rec)
         row.recovery_bytes_per_s_max = max(rec)
     until_s = (end - float(first["began_at"])) * 1000
-    row.host = summary([h for h in samples if start * 1000 < h.t_ms <= until_s])
+    during = [h for h in samples if start * 1000 < h.t_ms <= until_s]
+    row.host = summary([h for h in during if h.host == ""])
+    for name in sorted({h.host for h in during} - {""}):
+        row.remote[name] = summary([h for h in during if h.host == name])
     return row

@@ -30,7 +30,7 @@ def drills_of(store: Store, run_id: int) -> list[DrillRow]:
             events,
             r.ended_at,
             [m.error] if m.status != "ok" and m.error else [],
-            store.host_samples(run_id, m.point_idx),
+            store.host_samples(run_id, m.point_idx, None),
         )
         for m in rows
     ]
@@ -73,6 +73,8 @@ def drill_cells(r: DrillRow) -> list[list[str]]:
         ["engine errors", "; ".join(r.errors) or "none"],
     ]
     out += [[a, b] for a, b, _ in host_rows(r.host, "host during recovery:")]
+    for name, h in r.remote.items():
+        out += [[a, b] for a, b, _ in host_rows(h, f"{name} during recovery:")]
     return out
 
 
