@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from storbench import engines
+from storbench import engines, redact
 from storbench.cli import plans, reports, results, running  # noqa: F401  (they add commands)
 from storbench.cli.app import cli, err
 from storbench.cli.results import load_summaries as _load_summaries  # noqa: F401  (tests)
@@ -27,7 +27,8 @@ def main() -> None:
     try:
         cli.main(standalone_mode=False, prog_name="storbench")
     except UserError as e:
-        err.print(f"storbench: error: {e}", markup=False, highlight=False, soft_wrap=True)
+        said = redact.clean(f"storbench: error: {e}")  # never a key, whatever failed
+        err.print(said, markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_status)
     except click.exceptions.Abort:
         err.print("aborted")

@@ -25,6 +25,7 @@ from storbench.plan.rules import (
     MMAP_TYPES,
     RADOS_BENCH,
     RADOS_BENCH_WRITE_BS,
+    S3_FIO_OPTIONS,
     UNLINK_OPTIONS,
     WRITE_RW,
     WRITING_ENGINES,
@@ -34,11 +35,15 @@ from storbench.series import DEFAULT_INTERVAL_MS
 from storbench.steady import SteadyState
 from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
 
+#: A target's fields that only an s3 target has.
+S3_FIELDS = ("endpoint", "region", "prefix", "credentials", "create_bucket", "insecure")
+
 
 @dataclass(frozen=True)
 class Target:
     """What is measured: a file, a block device or a directory (on the local host), an RBD
-    image (``path`` is ``POOL/IMAGE``) or a RADOS pool (``path`` is the pool)."""
+    image (``path`` is ``POOL/IMAGE``), a RADOS pool (``path`` is the pool) or an S3 bucket
+    (``path`` is the bucket)."""
 
     kind: str
     path: str
@@ -46,11 +51,22 @@ class Target:
     conf: str | None = None  # Ceph targets: the cluster's ceph.conf
     client: str | None = None  # Ceph targets: the client name (fio clientname=, rados --id)
     size: int | None = None  # rbd: the size of the image storbench creates when it is missing
+    # s3 (``path`` is the bucket; plan/s3keys.py): the service, the region signed into
+    # requests, the objects' name prefix, where the keys come from (never the keys), whether
+    # a missing bucket is created, whether https accepts a certificate that does not verify
+    endpoint: str | None = None
+    region: str | None = None
+    prefix: str | None = None
+    credentials: str | None = None
+    create_bucket: bool | None = None
+    insecure: bool | None = None
 
     @property
     def label(self) -> str:
         if self.name:
             return self.name
+        if self.kind == "s3":
+            return f"s3://{self.path}/{self.prefix or ''}"
         return f"{self.kind}:{self.path}" if self.ceph else self.path
 
     @property
@@ -69,7 +85,7 @@ class Target:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "path": self.path}
-        for k in ("name", "conf", "client", "size"):
+        for k in ("name", "conf", "client", "size", *S3_FIELDS):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
         return d
@@ -83,6 +99,7 @@ class Target:
             conf=d.get("conf"),
             client=d.get("client"),
             size=d.get("size"),
+            **{k: d[k] for k in S3_FIELDS if d.get(k) is not None},
         )
 
 
@@ -364,6 +381,8 @@ class Plan:
                             ]
                             if target.ceph:
                                 params["ioengine"] = CEPH_FIO_ENGINE[target.kind]
+                            elif target.kind == "s3":
+                                params.update(S3_FIO_OPTIONS)
                             if self.repeat > 1 and not {"randseed", "randrepeat"} & params.keys():
                                 extra["randseed"] = 0x5B00 + rep
                         points.append(

@@ -15,11 +15,13 @@ from storbench.plan.yamlpos import MAX_DEPTH  # noqa: F401
 #: Targets on this machine's file system (or a fio server's).
 FS_KINDS = schema.TARGET_KINDS.names()[:3]
 #: Ceph targets: an RBD image (``POOL/IMAGE``) and a RADOS pool.
-CEPH_KINDS = schema.TARGET_KINDS.names()[3:]
-TARGET_KINDS = (*FS_KINDS, *CEPH_KINDS)
+CEPH_KINDS = schema.TARGET_KINDS.names()[3:5]
+#: Object storage: an S3 bucket.
+S3_KIND = "s3"
+TARGET_KINDS = (*FS_KINDS, *CEPH_KINDS, S3_KIND)
 TOP_KEYS = schema.PLAN.names()
 #: Keys of a Ceph target besides its kind: image size to create (rbd), ceph.conf, client name.
-CEPH_TARGET_KEYS = tuple(n for n in schema.TARGET_MORE.names() if n not in ("name", "precondition"))
+CEPH_TARGET_KEYS = ("size", "conf", "clientname")
 TARGET_KEYS = (*TARGET_KINDS, *schema.TARGET_MORE.names())
 #: The ceph.conf used when neither the target, --ceph-conf nor $CEPH_CONF names one.
 DEFAULT_CEPH_CONF = "/etc/ceph/ceph.conf"
@@ -35,6 +37,8 @@ RADOS_BENCH_DEFAULTS: dict[str, Any] = {"threads": 16}
 RADOS_BENCH_WRITE_BS = "4m"
 #: The fio engine that drives each Ceph target kind (set on every fio point of such a target).
 CEPH_FIO_ENGINE = {"rbd": "rbd", "rados": "rados"}
+#: ... and of an s3 target: fio's http engine in its S3 mode.
+S3_FIO_OPTIONS = {"ioengine": "http", "http_mode": "s3"}
 HOST_KEYS = schema.HOST.names()
 #: Workload keys storbench reads itself and never passes to fio.
 RESERVED_KEYS = schema.WORKLOAD.names()[1:]
@@ -49,6 +53,16 @@ TARGET_OPTIONS = (
     "rbdname",
     "clientname",
     "conf",
+    # an s3 target's (fio's http engine): where, how and as whom
+    "http_host",
+    "https",
+    "http_mode",
+    "http_user",
+    "http_pass",
+    "http_s3_key",
+    "http_s3_keyid",
+    "http_s3_region",
+    "http_s3_sse_customer_key",
 )
 # (with fio's aliases: timeout is runtime, blockalign ba, nr_files nrfiles)
 SIZE_OPTIONS = ("size", "io_size", "io_limit", "bs", "blocksize", "filesize", "ba", "blockalign")

@@ -20,6 +20,7 @@ from storbench.plan.actionkeys import daemons_problem, shell_problem
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
 from storbench.plan.precondkeys import problem as precondition_problem
+from storbench.plan.s3keys import KEY_DOCS as S3_KEY_DOCS
 from storbench.plan.soakkeys import duration_problem, soak_problem
 from storbench.plan.steadykeys import problem as steady_problem
 from storbench.plan.yamlpos import _describe
@@ -408,6 +409,13 @@ TARGET_KINDS = Section(
             "POOL",
             "A Ceph pool: objects through fio's rados engine, or `engine: rados-bench` workloads.",
         ),
+        Key(
+            "s3",
+            "BUCKET",
+            "An S3 bucket (radosgw, MinIO, versitygw, AWS) through fio's http engine: each I/O "
+            "is one object PUT (write), GET (read) or DELETE (trim) of `bs` bytes. Objects a "
+            "run writes are removed at its end.",
+        ),
     ),
 )
 
@@ -442,6 +450,7 @@ TARGET_MORE = Section(
             default="--ceph-conf, else $CEPH_CONF, else /etc/ceph/ceph.conf",
             check=_ceph_text("conf", "e.g. `conf: /etc/ceph/ceph.conf`"),
         ),
+        *(Key(k, t, d, default=df) for k, (t, d, df) in S3_KEY_DOCS.items()),
         Key(
             "clientname",
             "text (rbd, rados)",

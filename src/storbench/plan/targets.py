@@ -9,6 +9,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+import storbench.plan.s3keys as s3keys
 import storbench.plan.schema as schema
 from storbench.errors import PlanError, suggestion
 from storbench.plan.actionkeys import shell_prefix
@@ -22,6 +23,7 @@ from storbench.plan.rules import (
     FS_KINDS,
     HOST_KEYS,
     LOCAL,
+    S3_KIND,
     TARGET_KEYS,
     TARGET_KINDS,
 )
@@ -53,6 +55,8 @@ class _TargetRules:
             kind = self.target_kind(item, node, i)
             if kind in CEPH_KINDS:
                 out.append(self.ceph_target(kind, item, node, i))
+            elif kind == S3_KIND:
+                out.append(self.s3_target(item, node, i))
             else:
                 out.append(self.fs_target(kind, item, node, i))
             pre = self.read_keys(schema.TARGET_MORE, item, node, i, only=("precondition",))
@@ -96,15 +100,8 @@ class _TargetRules:
     def fs_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
         """``- file:``, ``- device:`` or ``- directory:`` PATH, with an optional ``name``."""
         path = item[kind]
-        for k in CEPH_TARGET_KEYS:
-            if k in item:
-                raise self.err(
-                    f"`{k}` belongs to Ceph targets (rbd, rados), not to a {kind}",
-                    item,
-                    k,
-                    fix="remove it"
-                    + (" (a workload's `size:` sets fio's size)" if k == "size" else ""),
-                )
+        self.refuse_keys(item, kind, CEPH_TARGET_KEYS, "Ceph targets (rbd, rados)")
+        self.refuse_keys(item, kind, s3keys.KEYS, "s3 targets")
         if not isinstance(path, str) or not path.strip():
             raise self.err(
                 f"`{kind}` needs a path, not {_describe(path)}",
@@ -134,12 +131,63 @@ class _TargetRules:
         self.target_at.setdefault(target, (item, kind))
         return target
 
+    def refuse_keys(self, item: Any, kind: str, keys: tuple[str, ...], whose: str) -> None:
+        """A key of another kind of target in ``item`` (a ``kind``) is an error."""
+        for k in keys:
+            if k in item:
+                raise self.err(
+                    f"`{k}` belongs to {whose}, not to a {kind}",
+                    item,
+                    k,
+                    fix="remove it"
+                    + (" (a workload's `size:` sets fio's size)" if k == "size" else ""),
+                )
+
+    def s3_target(self, item: Any, node: Any, i: int) -> Target:
+        """``- s3: BUCKET`` with its endpoint (or the environment's), region, prefix, where
+        its credentials are, and whether to create the bucket (plan/s3keys.py)."""
+        self.refuse_keys(item, "s3 target", CEPH_TARGET_KEYS, "Ceph targets (rbd, rados)")
+        found = s3keys.problem(item)
+        if found is not None:
+            key, (message, fix) = found
+            raise self.err(message, item, key, fix=fix)
+        endpoint = s3keys.endpoint_of(item)
+        if endpoint is None:
+            raise self.err(
+                "an s3 target needs an `endpoint` (or $AWS_ENDPOINT_URL)",
+                item,
+                "s3",
+                fix=s3keys.ENDPOINT_EXAMPLE,
+            )
+        if "endpoint" not in item:
+            env_problem = s3keys.endpoint_problem(endpoint)
+            if env_problem is not None:
+                raise self.err(
+                    f"$AWS_ENDPOINT_URL: {env_problem[0]}", item, "s3", fix=env_problem[1]
+                )
+        self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
+        name = item.get("name")
+        target = Target(
+            kind=S3_KIND,
+            path=item["s3"],
+            name=str(name) if name is not None else None,
+            endpoint=endpoint,
+            region=item.get("region", s3keys.DEFAULT_REGION),
+            prefix=item.get("prefix", s3keys.DEFAULT_PREFIX),
+            credentials=(item.get("credentials") or "env").strip(),
+            create_bucket=bool(item.get("create_bucket", False)),
+            insecure=bool(item.get("insecure", False)),
+        )
+        self.target_at.setdefault(target, (item, "s3"))
+        return target
+
     def ceph_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
         """``- rbd: POOL/IMAGE`` (optional ``size`` of the image to create) or
         ``- rados: POOL``, each with optional ``conf`` (ceph.conf) and ``clientname``."""
         path = item[kind]
         if not isinstance(path, str):
             path = str(path) if isinstance(path, int) else ""
+        self.refuse_keys(item, f"{kind} target", s3keys.KEYS, "s3 targets")
         self.read_keys(schema.TARGET_MORE, item, node, i, only=("size", "conf", "clientname"))
         size = parse_size(item["size"]) if "size" in item else None
         client = item.get("clientname")

@@ -438,9 +438,9 @@ def create_files(points: list[Point], locks: TargetLocks | None = None) -> list[
 def take_inventory(points: list[Point]) -> dict[str, Any]:
     targets = []
     for t in dict.fromkeys(p.target for p in points):
-        if t.ceph:
-            targets.append(t.to_dict())  # the cluster's inventory is under "ceph"
-            continue
+        if t.ceph or t.kind == "s3":
+            targets.append(t.to_dict())  # the cluster's inventory is under "ceph"; s3: its
+            continue  # service and bucket (the keys are not in the target: where they are)
         entry: dict[str, Any] = {**t.to_dict(), **inv.target_inventory(t.kind, t.path)}
         entry["identity"] = inv.disk_identity(t.path)
         targets.append(entry)

@@ -9,8 +9,9 @@ import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from storbench import redact
 from storbench.store.faults import store_error
 
 _P = ParamSpec("_P")
@@ -31,6 +32,25 @@ def _locked(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_
                 raise store_error(self.path, e, self.timeout) from None
 
     return wrapper
+
+
+def _cleaned(params: Any) -> Any:
+    if isinstance(params, dict):
+        return {k: redact.clean(v) if isinstance(v, str) else v for k, v in params.items()}
+    return [redact.clean(v) if isinstance(v, str) else v for v in params]
+
+
+class RedactingConnection(sqlite3.Connection):
+    """A connection that takes every secret this process knows (storbench.redact: an s3
+    target's keys) out of the text it writes, whatever the statement: no table holds one."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return super().execute(sql, _cleaned(parameters) if redact.active() else parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        if redact.active():
+            parameters = (_cleaned(p) for p in parameters)
+        return super().executemany(sql, parameters)
 
 
 class _Connection:

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from storbench.errors import NotFoundError, UserError
-from storbench.store.base import _locked
+from storbench.store.base import RedactingConnection, _locked
 from storbench.store.events import _Events
 from storbench.store.faults import (
     StoreError,
@@ -54,7 +54,11 @@ class Store(_Runs, _Measurements, _Events, _Series, _HostSamples):
             else:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 self.db = sqlite3.connect(
-                    self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+                    self.path,
+                    timeout=self.timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    factory=RedactingConnection,
                 )
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")

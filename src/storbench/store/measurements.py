@@ -11,6 +11,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
+from storbench import redact
 from storbench.errors import NotFoundError, UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
@@ -68,7 +69,9 @@ class _Measurements(_Connection):
                     meas.engine_version,
                     json.dumps(command) if command else None,
                     job_file,
-                    zlib.compress(raw_output.encode(), 6) if raw_output is not None else None,
+                    zlib.compress(redact.clean(raw_output).encode(), 6)
+                    if raw_output is not None
+                    else None,
                     stderr,
                     json.dumps(data),
                 ),

@@ -24,10 +24,11 @@ from storbench.engines.base import (
     PointResult,
     RunContext,
 )
-from storbench.engines.fio import remote
+from storbench.engines.fio import remote, s3objects
 from storbench.engines.process import CephClient
 from storbench.engines.rados.objects import put_objects, remove_objects
 from storbench.errors import PreflightError, UserError
+from storbench.metrics import Measurement
 from storbench.plan import Point, Target
 from storbench.preflight import local_points
 
@@ -127,8 +128,9 @@ class FioEngine:
         return _Session(run, points)
 
     def cleanup(self, run: RunContext, points: list[Point], *, keep_recorded: bool) -> list[str]:
-        """Remove the objects fio's rados engine used (by name: they follow from the points)."""
-        left: list[str] = []
+        """Remove the objects fio's rados and http (s3) engines used (by name: they follow
+        from the points)."""
+        left = _remove_s3_objects(run, points)
         objects: dict[Target, list[str]] = {}
         for p in points:
             for t, host in _rados_slots(p):
@@ -160,6 +162,7 @@ class _Session:
         self.ctx = run
         self.hosts = fio.HostContext(names=dict(run.host_names))
         self.server: fio.FioServer | None = None
+        self.prefilled: set[tuple[object, ...]] = set()  # s3 shapes written this session
         local = [h.target for p in points for h in p.hosts if h.local]
         if local:
             self.server = fio.FioServer(cwd=run.workdir, env=fio.ceph_env(local))
@@ -175,6 +178,9 @@ class _Session:
     def run(self, point: Point) -> PointResult:
         ctx = self.ctx
         self._layout_objects(point)
+        refused = self._prefill_s3(point)
+        if refused is not None:
+            return refused
         fr = fio.run_point(
             point,
             ctx.workdir,
@@ -206,9 +212,68 @@ class _Session:
             if objects:
                 put_objects(t.pool, objects, CephClient(t.conf, t.client), self.ctx.workdir)
 
+    def _prefill_s3(self, point: Point) -> PointResult | None:
+        """Before a point reads an s3 target: the objects it reads written (once per shape
+        and session: s3objects.py); a failed prefill fails the point (None: it may run)."""
+        if not s3objects.s3_targets(point) or not fio.reads(point):
+            return None
+        key = s3objects.shape_key(point)
+        if key in self.prefilled:
+            return None
+        ctx = self.ctx
+        fill = s3objects.shape_point(point, "write")
+        fr = fio.run_point(fill, ctx.workdir, run_id=ctx.run_id, hosts=self.hosts)
+        m = fr.measurement
+        wrote = m.direction("write")
+        ok = m.status == "ok" and not fr.interrupted and wrote is not None
+        what = f"{wrote.total_ios:,} objects, {wrote.io_bytes:,} bytes" if wrote else "nothing"
+        ctx.events.add(
+            "s3-prefill",
+            f"point {point.index + 1}: wrote the objects it reads ({what}) in "
+            f"{fr.ended_at - fr.started_at:.1f} s" + ("" if ok else f": failed: {m.error}"),
+            {
+                "point": point.index,
+                "objects": wrote.total_ios if wrote else 0,
+                "bytes": wrote.io_bytes if wrote else 0,
+                "seconds": fr.ended_at - fr.started_at,
+                "status": m.status,
+                "error": m.error,
+                "job_file": fr.job_text,
+            },
+        )
+        if ok:
+            self.prefilled.add(key)
+            return None
+        failed = Measurement(status="failed", error=f"writing the objects it reads: {m.error}")
+        return PointResult(
+            measurement=failed,
+            command=fr.command,
+            job_text=fr.job_text,
+            raw_output=fr.raw_output,
+            stderr=fr.stderr,
+            started_at=fr.started_at,
+            ended_at=fr.ended_at,
+            interrupted=fr.interrupted,
+        )
+
     def close(self) -> None:
         if self.server is not None:
             self.server.stop()
+
+
+def _remove_s3_objects(run: RunContext, points: list[Point]) -> list[str]:
+    """Delete the objects of the run's s3 points (s3objects.remove), an event saying so."""
+    if not any(s3objects.s3_targets(p) for p in points):
+        return []
+    with tempfile.TemporaryDirectory(prefix="storbench-s3-") as workdir:
+        sent, failed = s3objects.remove(points, run.run_id, workdir)
+    run.events.add(
+        "s3-cleanup",
+        f"removed the run's objects: {sent:,} DELETE requests"
+        + (f"; failed: {'; '.join(failed)}" if failed else ""),
+        {"requests": sent, "failed": failed},
+    )
+    return failed
 
 
 def _rados_slots(point: Point) -> list[tuple[Target, int | None]]:

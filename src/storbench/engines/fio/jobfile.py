@@ -8,7 +8,7 @@ import os
 import re
 from typing import Any
 
-from storbench import __version__
+from storbench import __version__, s3creds
 from storbench.errors import PlanError
 from storbench.plan import (
     PATH_OPTIONS,
@@ -18,6 +18,7 @@ from storbench.plan import (
     job_value_problem,
     name_problem,
     path_problem,
+    s3keys,
 )
 from storbench.units import UnitError, parse_size
 
@@ -63,7 +64,45 @@ def _target_opts(t: Target, run_id: int | None = None, host: int | None = None) 
             **client,
             "filename_format": rados_object_prefix(run_id, host) + "$jobname.$jobnum.$filenum",
         }
+    if t.kind == "s3":
+        return s3_options(t, run_id, host)
     raise ValueError(f"fio cannot drive a {t.kind} target")
+
+
+def s3_object_prefix(t: Target, run_id: int | None, host: int | None = None) -> str:
+    """Where a run's objects go: ``/BUCKET/PREFIX`` then the run and host, as fio's http
+    engine takes it (its path-style URL is http_host + this; each I/O is the object
+    ``<file>_<offset>_<length>``, fio 3.33's engines/http.c)."""
+    run = f"r{run_id}." if run_id is not None else ""
+    return f"/{t.path}/{t.prefix or ''}{run}" + (f"h{host}." if host is not None else "")
+
+
+def s3_options(t: Target, run_id: int | None = None, host: int | None = None) -> dict[str, Any]:
+    """fio's http engine in S3 mode on a bucket: the keys by reference to the environment
+    fio runs in (``fio_env``), never in the job file; each job's objects of its own."""
+    assert t.endpoint is not None  # the plan loader gives every s3 target one
+    https = "off"
+    if t.endpoint.startswith("https://"):
+        https = "insecure" if t.insecure else "on"
+    return {
+        "http_host": s3keys.host_port(t.endpoint),
+        "https": https,
+        "http_s3_region": t.region or s3keys.DEFAULT_REGION,
+        "http_s3_keyid": "${" + s3creds.KEY_ID_VAR + "}",
+        "http_s3_key": "${" + s3creds.SECRET_VAR + "}",
+    }
+
+
+def s3_dataset(params: dict[str, Any]) -> str:
+    """The block size part of an s3 point's object names (``b64k``)."""
+    bs = str(params.get("bs", params.get("blocksize", "4k")))
+    return "b" + (re.sub(r"[^A-Za-z0-9]", "", bs) or "x")
+
+
+def s3_name_format(t: Target, run_id: int | None, host: int | None, params: dict[str, Any]) -> str:
+    """fio's ``filename_format`` for a job on bucket ``t``: the objects of a run, a host and
+    a block size (engines/fio/s3objects.py says why)."""
+    return s3_object_prefix(t, run_id, host) + s3_dataset(params) + ".$jobnum.$filenum"
 
 
 READ_RW = ("read", "randread", "rw", "readwrite", "randrw")
@@ -108,13 +147,18 @@ def rados_objects(
 
 def ceph_env(targets: list[Target]) -> dict[str, str] | None:
     """The environment fio runs in for these targets: ``CEPH_CONF`` set to the rbd
-    target's ceph.conf (librbd reads no other), or None (fio's own environment)."""
+    target's ceph.conf (librbd reads no other), an s3 target's keys (storbench.s3creds: the
+    job file reads them from there), or None (fio's own environment)."""
     confs = {t.conf for t in targets if t.kind == "rbd" and t.conf}
-    if not confs:
+    s3 = {t.credentials or "env" for t in targets if t.kind == "s3"}
+    if not confs and not s3:
         return None
     if len(confs) > 1:
         raise ValueError(f"one fio process cannot use two ceph.conf files: {sorted(confs)}")
-    return {**os.environ, "CEPH_CONF": confs.pop()}
+    if len(s3) > 1:
+        raise ValueError(f"one fio process cannot use two sets of S3 keys: {sorted(s3)}")
+    env = {**os.environ, **({"CEPH_CONF": confs.pop()} if confs else {})}
+    return {**env, **s3creds.resolve(s3.pop()).env()} if s3 else env
 
 
 def job_file(point: Point, *, run_id: int | None = None, total: int | None = None) -> str:
@@ -158,6 +202,14 @@ _COLON_LISTS = ("filename", "directory")
 _PATHS = (*_COLON_LISTS, "conf", *PATH_OPTIONS)
 
 
+#: The only values with ``${`` a job file may hold: an s3 target's keys, which fio reads
+#: from the environment storbench gives it (s3creds), so that no job file holds them.
+_ENV_REFERENCES = {
+    ("http_s3_keyid", "${" + s3creds.KEY_ID_VAR + "}"),
+    ("http_s3_key", "${" + s3creds.SECRET_VAR + "}"),
+}
+
+
 def _job_line(key: str, value: Any) -> str:
     """One ``key=value`` line of a job file, or an error: the loader refuses such values with
     the plan's line (plan/); this is the last line of defence for a point that did not
@@ -170,6 +222,8 @@ def _job_line(key: str, value: Any) -> str:
     if value is None:
         return key
     text = _fmt_value(value)
+    if (key, text) in _ENV_REFERENCES:  # storbench's own: the keys, from fio's environment
+        return f"{key}={text}"
     problem = path_problem(text) if key in _PATHS else job_value_problem(text)
     if problem:
         raise PlanError(
@@ -203,6 +257,8 @@ def _job_text(
 ) -> str:
     lines = [_comment_line(head), f"[{job_section_name(point.workload)}]"]
     opts: dict[str, Any] = {**_target_opts(target, run_id, host), **point.params, **point.extra}
+    if target.kind == "s3":
+        opts["filename_format"] = s3_name_format(target, run_id, host, point.params)
     opts.setdefault("group_reporting", None)
     opts.update(force or {})
     lines += [_job_line(str(k), v) for k, v in opts.items()]

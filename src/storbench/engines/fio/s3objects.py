@@ -1,0 +1,102 @@
+"""The objects of an s3 target's points: how they are named, written before a point reads them
+(fio's http engine reads a missing object as zeroes and counts it a success), and removed at
+the run's end.
+
+fio 3.33's http engine (engines/http.c) makes each I/O one request for the object
+``<file name>_<offset>_<length>`` of the job's first file, its URL ``http[s]://http_host``
+followed by that name, path-style. storbench names each job's file
+``/BUCKET/PREFIX r<run>.[h<host>.]b<bs>.<job>.<file>`` (jobfile.s3_name_format): the objects of
+a run, a host and a block size, so that a GET point of some size reads what a PUT point of the
+same size wrote, and objects of several jobs or hosts never collide.
+
+Before a point reads, the objects it reads are written by a *prefill*: the same shape (block
+size, size, jobs, files) as a sequential write, once per session, an event of the run and
+never a measurement. At the run's end every shape a point used is deleted the same way
+(``rw=trim``: one DELETE per object; fio counts a 404 as done).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from storbench.engines.fio.jobfile import ceph_env, host_job_file, job_file, s3_dataset
+from storbench.engines.fio.parse import parse_output
+from storbench.engines.fio.spawn import _run_fio
+from storbench.engines.fio.tool import FIO, FioOutputError, fio_path
+from storbench.plan import Point, Target
+from storbench.plan.rules import S3_FIO_OPTIONS
+
+#: The options that decide which objects a job touches (and how many).
+SHAPE = ("bs", "blocksize", "size", "filesize", "io_size", "numjobs", "nrfiles", "offset")
+
+
+def s3_targets(point: Point) -> list[Target]:
+    return (
+        [h.target for h in point.hosts if h.target.kind == "s3"]
+        if point.hosts
+        else ([point.target] if point.target.kind == "s3" else [])
+    )
+
+
+def shape_point(point: Point, rw: str) -> Point:
+    """The point's objects as a job of ``rw`` (write: the prefill; trim: their removal):
+    its shape, sequential, untimed, no rounds, no actions."""
+    params = {k: point.params[k] for k in SHAPE if k in point.params}
+    params.update(S3_FIO_OPTIONS, rw=rw)
+    return dataclasses.replace(
+        point, params=params, extra={}, steady=None, actions=[], keep_cut=False
+    )
+
+
+def shape_key(point: Point) -> tuple[Any, ...]:
+    """What makes two points' objects the same objects."""
+    where = tuple((h.target, i) for i, h in enumerate(point.hosts)) or ((point.target, None),)
+    shape = tuple((k, str(point.params[k])) for k in SHAPE if k in point.params)
+    return where, s3_dataset(point.params), shape
+
+
+def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, list[str]]:
+    """Delete every object the s3 points of a run may have written or prefilled (each shape
+    once, each host's objects from this machine): (DELETE requests made, what failed)."""
+    done: set[str] = set()
+    sent, failed = 0, []
+    for p in points:
+        if not s3_targets(p):
+            continue
+        trim = shape_point(p, "trim")
+        slots = [(h.target, i) for i, h in enumerate(p.hosts)] or [(p.target, None)]
+        for t, host in slots:
+            if t.kind != "s3":
+                continue
+            key = repr((t, host, shape_key(trim)[1:]))  # the same objects once
+            if key in done:
+                continue
+            done.add(key)
+            text = (
+                host_job_file(trim, host, run_id=run_id)
+                if host is not None
+                else job_file(dataclasses.replace(trim, hosts=[]), run_id=run_id)
+            )
+            path = os.path.join(workdir, f"s3-cleanup-{len(done)}.fio")
+            with open(path, "w") as f:
+                f.write(text)
+            cmd = [fio_path() or FIO, "--output-format=json", path]
+            rc, _, _, _, raw, stderr = _run_fio(
+                cmd, workdir, path[:-4], lambda: False, env=ceph_env([t])
+            )
+            try:
+                meas, _ = parse_output(raw)
+            except FioOutputError:
+                meas = None
+            trims = meas.direction("trim") if meas is not None else None
+            sent += trims.total_ios if trims is not None else 0
+            if rc != 0 or meas is None or meas.status != "ok":
+                why = (meas.error if meas is not None else None) or stderr.strip()[-300:]
+                failed.append(f"{t.label} ({dataset_of(trim)}): {why or f'fio exit {rc}'}")
+    return sent, failed
+
+
+def dataset_of(point: Point) -> str:
+    return s3_dataset(point.params)

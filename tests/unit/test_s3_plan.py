@@ -1,0 +1,196 @@
+"""S3 targets in plans (plan/s3keys.py): parsing with file, line and fix in every error, the
+endpoint from the environment, the fio job file of an s3 point (the keys only by reference),
+the credentials' sources (storbench.s3creds) and their redaction (storbench.redact) from
+everything the results database holds."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from storbench import redact, s3creds
+from storbench.engines import fio
+from storbench.errors import PlanError, UserError
+from storbench.plan import parse_plan
+from storbench.store import Store
+
+PLAN = """\
+name: s3
+targets:
+  - s3: bench
+{keys}workloads:
+  - name: put
+    rw: write
+    bs: 64k
+    size: 1m
+"""
+ENDPOINT = "    endpoint: http://127.0.0.1:7070\n"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    for name in (
+        "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_S3",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    yield
+    redact.forget()
+
+
+def plan_error(keys: str) -> PlanError:
+    with pytest.raises(PlanError) as ei:
+        parse_plan(PLAN.format(keys=keys), "p.yaml")
+    return ei.value
+
+
+def test_s3_target_takes_its_keys_and_defaults() -> None:
+    p = parse_plan(PLAN.format(keys=ENDPOINT + "    prefix: run-a/\n"), "p.yaml")
+    (t,) = p.targets
+    assert (t.kind, t.path, t.endpoint, t.region, t.prefix) == (
+        "s3",
+        "bench",
+        "http://127.0.0.1:7070",
+        "us-east-1",
+        "run-a/",
+    )
+    assert (t.credentials, t.create_bucket, t.insecure) == ("env", False, False)
+    assert t.label == "s3://bench/run-a/"
+    (pt,) = p.expand()
+    assert pt.params["ioengine"] == "http" and pt.params["http_mode"] == "s3"
+    assert type(t).from_dict(t.to_dict()) == t
+
+
+def test_s3_endpoint_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "https://s3.example.com:9000/")
+    (t,) = parse_plan(PLAN.format(keys=""), "p.yaml").targets
+    assert t.endpoint == "https://s3.example.com:9000"
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://10.0.0.5")
+    assert parse_plan(PLAN.format(keys=""), "p.yaml").targets[0].endpoint == "http://10.0.0.5"
+
+
+@pytest.mark.parametrize(
+    ("keys", "line", "says", "fix"),
+    [
+        ("", 3, "needs an `endpoint`", "endpoint: http://"),
+        ("    endpoint: ftp://x\n", 4, "must start with http:// or https://", "endpoint:"),
+        ("    endpoint: http://u:p@x\n", 4, "must not hold credentials", "credentials:"),
+        ("    endpoint: http://x/bucket\n", 4, "the service alone", "under `s3:`"),
+        (ENDPOINT + "    credentials: AKIA1234\n", 5, "is not env, profile:NAME", "file:PATH"),
+        (ENDPOINT + "    region: 'us east'\n", 5, "region name", "us-east-1"),
+        (ENDPOINT + "    prefix: ../x\n", 5, "plain object name prefix", "storbench/"),
+        (ENDPOINT + "    create_bucket: yes please\n", 5, "true or false", "create_bucket"),
+        (ENDPOINT + "    conf: /etc/ceph/ceph.conf\n", 5, "belongs to Ceph targets", "remove"),
+    ],
+)
+def test_s3_target_errors_name_the_line_and_the_fix(
+    keys: str, line: int, says: str, fix: str
+) -> None:
+    e = plan_error(keys)
+    assert e.line == line and says in e.message and fix in (e.fix or ""), (e.message, e.fix)
+
+
+def test_s3_bucket_names_follow_s3s_rules() -> None:
+    for bad in ("Bench", "ab", "a_b", "-ab", "a..b"):
+        with pytest.raises(PlanError, match="needs a bucket name"):
+            parse_plan(PLAN.replace("s3: bench", f"s3: '{bad}'").format(keys=ENDPOINT), "p.yaml")
+
+
+def test_s3_keys_on_a_file_target_are_refused() -> None:
+    text = "targets:\n  - file: /tmp/x.dat\n    endpoint: http://x\nworkloads:\n  - name: w\n"
+    with pytest.raises(PlanError, match="belongs to s3 targets") as ei:
+        parse_plan(text + "    rw: read\n", "p.yaml")
+    assert ei.value.line == 3
+
+
+def test_s3_job_file_names_the_keys_only_by_reference() -> None:
+    (pt,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand()
+    text = fio.job_file(pt, run_id=7)
+    assert "http_host=127.0.0.1:7070\n" in text and "https=off\n" in text
+    assert "http_s3_keyid=${STORBENCH_S3_KEY_ID}\n" in text
+    assert "http_s3_key=${STORBENCH_S3_SECRET}\n" in text
+    assert "filename_format=/bench/storbench/r7.$jobname.$jobnum.$filenum\n" in text
+
+
+def test_s3_a_workload_cannot_set_the_targets_http_options() -> None:
+    text = PLAN.format(keys=ENDPOINT) + "    http_s3_key: x\n"
+    with pytest.raises(PlanError, match="http_s3_key"):
+        parse_plan(text, "p.yaml")
+
+
+def test_s3_credentials_from_the_environment_then_the_shared_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with pytest.raises(UserError, match="no AWS_ACCESS_KEY_ID") as ei:
+        s3creds.resolve("env")
+    assert "AWS_SECRET_ACCESS_KEY" in (ei.value.fix or "")
+    shared = tmp_path / "credentials"
+    shared.write_text(
+        "[default]\naws_access_key_id = AKIDEFAULT\naws_secret_access_key = s3cr3t-default\n"
+        "[lab]\naws_access_key_id = AKIDLAB\naws_secret_access_key = s3cr3t-lab\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(shared))
+    assert s3creds.resolve("env").key_id == "AKIDEFAULT"
+    monkeypatch.setenv("AWS_PROFILE", "lab")
+    assert s3creds.resolve("env").secret == "s3cr3t-lab"
+    assert s3creds.resolve("profile:default").secret == "s3cr3t-default"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDENV")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t-env")
+    got = s3creds.resolve(None)
+    assert (got.key_id, got.source) == ("AKIDENV", "the environment (AWS_ACCESS_KEY_ID)")
+    assert "s3cr3t" not in repr(got)
+    with pytest.raises(UserError, match="has no profile 'nope' \\(it has: default, lab\\)"):
+        s3creds.resolve("profile:nope")
+
+
+def test_s3_credentials_file_errors_never_show_a_key(tmp_path: Path) -> None:
+    f = tmp_path / "keys"
+    f.write_text("[only]\naws_access_key_id = AKIDONLY\n")
+    with pytest.raises(UserError) as ei:
+        s3creds.resolve(f"file:{f}")
+    assert "lacks aws_access_key_id or aws_secret_access_key" in str(ei.value)
+    assert "AKIDONLY" not in str(ei.value)
+    with pytest.raises(UserError, match="there is no credentials file"):
+        s3creds.resolve(f"file:{tmp_path / 'absent'}")
+
+
+def test_s3_secrets_never_reach_the_database(tmp_path: Path) -> None:
+    """A registered secret written through any statement of the Store is stored redacted."""
+    f = tmp_path / "keys"
+    f.write_text("[x]\naws_access_key_id = AKIDSTORE\naws_secret_access_key = VERYs3cret\n")
+    s3creds.resolve(f"file:{f}")
+    db = tmp_path / "r.db"
+    store = Store(str(db))
+    run = store.create_run(
+        kind="run",
+        name="leak VERYs3cret",
+        source="p.yaml",
+        plan_text="secret: VERYs3cret",
+        overrides=[],
+        inventory={"k": "AKIDSTORE"},
+        fio_version="fio-3.33",
+        storbench_version="0",
+        argv=["storbench", "run", "--set", "x=VERYs3cret"],
+        points=parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand(),
+    )
+    store.add_event(run, "note", "said VERYs3cret", {"a": ["AKIDSTORE"]})
+    store.close()
+    con = sqlite3.connect(db)
+    dump = "\n".join(con.iterdump())
+    con.close()
+    assert "VERYs3cret" not in dump and "AKIDSTORE" not in dump
+    assert dump.count(redact.MARK) >= 4
+    raw = (
+        db.read_bytes() + (tmp_path / "r.db-wal").read_bytes()
+        if (tmp_path / "r.db-wal").exists()
+        else db.read_bytes()
+    )
+    assert b"VERYs3cret" not in raw
