@@ -7,7 +7,9 @@ HTML, JSON export) renders.
 - **matrix** (seeds 003/004): per target, rw and block size, the optimal iodepth (the
   smallest reaching 95 % of the best IOPS), the best, and the latency knee;
 - **rados** (seed 000's appendix): the rados bench points grouped by mode and parameters,
-  one column per client count, rados bench's figures averaged over repetitions.
+  one column per client count, rados bench's figures averaged over repetitions;
+- **s3** (seed 003 §5.2): per target, operation and concurrency, requests/s, bytes/s and
+  p50/p99 per object size, and where throughput stops growing (analysis/objects.py).
 
 Plain dataclasses: figures in base units named in the field (``_iops``, ``_bytes_per_s``,
 ``_ns``, ``_s``, ``_bytes``), never formatted here; report/suites.py formats them.
@@ -19,6 +21,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from storbench.analysis.objects import S3Answer, s3_rows
 from storbench.analysis.soak import SeriesSource, SoakAnswer, soak_answer
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee, Sweep, sweeps
@@ -303,10 +306,10 @@ def rados_groups(summaries: list[PointSummary]) -> list[RadosGroup]:
 
 # ---------------------------------------------------------------------------- any suite
 
-SuiteAnswer = QualifyAnswer | ProfilesAnswer | MatrixAnswer | RadosAnswer | SoakAnswer
+SuiteAnswer = QualifyAnswer | ProfilesAnswer | MatrixAnswer | RadosAnswer | SoakAnswer | S3Answer
 
 #: the suites whose report has an answer of its own
-KINDS = ("qualify", "profiles", "matrix", "rados", "soak")
+KINDS = ("qualify", "profiles", "matrix", "rados", "soak", "s3")
 
 
 def suite_answer(
@@ -327,6 +330,8 @@ def suite_answer(
         return MatrixAnswer(matrix_rows(summaries))
     if kind == "rados":
         return RadosAnswer(rados_groups(summaries))
+    if kind == "s3":
+        return S3Answer(s3_rows(summaries))
     return None
 
 

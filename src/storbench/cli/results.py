@@ -16,6 +16,7 @@ import click
 
 from storbench import __version__, engines
 from storbench.analysis.answers import answer_data, suite_answer
+from storbench.analysis.objects import S3Answer
 from storbench.analysis.soak import SoakAnswer
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.cli.app import (
@@ -40,6 +41,7 @@ from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
 from storbench.report.drill import drill_text, drills_of
 from storbench.report.hostload import host_samples_csv
+from storbench.report.objects import s3_text
 from storbench.report.series import series_csv, timeline
 from storbench.report.soak import host_rows, soak_text
 from storbench.report.steady import rounds_text
@@ -138,6 +140,8 @@ def print_run(store: Store, run_id: int) -> None:
     kind = answer.kind if answer else None
     if isinstance(answer, SoakAnswer):
         out.print(soak_text(answer), markup=False, highlight=False)
+    if isinstance(answer, S3Answer):
+        out.print(s3_text(answer), markup=False, highlight=False)
     if answer is not None and kind == "qualify":
         if answer.rows:
             out.print(suite_report.qualify_text(answer.rows))

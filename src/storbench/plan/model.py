@@ -261,6 +261,15 @@ class Point:
         )
 
 
+def _s3_params(params: dict[str, Any]) -> None:
+    """An s3 point's fio options: the http engine in S3 mode, and ``objects`` (each job's
+    object count) as fio's ``size``, that many ``bs``."""
+    params.update(S3_FIO_OPTIONS)
+    if "objects" in params:
+        bs = parse_size(str(params.get("bs", params.get("blocksize", "4k"))).split(",")[0])
+        params["size"] = int(params.pop("objects")) * bs
+
+
 def workload_writes(params: dict[str, Any]) -> bool:
     """Whether a workload writes: fio's default rw is read; verify/trim writes count too, and
     so do engines that change files whatever ``rw`` says and ``unlink`` (fio deletes the file)."""
@@ -382,7 +391,7 @@ class Plan:
                             if target.ceph:
                                 params["ioengine"] = CEPH_FIO_ENGINE[target.kind]
                             elif target.kind == "s3":
-                                params.update(S3_FIO_OPTIONS)
+                                _s3_params(params)
                             if self.repeat > 1 and not {"randseed", "randrepeat"} & params.keys():
                                 extra["randseed"] = 0x5B00 + rep
                         points.append(

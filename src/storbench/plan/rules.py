@@ -80,6 +80,7 @@ INT_OPTIONS = (
     "iodepth_low",
     "clients",
     "threads",
+    "objects",
 )
 #: The most jobs one fio 3.33 process holds: REAL_MAX_JOBS (4096) thread slots in segments of
 #: 8, of which fio never uses the last (init.c add_thread_segment); 4089 is refused there.
@@ -95,6 +96,7 @@ MAX_INT = 2**31 - 1
 INT_RANGES: dict[str, tuple[int, int]] = {
     "clients": (1, MAX_RADOS_CLIENTS),
     "threads": (1, MAX_INT),
+    "objects": (1, MAX_INT),
     "iodepth": (1, MAX_IODEPTH),
     "numjobs": (1, FIO_MAX_JOBS),
     "nrfiles": (1, MAX_INT),

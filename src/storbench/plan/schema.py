@@ -370,7 +370,7 @@ PLAN = Section(
             "report",
             "choice",
             "Which suite's answer the reports show for the run.",
-            values=("qualify", "profiles", "matrix", "rados", "soak"),
+            values=("qualify", "profiles", "matrix", "rados", "soak", "s3"),
             default="the summary table only",
             check=_report,
         ),
@@ -523,6 +523,12 @@ WORKLOAD = Section(
             "whole number, or a list (an axis)",
             "fio: run each point on the first N hosts of `hosts:`; rados-bench: N rados bench "
             "processes at once on this machine.",
+        ),
+        Key(
+            "objects",
+            "whole number, or a list (an axis)",
+            "s3 targets: the objects each job writes or reads; its `size` is this many `bs`.",
+            default="`size` / `bs`",
         ),
         Key(
             "engine",

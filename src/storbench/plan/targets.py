@@ -345,7 +345,10 @@ def parse_target_arg(arg: str, ceph_conf: str | None = None) -> Target:
     """``--target`` value: ``file:PATH``, ``device:PATH``, ``directory:PATH``,
     ``rbd:POOL/IMAGE``, ``rados:POOL`` or a bare path (a block device or a path under /dev is
     a device, an existing directory a directory, anything else a file). ``ceph_conf``
-    (``--ceph-conf``) is the ceph.conf of Ceph targets (default: :func:`default_ceph_conf`)."""
+    (``--ceph-conf``) is the ceph.conf of Ceph targets (default: :func:`default_ceph_conf`).
+    ``s3://BUCKET[/PREFIX]``: a bucket of the service ``$AWS_ENDPOINT_URL`` names."""
+    if arg.startswith("s3://"):
+        return s3_target_arg(arg)
     for kind in CEPH_KINDS:
         if arg.startswith(kind + ":"):
             try:
@@ -387,3 +390,31 @@ def _check_target_arg(arg: str, path: str) -> None:
     problem = path_problem(path)
     if problem:
         raise PlanError(f"--target {shown(arg)}: the path {problem}", fix=fix_for(problem))
+
+
+def s3_target_arg(arg: str) -> Target:
+    """``--target s3://BUCKET[/PREFIX]``: the endpoint and the keys from the environment."""
+    bucket, _, prefix = arg[len("s3://") :].partition("/")
+    item = {"s3": bucket, **({"prefix": prefix} if prefix else {})}
+    found = s3keys.problem(item)
+    if found is not None:
+        raise PlanError(f"--target {shown(arg)}: {found[1][0]}", fix=found[1][1])
+    endpoint = s3keys.endpoint_of(item)
+    problem = s3keys.endpoint_problem(endpoint) if endpoint else None
+    if endpoint is None or problem is not None:
+        raise PlanError(
+            f"--target {shown(arg)}: "
+            + (f"$AWS_ENDPOINT_URL: {problem[0]}" if problem else "no endpoint for the bucket"),
+            fix="export AWS_ENDPOINT_URL=http://HOST:PORT (the S3 service), or write a plan "
+            "with `- s3: BUCKET` and `endpoint:`",
+        )
+    return Target(
+        kind=S3_KIND,
+        path=bucket,
+        endpoint=endpoint,
+        region=s3keys.DEFAULT_REGION,
+        prefix=prefix or s3keys.DEFAULT_PREFIX,
+        credentials="env",
+        create_bucket=False,
+        insecure=False,
+    )

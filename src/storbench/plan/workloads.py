@@ -463,6 +463,7 @@ class _WorkloadRules:
                 if (
                     "size" not in wl.options
                     and "filesize" not in wl.options
+                    and not (t.kind == "s3" and "objects" in wl.options)
                     and not (t.kind == "file" and os.path.exists(t.path))
                 ):
                     raise self.err(
@@ -470,6 +471,7 @@ class _WorkloadRules:
                         doc.get("workloads"),
                         workloads.index(wl),
                         fix="add e.g. `size: 1g` to the workload (or --set size=1g)"
+                        + (" or `objects: 32` (each job's objects)" if t.kind == "s3" else "")
                         + (
                             " (fio's rados engine writes size/nrfiles per object, at most "
                             "osd_max_object_size: 128 MiB by default)"

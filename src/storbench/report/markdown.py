@@ -21,6 +21,7 @@ from typing import Any
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.compare import Comparison
 from storbench.analysis.drill import DrillRow
+from storbench.analysis.objects import S3Answer
 from storbench.analysis.soak import SeriesSource, SoakAnswer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import Measurement
@@ -38,6 +39,7 @@ from storbench.report.comparison import (
 from storbench.report.drill import drill_markdown
 from storbench.report.fmt import LAT_NOTE, SummaryLead, fmt_latency, fmt_spread, latency_label
 from storbench.report.hosts import host_rows
+from storbench.report.objects import s3_markdown
 from storbench.report.safe import md_cell as _cell
 from storbench.report.safe import md_code, md_text
 from storbench.report.safe import md_table as table
@@ -174,6 +176,8 @@ def run_markdown(run: RunReport) -> str:
         body = matrix_markdown(s, answer.rows)
     elif isinstance(answer, SoakAnswer):
         body = soak_markdown(answer, summary_markdown(s))
+    elif isinstance(answer, S3Answer):
+        body = s3_markdown(answer) + "\n" + summary_markdown(s)
     else:
         body = rados_markdown(s, answer.rows)
     if run.drills:

@@ -27,9 +27,11 @@ from storbench.analysis.answers import (  # noqa: F401  (re-exported: the data r
     rados_groups,
     suite_answer,
 )
+from storbench.analysis.objects import S3Answer
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee
 from storbench.report.fmt import AnswerTable
+from storbench.report.objects import s3_tables
 from storbench.report.safe import md_table, md_text
 from storbench.report.soak import soak_tables
 from storbench.units import (
@@ -355,6 +357,8 @@ def answer_tables(answer: SuiteAnswer) -> list[AnswerTable]:
         return _matrix_tables(answer.rows)
     if isinstance(answer, SoakAnswer):
         return soak_tables(answer)
+    if isinstance(answer, S3Answer):
+        return s3_tables(answer)
     several = len({g.target for g in answer.rows}) > 1
     return [_rados_table(g, several=several) for g in answer.rows]
 
