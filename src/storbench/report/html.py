@@ -53,6 +53,8 @@ REPORT_KINDS = (
     "lat-vs-iodepth",
     "iops-vs-numjobs",
     "bw-vs-numjobs",
+    "iops-vs-bs",
+    "bw-vs-bs",
     "lat-percentiles",
     "compare",
 )
@@ -60,6 +62,7 @@ REPORT_KINDS = (
 _SECTION_TITLES = {
     "iodepth": "Against queue depth (iodepth)",
     "numjobs": "Against the number of jobs (numjobs)",
+    "bs": "Against the block or object size (bs)",
     "lat-percentiles": "Latency percentiles",
     "compare": "Comparison charts",
 }

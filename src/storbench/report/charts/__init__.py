@@ -13,6 +13,9 @@ Kinds (``KINDS``):
   charts, a panel per block size);
 - ``iops-vs-numjobs``, ``bw-vs-numjobs``, ``lat-vs-numjobs``: the same against the number of
   jobs (seed 000);
+- ``iops-vs-bs``, ``bw-vs-bs``, ``lat-vs-bs``: the same against the block size (an s3
+  suite's object size: requests/s and MiB/s per object size, a line per operation, seed 003
+  §5.2's charts);
 - ``lat-percentiles``: completion latency percentiles (p50 … p99.99), a line per point;
 - ``compare``: the % change of IOPS of each later run against the first (seed 004's bars).
 

@@ -26,7 +26,7 @@ from storbench.report.charts.model import (
     fmt_value,
     point_latency,
 )
-from storbench.units import fmt_iops, fmt_ns
+from storbench.units import fmt_iops, fmt_ns, parse_size
 
 # --------------------------------------------------------------------------- building
 
@@ -124,7 +124,7 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
     if not recs:
         return Chart(kind=f"{metric}-vs-{axis}", title=title, panels=[])
     varying = _varying(recs, _order(recs))
-    series = _sweep_series(runs, recs, varying)
+    series = _sweep_series(runs, recs, [d for d in varying if d != axis])
     facets = [d for d in varying if d not in series and not _determined_by(recs, series, d)] or []
     panels: dict[tuple[str | None, ...], Panel] = {}
     lines: dict[tuple[tuple[str | None, ...], tuple[str | None, ...]], Line] = {}
@@ -146,7 +146,7 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
         if line is None:
             line = lines[(fkey, skey)] = Line(label=label, key=key, marks=[])
             panel.lines.append(line)
-        x = float(r.s.axes[axis])
+        x = _x(axis, r.s.axes[axis])
         tip = (
             f"{_point_text(r.res, r.s, multi)}\n"
             f"{axis}={r.s.axes[axis]}: {fmt_value(metric, y)}{_spread(r.s, metric)}"
@@ -156,8 +156,9 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
     for line in lines.values():
         line.marks.sort(key=lambda m: m.x)
     xs = sorted({m.x for ln in lines.values() for m in ln.marks})
-    xscale = "log2" if axis == "iodepth" and _pow2(xs) else "linear"
-    xticks = [(x, f"{x:g}") for x in xs] if len(xs) <= 16 else None
+    sizes = {_x(axis, r.s.axes[axis]): str(r.s.axes[axis]) for r in recs} if axis == "bs" else {}
+    xscale = "log2" if (axis == "iodepth" and _pow2(xs)) or axis == "bs" else "linear"
+    xticks = [(x, sizes.get(x, f"{x:g}")) for x in xs] if len(xs) <= 16 else None
     unit, ylabel, yfmt, yscale = _sweep_y(metric, raw, recs)
     for p in panels.values():
         p.xscale, p.xticks, p.ylabel, p.yunit, p.yfmt, p.yscale = (
@@ -178,6 +179,11 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
     )
 
 
+def _x(axis: str, value: Any) -> float:
+    """Where a point sits on the x axis: a block size in bytes, else the value itself."""
+    return float(parse_size(str(value))) if axis == "bs" else float(value)
+
+
 def _sweep_series(runs: list[RunResults], recs: list[_Rec], varying: list[str]) -> list[str]:
     """What tells a sweep chart's lines apart: the run (and target, when a run has several),
     else the block size, else the target; nothing when one line says it all."""
@@ -189,6 +195,8 @@ def _sweep_series(runs: list[RunResults], recs: list[_Rec], varying: list[str]) 
         )
     if "bs" in varying:
         return ["bs"]
+    if "rw" in varying:  # along the object size: PUT and GET
+        return ["rw"]
     if "target" in varying:
         return ["target"]
     return []
@@ -407,8 +415,9 @@ def available_kinds(runs: list[RunResults]) -> list[str]:
     """The kinds that have something to draw for these runs."""
     axes = {k for r in runs for s in r.summaries if s.runs for k in s.axes}
     kinds = []
-    for axis in ("iodepth", "numjobs"):
-        if axis in axes:
+    objects = any(s.target.kind == "s3" for r in runs for s in r.summaries)
+    for axis in ("iodepth", "numjobs", "bs"):
+        if axis in axes and (axis != "bs" or objects):  # bs: an s3 run's object sizes
             kinds += [f"{m}-vs-{axis}" for m in ("iops", "bw", "lat")]
     if any(point_latency(s) for r in runs for s in r.summaries if s.runs):
         kinds.append("lat-percentiles")

@@ -20,6 +20,9 @@ KINDS = (
     "iops-vs-numjobs",
     "bw-vs-numjobs",
     "lat-vs-numjobs",
+    "iops-vs-bs",
+    "bw-vs-bs",
+    "lat-vs-bs",
     "lat-percentiles",
     "compare",
 )
