@@ -588,8 +588,11 @@ def test_suite_names() -> None:
 
 
 @pytest.mark.parametrize("name", suite_names())
-def test_every_suite_parses_with_a_target(name: str) -> None:
-    target = {"rados": "rados:bench", "rbd": "rbd:bench/storbench"}.get(name, "/tmp/sb-suite.dat")
+def test_every_suite_parses_with_a_target(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:7070")
+    target = {"rados": "rados:bench", "rbd": "rbd:bench/storbench", "s3": "s3://bench"}.get(
+        name, "/tmp/sb-suite.dat"
+    )
     sets = ["duration=60"] if name == "soak" else []  # soak needs one (test_soak_*)
     p = parse_plan(suite_text(name), f"suite:{name}", targets=[target], sets=sets)
     assert p.name == name

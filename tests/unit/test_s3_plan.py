@@ -14,7 +14,7 @@ import pytest
 from storbench import redact, s3creds
 from storbench.engines import fio
 from storbench.errors import PlanError, UserError
-from storbench.plan import parse_plan
+from storbench.plan import load_plan, parse_plan, parse_target_arg
 from storbench.store import Store
 
 PLAN = """\
@@ -117,7 +117,7 @@ def test_s3_job_file_names_the_keys_only_by_reference() -> None:
     assert "http_host=127.0.0.1:7070\n" in text and "https=off\n" in text
     assert "http_s3_keyid=${STORBENCH_S3_KEY_ID}\n" in text
     assert "http_s3_key=${STORBENCH_S3_SECRET}\n" in text
-    assert "filename_format=/bench/storbench/r7.$jobname.$jobnum.$filenum\n" in text
+    assert "filename_format=/bench/storbench/r7.b64k.$jobnum.$filenum\n" in text
 
 
 def test_s3_a_workload_cannot_set_the_targets_http_options() -> None:
@@ -194,3 +194,24 @@ def test_s3_secrets_never_reach_the_database(tmp_path: Path) -> None:
         else db.read_bytes()
     )
     assert b"VERYs3cret" not in raw
+
+
+def test_s3_suite_is_put_then_get_across_object_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:7070")
+    points = load_plan("s3", targets=["s3://bench/lab/"]).expand()
+    assert len(points) == 2 * 7 * 2
+    assert points[0].target.prefix == "lab/" and points[0].target.endpoint.endswith(":7070")
+    puts = [p for p in points if p.params["rw"] == "write"]
+    assert points[: len(puts)] == puts  # every PUT before the first GET
+    fifty = next(p for p in points if p.params["bs"] == "50m")
+    assert fifty.params["size"] == 32 * 50 * 2**20 and "objects" not in fifty.params
+    with pytest.raises(PlanError, match="the s3 suite measures S3 buckets, not the file"):
+        load_plan("s3", targets=["/tmp/sb.dat"])
+
+
+def test_s3_target_argument_needs_an_endpoint() -> None:
+    with pytest.raises(PlanError, match="no endpoint for the bucket") as ei:
+        parse_target_arg("s3://bench")
+    assert "AWS_ENDPOINT_URL" in (ei.value.fix or "")
+    with pytest.raises(PlanError, match="needs a bucket name"):
+        parse_target_arg("s3://B")

@@ -207,6 +207,15 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             pairs = [(t, True) for t in targets]
         pairs = list(dict.fromkeys(pairs))
         self.check_local_targets([t for t, local in pairs if local])
+        not_s3 = [t for t, _ in pairs if t.kind != "s3"]
+        if report == "s3" and not_s3:
+            raise self.err(
+                f"the s3 suite measures S3 buckets, not the {not_s3[0].kind} {not_s3[0].path}",
+                doc,
+                "report",
+                fix="--target s3://BUCKET (with AWS_ENDPOINT_URL set), or a plan with "
+                "`- s3: BUCKET` and `endpoint:`",
+            )
         self.check_sizes(pairs, workloads, doc)
         self.check_blocks(workloads, [t for t, _ in pairs], doc)
         top = precondition(values["precondition"])
