@@ -117,6 +117,7 @@ class FioEngine:
         if points:
             _check_fio(points)
             _check_jobs(points)
+            _check_buckets(points)
         timeout = options.host_timeout or remote.PROBE_TIMEOUT
         hosts = remote.check_hosts(points, options.remote_destroy_data, timeout=timeout)
         out = CheckResult(host_names=hosts.names)
@@ -299,12 +300,33 @@ def _check_fio(points: list[Point]) -> None:
         eng = str(p.params.get("ioengine", "psync"))
         if eng.startswith("external:"):
             continue
+        if eng == "http" and engines and eng not in engines:
+            raise PreflightError(
+                f"fio at {fio.fio_path()} ({fio.fio_version()}) has no http engine, which s3 "
+                "targets need (Debian's fio package is built without it)",
+                fix="run `make setup` (or `bash scripts/build-fio-http.sh` as root: Debian's "
+                "own fio source built with it into /usr/local/lib/storbench/fio, a few "
+                "minutes), or point STORBENCH_FIO at a fio that has it",
+            )
         if engines and eng not in engines:
             raise PreflightError(
                 f"workload {p.workload!r} needs fio's {eng!r} engine, which this fio "
                 f"({fio.fio_version()}) does not have",
                 fix=f"choose one of: {', '.join(sorted(engines))}",
             )
+
+
+def _check_buckets(points: list[Point]) -> None:
+    """Every s3 bucket takes this run's objects, before any load (s3objects.probe): the
+    keys, the bucket and the service, each refused with what is wrong and its fix."""
+    targets = list(dict.fromkeys(t for p in points for t in s3objects.s3_targets(p)))
+    if not targets:
+        return
+    with tempfile.TemporaryDirectory(prefix="storbench-s3-") as tmp:
+        for t in targets:
+            refused = s3objects.probe(t, tmp)
+            if refused is not None:
+                raise PreflightError(refused[0], fix=refused[1] or None)
 
 
 def _check_jobs(points: list[Point]) -> None:

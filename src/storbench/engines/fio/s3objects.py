@@ -19,9 +19,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Any
 
-from storbench.engines.fio.jobfile import ceph_env, host_job_file, job_file, s3_dataset
+from storbench.engines.fio.jobfile import (
+    _job_line,
+    ceph_env,
+    host_job_file,
+    job_file,
+    s3_dataset,
+    s3_options,
+)
 from storbench.engines.fio.parse import parse_output
 from storbench.engines.fio.spawn import _run_fio
 from storbench.engines.fio.tool import FIO, FioOutputError, fio_path
@@ -100,3 +108,51 @@ def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, 
 
 def dataset_of(point: Point) -> str:
     return s3_dataset(point.params)
+
+
+#: What an HTTP status fio's http engine met says about an S3 target, and its fix.
+STATUS = {
+    "403": (
+        "the service refuses the keys (HTTP 403)",
+        "check the access key and secret (`credentials:`; AWS_ACCESS_KEY_ID/"
+        "AWS_SECRET_ACCESS_KEY) and that they may write to the bucket",
+    ),
+    "404": (
+        "the bucket does not exist (HTTP 404)",
+        "create it, or set `create_bucket: true` on the target",
+    ),
+    "400": ("the service rejects the request (HTTP 400)", "check `region:` and the endpoint"),
+    "301": ("the bucket is elsewhere (HTTP 301)", "check `region:` and the endpoint"),
+}
+
+
+def probe(t: Target, workdir: str) -> tuple[str, str] | None:
+    """Whether the bucket takes this run's objects: fio PUTs one 4 KiB object under the
+    target's prefix and DELETEs it. (message, fix) when it does not, else None."""
+    name = f"/{t.path}/{t.prefix or ''}storbench-probe-{os.getpid()}"
+    opts = {**s3_options(t), **S3_FIO_OPTIONS, "bs": "4k", "size": "4k"}
+    opts["filename_format"] = name
+    for rw in ("write", "trim"):
+        lines = ["[probe]", *(_job_line(k, v) for k, v in {**opts, "rw": rw}.items())]
+        path = os.path.join(workdir, f"s3-probe-{rw}.fio")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        cmd = [fio_path() or FIO, "--output-format=json", path]
+        env = ceph_env([t])
+        rc, _, _, _, raw, stderr = _run_fio(cmd, workdir, path[:-4], lambda: False, env=env)
+        status = re.search(r"failed with HTTP status code (\d+)", stderr + raw)
+        if status is not None:
+            code = status.group(1)
+            message, fix = STATUS.get(code, (f"the service answered HTTP {code}", ""))
+            return f"{t.label} at {t.endpoint}: {message}", fix
+        try:
+            meas, _ = parse_output(raw)
+        except FioOutputError:
+            meas = None
+        if rc != 0 or meas is None or meas.status != "ok":
+            why = (meas.error if meas is not None else None) or stderr.strip() or f"fio exit {rc}"
+            return (
+                f"{t.label}: cannot reach {t.endpoint} ({why.splitlines()[-1].strip()})",
+                "check the endpoint (scheme, host, port) and that the service runs",
+            )
+    return None
