@@ -35,18 +35,25 @@ for cmd in "${!need[@]}"; do
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-mapfile -t pkgs < <(printf '%s\n' "${missing[@]}" | sort -u)
-echo "storbench setup: installing ${pkgs[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
-    echo "storbench setup: need root to install: ${pkgs[*]} (run: apt-get install ${pkgs[*]})" >&2
-    exit 1
+install_missing() {
+  [ ${#missing[@]} -gt 0 ] || return 0
+  mapfile -t pkgs < <(printf '%s\n' "${missing[@]}" | sort -u)
+  echo "storbench setup: installing ${pkgs[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+      echo "storbench setup: need root to install: ${pkgs[*]} (run: apt-get install ${pkgs[*]})" >&2
+      exit 1
+    fi
   fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+}
+install_missing
+
+# S3 targets need fio's http engine, which Debian's fio lacks: Debian's own fio source built
+# with it (once, cached in /usr/local/lib/storbench/fio), and the S3 server the tests use.
+here="$(dirname "$0")"
+bash "$here/build-fio-http.sh"
+bash "$here/build-versitygw.sh"

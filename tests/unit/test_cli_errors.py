@@ -360,7 +360,12 @@ def test_bad_target_argument(tmp_path: Path) -> None:
     ("env", "says", "fix"),
     [
         ({"STORBENCH_FIO": "/nonexistent/fio"}, "is not an executable fio", "unset it"),
-        ({"PATH": "/nonexistent"}, "fio is not installed", "apt-get install fio"),
+        # STORBENCH_FIO=fio: the one on PATH, not storbench's own build
+        (
+            {"PATH": "/nonexistent", "STORBENCH_FIO": "fio"},
+            "fio is not installed",
+            "apt-get install fio",
+        ),
     ],
     ids=["STORBENCH_FIO", "PATH"],
 )

@@ -6,12 +6,14 @@ import os
 import platform
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import storbench
 from storbench.engines import fio as fio_engine
+from storbench.engines.fio import tool as fio_tool
 from storbench.preflight import inventory
 from storbench.preflight.inventory import disk_identity, host_inventory, target_inventory
 
@@ -26,6 +28,7 @@ HOST_KEYS = {
     "python_version",
     "power",
     "fio_version",
+    "fio",
     "storbench_version",
 }
 IDENTITY_KEYS = {"model", "size_bytes", "type", "proto", "device", "source"}
@@ -59,7 +62,9 @@ def _physical_disk() -> str | None:
 def _no_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pretend no external command is installed."""
     monkeypatch.setattr(inventory.probe, "_which", lambda cmd: None)
-    monkeypatch.setattr(fio_engine, "fio_version", lambda: None)
+    monkeypatch.setattr(fio_tool, "fio_path", lambda: None)
+    monkeypatch.setattr(fio_tool, "fio_version", lambda: None)
+    monkeypatch.setattr(fio_tool, "available_engines", frozenset)
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,7 +93,41 @@ def test_host_inventory_without_any_tool(monkeypatch: pytest.MonkeyPatch) -> Non
     info = host_inventory()
     assert set(info) == HOST_KEYS
     assert info["fio_version"] is None
+    assert info["fio"] == {"path": None, "version": None, "ioengines": []}
     assert info["cpu_count"] >= 1
+
+
+def test_host_inventory_names_the_fio_that_runs_and_its_engines() -> None:
+    """The inventory says which fio a run used and what it can do (whether it has http)."""
+    fio = host_inventory()["fio"]
+    if fio_engine.fio_path() is None:
+        pytest.skip("fio is not installed")
+    assert fio["path"] == fio_engine.fio_path()
+    assert fio["version"] == fio_engine.fio_version()
+    out = subprocess.run([fio["path"], "--enghelp"], capture_output=True, text=True).stdout
+    assert fio["ioengines"] == sorted(line.strip() for line in out.splitlines()[1:] if line)
+    assert "psync" in fio["ioengines"]
+
+
+@pytest.mark.parametrize(
+    ("env", "own_build", "expected"),
+    [
+        ({"STORBENCH_FIO": "/opt/fio/bin/fio"}, True, "/opt/fio/bin/fio"),
+        ({"STORBENCH_FIO": "fio"}, True, "fio"),
+        ({}, True, fio_tool.OWN_BUILD),
+        ({}, False, "fio"),
+    ],
+    ids=["named", "path-asked", "own-build", "path"],
+)
+def test_which_fio_runs(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], own_build: bool, expected: str
+) -> None:
+    """$STORBENCH_FIO first (``fio``: the one on PATH), then the own build, then PATH."""
+    monkeypatch.delenv("STORBENCH_FIO", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(fio_tool.os, "access", lambda path, mode: own_build)
+    assert fio_tool._which_fio() == expected
 
 
 def test_distribution_comes_from_os_release() -> None:

@@ -135,6 +135,11 @@ class Engine(Protocol):
         """The version of the engine that would run here (for the run's record)."""
         ...
 
+    def about(self) -> dict[str, Any]:
+        """The tool that would run here, for the inventory: ``path`` and ``version`` at
+        least, and what it can do where that varies between builds (fio's ``ioengines``)."""
+        ...
+
     def describe(self, point: Point, total: int) -> str:
         """What would run for ``point``: its command lines or job file, as text ending in a
         newline (``storbench plan show`` prints it)."""

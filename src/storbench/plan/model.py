@@ -36,7 +36,15 @@ from storbench.steady import SteadyState
 from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
 
 #: A target's fields that only an s3 target has.
-S3_FIELDS = ("endpoint", "region", "prefix", "credentials", "create_bucket", "insecure")
+S3_FIELDS = (
+    "endpoint",
+    "region",
+    "prefix",
+    "credentials",
+    "create_bucket",
+    "insecure",
+    "keep_objects",
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,7 @@ class Target:
     credentials: str | None = None
     create_bucket: bool | None = None
     insecure: bool | None = None
+    keep_objects: bool | None = None
 
     @property
     def label(self) -> str:

@@ -10,6 +10,7 @@ credentials themselves), and whether a bucket that is missing is created::
         credentials: env                  # env (default) | profile:NAME | file:PATH
         create_bucket: false              # default: a missing bucket is refused
         insecure: false                   # https: accept a certificate that does not verify
+        keep_objects: false               # default: the run's objects are deleted at its end
 
 The endpoint may come from the environment (``AWS_ENDPOINT_URL_S3``, else
 ``AWS_ENDPOINT_URL``: the AWS SDKs' names) when the plan gives none.
@@ -27,7 +28,7 @@ from storbench.plan.checks import control_char, shown
 from storbench.plan.yamlpos import _describe
 
 #: The keys an ``s3:`` target takes besides its bucket and name.
-KEYS = ("endpoint", "region", "prefix", "credentials", "create_bucket", "insecure")
+KEYS = ("endpoint", "region", "prefix", "credentials", "create_bucket", "insecure", "keep_objects")
 DEFAULT_REGION = "us-east-1"
 DEFAULT_PREFIX = "storbench/"
 #: Environment variables an endpoint comes from when the plan has none (the AWS SDKs').
@@ -69,6 +70,11 @@ KEY_DOCS = {
     "insecure": (
         "true, false (s3)",
         "https: accept a certificate that does not verify (self-signed).",
+        "false",
+    ),
+    "keep_objects": (
+        "true, false (s3)",
+        "Keep the objects the run wrote (else they are deleted at its end).",
         "false",
     ),
 }

@@ -177,6 +177,7 @@ class _TargetRules:
             credentials=(item.get("credentials") or "env").strip(),
             create_bucket=bool(item.get("create_bucket", False)),
             insecure=bool(item.get("insecure", False)),
+            keep_objects=bool(item.get("keep_objects", False)),
         )
         self.target_at.setdefault(target, (item, "s3"))
         return target
@@ -417,4 +418,5 @@ def s3_target_arg(arg: str) -> Target:
         credentials="env",
         create_bucket=False,
         insecure=False,
+        keep_objects=False,
     )

@@ -66,7 +66,9 @@ from storbench.engines.fio.spawn import (  # noqa: F401
 )
 from storbench.engines.fio.tool import (  # noqa: F401
     FIO,
+    OWN_BUILD,
     FioOutputError,
+    about,
     available_engines,
     fio_path,
     fio_version,

@@ -13,6 +13,7 @@ import dataclasses
 import os
 import subprocess
 import tempfile
+from typing import Any
 
 import click
 
@@ -50,6 +51,9 @@ class FioEngine:
 
     def version(self) -> str | None:
         return fio.fio_version()
+
+    def about(self) -> dict[str, Any]:
+        return fio.about()
 
     def describe(self, point: Point, total: int) -> str:
         return fio.job_file(point, total=total)
@@ -266,6 +270,15 @@ def _remove_s3_objects(run: RunContext, points: list[Point]) -> list[str]:
     """Delete the objects of the run's s3 points (s3objects.remove), an event saying so."""
     if not any(s3objects.s3_targets(p) for p in points):
         return []
+    kept = list(
+        dict.fromkeys(t.label for p in points for t in s3objects.s3_targets(p) if t.keep_objects)
+    )
+    if kept:
+        run.events.add(
+            "s3-cleanup",
+            f"kept the run's objects in {', '.join(kept)} (keep_objects)",
+            {"kept": kept},
+        )
     with tempfile.TemporaryDirectory(prefix="storbench-s3-") as workdir:
         sent, failed = s3objects.remove(points, run.run_id, workdir)
     run.events.add(
@@ -286,10 +299,11 @@ def _rados_slots(point: Point) -> list[tuple[Target, int | None]]:
 
 def _check_fio(points: list[Point]) -> None:
     if fio.fio_path() is None:
-        if "STORBENCH_FIO" in os.environ:
+        if os.environ.get("STORBENCH_FIO", "fio") != "fio":
             raise PreflightError(
                 f"STORBENCH_FIO={fio.FIO} is not an executable fio",
-                fix="point STORBENCH_FIO at a fio binary, or unset it to use fio from PATH",
+                fix="point STORBENCH_FIO at a fio binary, or unset it to use storbench's own "
+                f"build ({fio.OWN_BUILD}) or else fio from PATH",
             )
         raise PreflightError(
             "fio is not installed (no `fio` on PATH)",

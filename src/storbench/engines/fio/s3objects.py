@@ -76,7 +76,7 @@ def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, 
         trim = shape_point(p, "trim")
         slots = [(h.target, i) for i, h in enumerate(p.hosts)] or [(p.target, None)]
         for t, host in slots:
-            if t.kind != "s3":
+            if t.kind != "s3" or t.keep_objects:
                 continue
             key = repr((t, host, shape_key(trim)[1:]))  # the same objects once
             if key in done:

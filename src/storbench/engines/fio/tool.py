@@ -11,7 +11,20 @@ from functools import cache
 from storbench import s3creds
 from storbench.engines.process import tool_version
 
-FIO = os.environ.get("STORBENCH_FIO", "fio")
+#: storbench's own build of Debian's fio with the http engine (scripts/build-fio-http.sh)
+OWN_BUILD = "/usr/local/lib/storbench/fio/bin/fio"
+
+
+def _which_fio() -> str:
+    """The fio storbench runs: $STORBENCH_FIO when set (``fio`` means the one on PATH), else
+    the own build when it is there, else ``fio`` from PATH."""
+    named = os.environ.get("STORBENCH_FIO")
+    if named:
+        return named
+    return OWN_BUILD if os.access(OWN_BUILD, os.X_OK) else "fio"
+
+
+FIO = _which_fio()
 
 
 class FioOutputError(ValueError):
@@ -29,6 +42,11 @@ def fio_path() -> str | None:
 def fio_version() -> str | None:
     """``fio-3.33`` or None when fio is not installed."""
     return tool_version(fio_path())
+
+
+def about() -> dict[str, object]:
+    """Which fio runs and what it can do, for the inventory: path, version and ioengines."""
+    return {"path": fio_path(), "version": fio_version(), "ioengines": sorted(available_engines())}
 
 
 @cache

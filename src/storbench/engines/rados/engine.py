@@ -9,7 +9,9 @@ also after the process was killed and the run resumed.
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
+from typing import Any
 
 import click
 
@@ -35,6 +37,9 @@ class RadosBenchEngine:
 
     def version(self) -> str | None:
         return rados_version()
+
+    def about(self) -> dict[str, Any]:
+        return {"path": shutil.which("rados"), "version": rados_version()}
 
     def describe(self, point: Point, total: int) -> str:
         return "".join(shlex.join(cmd) + "\n" for cmd in point_commands(point))

@@ -53,11 +53,15 @@ def _memory_bytes() -> int | None:
         return None
 
 
-def _fio_version() -> str | None:
+def _fio() -> dict[str, Any]:
     from storbench import engines  # the engine decides which fio runs (STORBENCH_FIO)
 
-    text = engines.get(engines.RUN_VERSION_ENGINE).version()
-    return _clean(text.removeprefix("fio-")) if text else None
+    return engines.get(engines.RUN_VERSION_ENGINE).about()
+
+
+def _fio_version(about: dict[str, Any]) -> str | None:
+    text = about.get("version")
+    return _clean(str(text).removeprefix("fio-")) if text else None
 
 
 def host_inventory() -> dict[str, Any]:
@@ -66,7 +70,8 @@ def host_inventory() -> dict[str, Any]:
     Keys: ``hostname``, ``kernel`` (uname release and version, e.g. "6.1.0-18-amd64 #1 SMP
     PREEMPT_DYNAMIC Debian 6.1.76-1"), ``arch``, ``distribution`` (PRETTY_NAME), ``cpu_model``,
     ``cpu_count`` (logical CPUs), ``memory_bytes`` (MemTotal), ``python_version``,
-    ``fio_version`` ("3.33", from ``fio --version``; None when fio is missing),
+    ``fio_version`` ("3.33", from ``fio --version``; None when fio is missing), ``fio``
+    (which fio: ``path``, ``version``, ``ioengines``, e.g. whether it has ``http``),
     ``storbench_version`` and ``power`` (the power sensor that answers: ``source`` rapl or
     ipmi, or None and ``why``; storbench.power).
     """
@@ -76,6 +81,7 @@ def host_inventory() -> dict[str, Any]:
         hostname: str | None = socket.gethostname() or None
     except OSError:
         hostname = None
+    fio = _fio()
     return {
         "hostname": hostname or _clean(uname.node),
         "kernel": kernel,
@@ -85,7 +91,8 @@ def host_inventory() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "memory_bytes": _memory_bytes(),
         "python_version": platform.python_version(),
-        "fio_version": _fio_version(),
+        "fio_version": _fio_version(fio),
+        "fio": fio,
         "storbench_version": getattr(storbench, "__version__", None),
         "power": power.source().to_dict(),
     }

@@ -1,0 +1,210 @@
+"""S3 points end to end on a real S3 server (versitygw over a POSIX directory, checking
+signatures) through fio's http engine: what storbench reports is what the bucket holds
+(read independently from versitygw's directory: one file per object), GETs read what was
+written, the run's objects are gone at its end, and no key is stored or printed anywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+VERSITYGW = "/usr/local/lib/storbench/bin/versitygw"
+HTTP_FIO = "/usr/local/lib/storbench/fio/bin/fio"
+
+
+@dataclass
+class Gateway:
+    endpoint: str
+    key_id: str
+    secret: str
+    root: Path  # versitygw's POSIX backend: a bucket is a directory, an object a file
+
+    def env(self, **more: str) -> dict[str, str]:
+        # no STORBENCH_FIO: storbench finds its own build of fio (HTTP_FIO) by itself
+        return {
+            **{k: v for k, v in os.environ.items() if k != "STORBENCH_FIO"},
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": self.key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret,
+            **more,
+        }
+
+    def objects(self, bucket: str) -> dict[str, int]:
+        """Every object of the bucket and its size, from the backend's files."""
+        base = self.root / bucket
+        return {str(f.relative_to(base)): f.stat().st_size for f in base.rglob("*") if f.is_file()}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[Gateway]:
+    if not os.access(VERSITYGW, os.X_OK):
+        pytest.skip(f"no versitygw at {VERSITYGW} (scripts/build-versitygw.sh builds it)")
+    if not os.access(HTTP_FIO, os.X_OK):
+        pytest.skip(f"no fio with its http engine at {HTTP_FIO} (scripts/build-fio-http.sh)")
+    root = tmp_path / "s3"
+    (root / "bench").mkdir(parents=True)
+    gw = Gateway(
+        f"http://127.0.0.1:{_free_port()}",
+        "AKID" + secrets.token_hex(6),
+        secrets.token_hex(16),
+        root,
+    )
+    env = {**os.environ, "ROOT_ACCESS_KEY": gw.key_id, "ROOT_SECRET_KEY": gw.secret}
+    proc = subprocess.Popen(
+        [VERSITYGW, "--port", gw.endpoint.removeprefix("http://"), "posix", str(root)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        end = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(
+                    ("127.0.0.1", int(gw.endpoint.rsplit(":", 1)[1])), 0.2
+                ).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < end, "versitygw did not start"
+                time.sleep(0.05)
+        yield gw
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def sb(db: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "STORBENCH_DB": str(db)},
+    )
+
+
+def test_s3_put_then_get_report_what_the_bucket_holds(tmp_path: Path, gateway: Gateway) -> None:
+    """PUT 2 jobs x 8 objects of 64 KiB and keep them: the bucket then holds exactly those 16
+    objects of 65,536 bytes, as many bytes as fio reported; the GET read them all back."""
+    plan = tmp_path / "s3.yaml"
+    plan.write_text(
+        f"""\
+name: s3-exact
+targets:
+  - s3: bench
+    endpoint: {gateway.endpoint}
+    prefix: exact/
+    keep_objects: true
+workloads:
+  - name: put
+    rw: write
+    bs: 64k
+    objects: 8
+    numjobs: 2
+  - name: get
+    rw: read
+    bs: 64k
+    objects: 8
+    numjobs: 2
+"""
+    )
+    db = tmp_path / "r.db"
+    r = sb(db, "run", str(plan), env=gateway.env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    put, get = json.loads(sb(db, "export", "1", "--format", "json", env=gateway.env()).stdout)[
+        "measurements"
+    ]
+    objects = gateway.objects("bench")
+    assert len(objects) == 16 and set(objects.values()) == {65536}
+    assert all(k.startswith("exact/r1.b64k.") for k in objects)
+    assert put["write"]["total_ios"] == 16 and put["write"]["io_bytes"] == sum(objects.values())
+    assert get["read"]["total_ios"] == 16 and get["read"]["io_bytes"] == 16 * 65536
+    assert put["write"]["clat_ns"]["samples"] == 16 and put["write"]["clat_ns"]["p99"] > 0
+    # the GET's objects were the PUT's (same block size): its prefill wrote the same names
+    assert "s3-prefill" in r.stdout and "kept the run's objects" in r.stdout
+
+
+def test_s3_suite_runs_cleans_up_and_never_keeps_a_key(tmp_path: Path, gateway: Gateway) -> None:
+    db = tmp_path / "r.db"
+    env = gateway.env()
+    r = sb(
+        db,
+        "run",
+        "s3",
+        "-t",
+        "s3://bench/suite/",
+        "--set",
+        "runtime=1",
+        "--set",
+        "bs=[4k,1m]",
+        "--set",
+        "numjobs=2",
+        "--set",
+        "objects=4",
+        env=env,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "PUT req/s" in r.stdout and "GET MiB/s" in r.stdout
+    assert "removed the run's objects" in r.stdout
+    assert gateway.objects("bench") == {}  # every object the run wrote is gone
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT status, data FROM measurements ORDER BY point_idx").fetchall()
+    con.close()
+    assert [s for s, _ in rows] == ["ok"] * 4
+    report = tmp_path / "r.html"
+    assert sb(db, "report", "1", "-o", str(report), env=env).returncode == 0
+    html = report.read_text()
+    assert "PUT req/s" in html and "Against the block or object size" in html
+    exports = [sb(db, "export", "1", "--format", f, env=env).stdout for f in ("json", "csv")]
+    shown = sb(db, "show", "1", "--point", "3", env=env).stdout
+    for text in (html, *exports, shown, r.stdout, r.stderr):
+        assert gateway.secret not in text and gateway.key_id not in text
+    for f in tmp_path.glob("r.db*"):
+        data = f.read_bytes()
+        assert gateway.secret.encode() not in data and gateway.key_id.encode() not in data
+    assert "http_s3_key=${STORBENCH_S3_SECRET}" in shown
+
+
+def test_s3_bad_keys_missing_bucket_and_dead_service_stop_before_any_load(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    db = tmp_path / "r.db"
+    cases = [
+        (
+            "s3://bench",
+            gateway.env(AWS_SECRET_ACCESS_KEY="wrong" * 4),
+            "refuses the keys (HTTP 403)",
+        ),
+        ("s3://nobucket", gateway.env(), "the bucket does not exist (HTTP 404)"),
+        (
+            "s3://bench",
+            gateway.env(AWS_ENDPOINT_URL=f"http://127.0.0.1:{_free_port()}"),
+            "cannot reach",
+        ),
+    ]
+    for target, env, says in cases:
+        r = sb(db, "run", "quick", "-t", target, "--set", "objects=2", env=env)
+        assert r.returncode == 2 and says in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr and "wrongwrong" not in r.stderr
+    assert gateway.objects("bench") == {}
+    if db.exists():  # refused before any point: nothing measured
+        assert not sqlite3.connect(db).execute("SELECT * FROM measurements").fetchall()
