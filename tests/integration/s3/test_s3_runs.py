@@ -47,6 +47,21 @@ class Gateway:
         base = self.root / bucket
         return {str(f.relative_to(base)): f.stat().st_size for f in base.rglob("*") if f.is_file()}
 
+    def listed(self, bucket: str) -> dict[str, int]:
+        """Every object of the bucket and its size, as an independent S3 client lists them."""
+        boto3 = pytest.importorskip("boto3")
+        client = boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=self.key_id,
+            aws_secret_access_key=self.secret,
+            region_name="us-east-1",
+        )
+        out: dict[str, int] = {}
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            out.update({o["Key"]: o["Size"] for o in page.get("Contents", [])})
+        return out
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -134,6 +149,7 @@ workloads:
         "measurements"
     ]
     objects = gateway.objects("bench")
+    assert gateway.listed("bench") == objects  # the service lists what its backend holds
     assert len(objects) == 16 and set(objects.values()) == {65536}
     assert all(k.startswith("exact/r1.b64k.") for k in objects)
     assert put["write"]["total_ios"] == 16 and put["write"]["io_bytes"] == sum(objects.values())
@@ -208,3 +224,36 @@ def test_s3_bad_keys_missing_bucket_and_dead_service_stop_before_any_load(
     assert gateway.objects("bench") == {}
     if db.exists():  # refused before any point: nothing measured
         assert not sqlite3.connect(db).execute("SELECT * FROM measurements").fetchall()
+
+
+def test_s3_create_bucket_makes_a_missing_bucket_and_says_so(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    """``create_bucket: true``: a missing bucket is created (an independent client lists it),
+    the run says so and records it in its inventory; the bucket stays, empty, afterwards."""
+    plan = tmp_path / "s3.yaml"
+    plan.write_text(
+        f"""\
+name: s3-create
+targets:
+  - s3: made-by-storbench
+    endpoint: {gateway.endpoint}
+    create_bucket: true
+workloads:
+  - name: put
+    rw: write
+    bs: 4k
+    objects: 4
+"""
+    )
+    db = tmp_path / "r.db"
+    r = sb(db, "run", str(plan), env=gateway.env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "created bucket 'made-by-storbench'" in r.stdout + r.stderr
+    assert (gateway.root / "made-by-storbench").is_dir()
+    assert gateway.listed("made-by-storbench") == {}  # the run's objects were removed
+    exported = json.loads(sb(db, "export", "1", "--format", "json", env=gateway.env()).stdout)
+    assert "made-by-storbench" in str(exported["run"]["inventory"]["s3_buckets_created"])
+    # a second run finds the bucket there: nothing is created
+    r = sb(db, "run", str(plan), env=gateway.env())
+    assert r.returncode == 0 and "created bucket" not in r.stdout + r.stderr

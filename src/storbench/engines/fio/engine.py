@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from storbench import s3bucket
 from storbench.engines import fio
 from storbench.engines.base import (
     CheckOptions,
@@ -118,13 +119,17 @@ class FioEngine:
     def check(self, points: list[Point], options: CheckOptions) -> CheckResult:
         """fio is here and has the ioengines the points use, it accepts every job, and every
         remote host's fio server answers (remote.py)."""
+        created: list[str] = []
         if points:
             _check_fio(points)
             _check_jobs(points)
-            _check_buckets(points)
+            created = _check_buckets(points)
         timeout = options.host_timeout or remote.PROBE_TIMEOUT
         hosts = remote.check_hosts(points, options.remote_destroy_data, timeout=timeout)
         out = CheckResult(host_names=hosts.names)
+        if created:
+            out.warnings += created
+            out.inventory["s3_buckets_created"] = created
         if any(p.hosts for p in points):
             out.inventory["hosts"] = hosts.inventory
         return out
@@ -330,17 +335,23 @@ def _check_fio(points: list[Point]) -> None:
             )
 
 
-def _check_buckets(points: list[Point]) -> None:
+def _check_buckets(points: list[Point]) -> list[str]:
     """Every s3 bucket takes this run's objects, before any load (s3objects.probe): the
-    keys, the bucket and the service, each refused with what is wrong and its fix."""
+    keys, the bucket and the service, each refused with what is wrong and its fix. A
+    missing bucket is created where the target says ``create_bucket: true``; what was
+    created is returned, in words."""
     targets = list(dict.fromkeys(t for p in points for t in s3objects.s3_targets(p)))
-    if not targets:
-        return
+    created: list[str] = []
     with tempfile.TemporaryDirectory(prefix="storbench-s3-") as tmp:
         for t in targets:
             refused = s3objects.probe(t, tmp)
+            if refused is not None and refused[2] == "404" and t.create_bucket:
+                s3bucket.create(t)
+                created.append(f"created bucket {t.path!r} at {t.endpoint} (create_bucket)")
+                refused = s3objects.probe(t, tmp)
             if refused is not None:
                 raise PreflightError(refused[0], fix=refused[1] or None)
+    return created
 
 
 def _check_jobs(points: list[Point]) -> None:

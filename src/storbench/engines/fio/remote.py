@@ -169,7 +169,14 @@ def check_hosts(
             problems.append(
                 f"host {lab}: its fio ({probe.fio_version}) has no {', '.join(missing)} engine"
             )
-            fixes["install the engine on that host, or choose another ioengine"] = None
+            if "http" in missing:
+                fixes[
+                    "s3 targets need fio's http engine on every host: run `make setup` or "
+                    "`bash scripts/build-fio-http.sh` there (storbench's agent then runs that "
+                    "fio)"
+                ] = None
+            else:
+                fixes["install the engine on that host, or choose another ioengine"] = None
     if problems:
         bad = sum(1 for lab in labels if any(p.startswith(f"host {lab}: ") for p in problems))
         head = (

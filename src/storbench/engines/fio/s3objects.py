@@ -126,9 +126,10 @@ STATUS = {
 }
 
 
-def probe(t: Target, workdir: str) -> tuple[str, str] | None:
+def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
     """Whether the bucket takes this run's objects: fio PUTs one 4 KiB object under the
-    target's prefix and DELETEs it. (message, fix) when it does not, else None."""
+    target's prefix and DELETEs it. (message, fix, HTTP status or None) when it does not,
+    else None."""
     name = f"/{t.path}/{t.prefix or ''}storbench-probe-{os.getpid()}"
     opts = {**s3_options(t), **S3_FIO_OPTIONS, "bs": "4k", "size": "4k"}
     opts["filename_format"] = name
@@ -144,7 +145,7 @@ def probe(t: Target, workdir: str) -> tuple[str, str] | None:
         if status is not None:
             code = status.group(1)
             message, fix = STATUS.get(code, (f"the service answered HTTP {code}", ""))
-            return f"{t.label} at {t.endpoint}: {message}", fix
+            return f"{t.label} at {t.endpoint}: {message}", fix, code
         try:
             meas, _ = parse_output(raw)
         except FioOutputError:
@@ -154,5 +155,6 @@ def probe(t: Target, workdir: str) -> tuple[str, str] | None:
             return (
                 f"{t.label}: cannot reach {t.endpoint} ({why.splitlines()[-1].strip()})",
                 "check the endpoint (scheme, host, port) and that the service runs",
+                None,
             )
     return None
