@@ -5,6 +5,7 @@ written, the run's objects are gone at its end, and no key is stored or printed 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -56,6 +57,7 @@ class Gateway:
             aws_access_key_id=self.key_id,
             aws_secret_access_key=self.secret,
             region_name="us-east-1",
+            verify=not self.endpoint.startswith("https://"),  # https here: self-signed
         )
         out: dict[str, int] = {}
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
@@ -69,23 +71,39 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def gateway(tmp_path: Path) -> Iterator[Gateway]:
+@contextlib.contextmanager
+def _gateway(tmp_path: Path, *, tls: bool = False) -> Iterator[Gateway]:
+    """versitygw on a free loopback port over a fresh directory with one bucket, ``bench``;
+    with ``tls``, https with a self-signed certificate made for the test."""
     if not os.access(VERSITYGW, os.X_OK):
         pytest.skip(f"no versitygw at {VERSITYGW} (scripts/build-versitygw.sh builds it)")
     if not os.access(HTTP_FIO, os.X_OK):
         pytest.skip(f"no fio with its http engine at {HTTP_FIO} (scripts/build-fio-http.sh)")
     root = tmp_path / "s3"
     (root / "bench").mkdir(parents=True)
+    port = _free_port()
     gw = Gateway(
-        f"http://127.0.0.1:{_free_port()}",
+        f"{'https' if tls else 'http'}://127.0.0.1:{port}",
         "AKID" + secrets.token_hex(6),
         secrets.token_hex(16),
         root,
     )
+    args = [VERSITYGW, "--port", f"127.0.0.1:{port}"]
+    if tls:
+        cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+        subprocess.run(
+            [
+                *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+                *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+                *("-keyout", str(key), "-out", str(cert)),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        args += ["--cert", str(cert), "--key", str(key)]
     env = {**os.environ, "ROOT_ACCESS_KEY": gw.key_id, "ROOT_SECRET_KEY": gw.secret}
     proc = subprocess.Popen(
-        [VERSITYGW, "--port", gw.endpoint.removeprefix("http://"), "posix", str(root)],
+        [*args, "posix", str(root)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -94,9 +112,7 @@ def gateway(tmp_path: Path) -> Iterator[Gateway]:
         end = time.monotonic() + 10
         while True:
             try:
-                socket.create_connection(
-                    ("127.0.0.1", int(gw.endpoint.rsplit(":", 1)[1])), 0.2
-                ).close()
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
                 break
             except OSError:
                 assert proc.poll() is None and time.monotonic() < end, "versitygw did not start"
@@ -105,6 +121,12 @@ def gateway(tmp_path: Path) -> Iterator[Gateway]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[Gateway]:
+    with _gateway(tmp_path) as gw:
+        yield gw
 
 
 def sb(db: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -257,3 +279,34 @@ workloads:
     # a second run finds the bucket there: nothing is created
     r = sb(db, "run", str(plan), env=gateway.env())
     assert r.returncode == 0 and "created bucket" not in r.stdout + r.stderr
+
+
+@pytest.mark.filterwarnings("ignore:Unverified HTTPS request")
+def test_s3_https_self_signed_needs_insecure(tmp_path: Path) -> None:
+    """https with a self-signed certificate: refused before any load, with the fix
+    (``insecure: true``); with it, PUT and GET run over TLS."""
+    with _gateway(tmp_path, tls=True) as gw:
+        db = tmp_path / "r.db"
+        plan = tmp_path / "tls.yaml"
+        body = f"""\
+name: s3-tls
+targets:
+  - s3: bench
+    endpoint: {gw.endpoint}
+    insecure: INSECURE
+workloads:
+  - {{name: put, rw: write, bs: 4k, objects: 4}}
+  - {{name: get, rw: read, bs: 4k, objects: 4}}
+"""
+        plan.write_text(body.replace("INSECURE", "false"))
+        r = sb(db, "run", str(plan), env=gw.env())
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "certificate" in r.stderr and "insecure: true" in r.stderr, r.stderr
+        plan.write_text(body.replace("INSECURE", "true"))
+        r = sb(db, "run", str(plan), env=gw.env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        (run,) = sqlite3.connect(db).execute("SELECT id FROM runs").fetchall()  # one: the 2nd
+        doc = json.loads(sb(db, "export", str(run[0]), "--format", "json", env=gw.env()).stdout)
+        put, get = doc["measurements"]
+        assert put["write"]["total_ios"] == 4 and get["read"]["io_bytes"] == 4 * 4096
+        assert gw.listed("bench") == {}

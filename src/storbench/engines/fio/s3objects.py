@@ -20,7 +20,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import socket
+import ssl
 from typing import Any
+from urllib.parse import urlsplit
 
 from storbench.engines.fio.jobfile import (
     _job_line,
@@ -126,6 +129,32 @@ STATUS = {
 }
 
 
+TLS_FIX = (
+    "give this machine the certificate's CA, or set `insecure: true` on the target for a "
+    "self-signed certificate"
+)
+
+
+def tls_refusal(t: Target) -> str | None:
+    """Why an https endpoint's certificate does not verify here (fio's http engine says only
+    "error -1"), or None: not https, ``insecure``, or the certificate verifies."""
+    if t.insecure or not (t.endpoint or "").startswith("https://"):
+        return None
+    context = ssl.create_default_context()
+    try:
+        url = urlsplit(t.endpoint or "")
+        host, port = url.hostname or "", url.port or 443
+        with (
+            socket.create_connection((host, port), timeout=5) as raw,
+            context.wrap_socket(raw, server_hostname=host),
+        ):
+            return None
+    except ssl.SSLCertVerificationError as e:
+        return f"its TLS certificate does not verify ({e.verify_message})"
+    except (OSError, ValueError):
+        return None
+
+
 def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
     """Whether the bucket takes this run's objects: fio PUTs one 4 KiB object under the
     target's prefix and DELETEs it. (message, fix, HTTP status or None) when it does not,
@@ -151,6 +180,9 @@ def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
         except FioOutputError:
             meas = None
         if rc != 0 or meas is None or meas.status != "ok":
+            tls = tls_refusal(t)
+            if tls is not None:
+                return f"{t.label} at {t.endpoint}: {tls}", TLS_FIX, None
             why = (meas.error if meas is not None else None) or stderr.strip() or f"fio exit {rc}"
             return (
                 f"{t.label}: cannot reach {t.endpoint} ({why.splitlines()[-1].strip()})",
