@@ -32,6 +32,7 @@ class Gateway:
     key_id: str
     secret: str
     root: Path  # versitygw's POSIX backend: a bucket is a directory, an object a file
+    proc: subprocess.Popen[bytes] | None = None
 
     def env(self, **more: str) -> dict[str, str]:
         # no STORBENCH_FIO: storbench finds its own build of fio (HTTP_FIO) by itself
@@ -102,7 +103,7 @@ def _gateway(tmp_path: Path, *, tls: bool = False) -> Iterator[Gateway]:
         )
         args += ["--cert", str(cert), "--key", str(key)]
     env = {**os.environ, "ROOT_ACCESS_KEY": gw.key_id, "ROOT_SECRET_KEY": gw.secret}
-    proc = subprocess.Popen(
+    proc = gw.proc = subprocess.Popen(
         [*args, "posix", str(root)],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -310,3 +311,41 @@ workloads:
         put, get = doc["measurements"]
         assert put["write"]["total_ios"] == 4 and get["read"]["io_bytes"] == 4 * 4096
         assert gw.listed("bench") == {}
+
+
+def test_s3_service_dying_mid_point_fails_that_point_and_says_so(tmp_path: Path) -> None:
+    """The gateway is killed while a timed PUT point runs: the point is recorded as failed
+    with fio's error (not as a fast point), and the objects the run could not delete are
+    reported, never silently left."""
+    with _gateway(tmp_path) as gw:
+        plan = tmp_path / "die.yaml"
+        plan.write_text(
+            f"""\
+name: s3-die
+targets:
+  - s3: bench
+    endpoint: {gw.endpoint}
+workloads:
+  - {{name: put, rw: write, bs: 4k, objects: 64, runtime: 8, time_based: 1}}
+"""
+        )
+        db = tmp_path / "r.db"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "storbench", "run", str(plan)],
+            env={**gw.env(), "STORBENCH_DB": str(db)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(4)  # preflight and about 2 s of load
+        assert gw.proc is not None
+        gw.proc.kill()
+        out, err = proc.communicate(timeout=120)
+    text = out + err
+    assert proc.returncode != 0, text
+    assert "Traceback" not in text
+    (status, error), *_ = sqlite3.connect(db).execute("SELECT status, error FROM measurements")
+    assert status != "ok" and "the S3 service stopped" in error, (status, error)
+    # the objects it could not delete are named, with why
+    assert "s3-cleanup" in text and "failed: s3://bench/storbench/ (b4k, objects" in text, text
+    assert "the S3 service stopped" in text.split("s3-cleanup", 1)[1]

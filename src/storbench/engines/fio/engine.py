@@ -200,8 +200,11 @@ class _Session:
             hosts=self.hosts,
             on_intervals=lambda rows: ctx.series(point, rows),
         )
+        m = fr.measurement
+        if m.error and s3objects.s3_targets(point):
+            m = dataclasses.replace(m, error=s3objects.explain(m.error))
         return PointResult(
-            measurement=fr.measurement,
+            measurement=m,
             command=fr.command,
             job_text=fr.job_text,
             raw_output=fr.raw_output,

@@ -31,6 +31,7 @@ from storbench.engines.fio.jobfile import (
     host_job_file,
     job_file,
     s3_dataset,
+    s3_object_prefix,
     s3_options,
 )
 from storbench.engines.fio.parse import parse_output
@@ -105,8 +106,23 @@ def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, 
             sent += trims.total_ios if trims is not None else 0
             if rc != 0 or meas is None or meas.status != "ok":
                 why = (meas.error if meas is not None else None) or stderr.strip()[-300:]
-                failed.append(f"{t.label} ({dataset_of(trim)}): {why or f'fio exit {rc}'}")
+                why = explain(why or f"fio exit {rc}")
+                names = s3_object_prefix(t, run_id, host) + dataset_of(trim)
+                failed.append(f"{t.label} ({dataset_of(trim)}, objects {names}.*): {why}")
     return sent, failed
+
+
+#: What fio's http engine says when a request did not complete (no HTTP status at all).
+_NO_ANSWER = re.compile(r"engines/http\.c.*func=transfer|^fio exit \d+$")
+
+
+def explain(error: str) -> str:
+    """fio's http engine's errors in words: ``error=Unknown error -1`` from its transfer is
+    a request that got no answer (curl failed: the service stopped or closed the
+    connection)."""
+    if _NO_ANSWER.search(error) and "HTTP status" not in error:
+        return f"{error} (a request got no answer: the S3 service stopped or closed the connection)"
+    return error
 
 
 def dataset_of(point: Point) -> str:
