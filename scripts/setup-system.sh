@@ -28,6 +28,7 @@ declare -A need=(
   [monmaptool]=ceph-base
   [ceph-mgr]=ceph-mgr
   [ceph-osd]=ceph-osd
+  [radosgw]=radosgw        # tests/integration/ceph/test_s3_radosgw.py: the seed's S3 gateway
 )
 missing=()
 for cmd in "${!need[@]}"; do

@@ -129,6 +129,11 @@ class CephCluster:
     timings: dict[str, float] = field(default_factory=dict)
     fsid: str = field(default_factory=lambda: str(uuid.uuid4()))
     mon_ports: tuple[int, int] = (0, 0)  # (v2, v1), chosen by start()
+    #: also start radosgw (client.rgw.a, beast on a free loopback port; Debian's radosgw)
+    #: and create an S3 user: see rgw_endpoint and rgw_keys
+    rgw: bool = False
+    rgw_port: int = 0  # chosen by start() when rgw
+    rgw_keys: tuple[str, str] = ("", "")  # (access key, secret) of the S3 user
     _daemons: dict[str, Daemon] = field(default_factory=dict)
     _started: bool = False
     _stopped: bool = False
@@ -233,8 +238,9 @@ class CephCluster:
         longest = self.base / "run" / f"osd.{self.num_osd - 1}.asok"
         if len(str(longest)) > _MAX_SOCKET_PATH:
             raise CephClusterError(f"base_dir too long for admin sockets ({longest})")
-        v2, v1 = _free_ports(2)
+        v2, v1, rgw_port = _free_ports(3)
         self.mon_ports = (v2, v1)
+        self.rgw_port = rgw_port if self.rgw else 0
         self.conf_path.write_text(self._config())
         lap("config")
 
@@ -302,13 +308,47 @@ class CephCluster:
         lap("pool")
         self.wait_clean()
         lap("clean")
+        if self.rgw:
+            self._start_rgw()
+            lap("rgw")
         self.timings["total"] = round(time.monotonic() - t_start, 3)
         return self
+
+    @property
+    def rgw_endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.rgw_port}"
+
+    def _start_rgw(self) -> None:
+        """radosgw in the foreground, answering HTTP, with an S3 user of random keys."""
+        (self.base / "rgw" / "ceph-rgw.a").mkdir(parents=True)
+        self._spawn("client.rgw.a", ["radosgw", "-f", "-n", "client.rgw.a"])
+
+        def answers() -> bool:
+            try:
+                socket.create_connection(("127.0.0.1", self.rgw_port), 0.5).close()
+                return True
+            except OSError:
+                return False
+
+        self._wait("radosgw to answer", "client.rgw.a", answers)
+        keys = ("RGW" + uuid.uuid4().hex[:17].upper(), uuid.uuid4().hex + uuid.uuid4().hex[:8])
+        self.run(
+            "radosgw-admin",
+            "user",
+            "create",
+            "--uid=storbench",
+            "--display-name=storbench tests",
+            f"--access-key={keys[0]}",
+            f"--secret-key={keys[1]}",
+            timeout=60,
+        )
+        self.rgw_keys = keys
 
     def _config(self) -> str:
         b = self.base
         gib = self.osd_gb * 1024**3
-        return f"""\
+        return (
+            f"""\
 # storbench test cluster (tests/cephcluster.py); everything under {b}
 [global]
 fsid = {self.fsid}
@@ -377,11 +417,29 @@ osd op num threads per shard = 2
 osd fast shutdown = false
 # recover at full speed (the default sleeps 0.1 s between recovery ops on a "rotational" OSD)
 osd recovery sleep = 0
-""" + "".join(
-            f"[osd.{i}]\nosd objectstore = {store}\n"
-            for i, store in enumerate(self.objectstores)
-            if store != self.objectstores[0]
+"""
+            + self._rgw_config()
+            + "".join(
+                f"[osd.{i}]\nosd objectstore = {store}\n"
+                for i, store in enumerate(self.objectstores)
+                if store != self.objectstores[0]
+            )
         )
+
+    def _rgw_config(self) -> str:
+        if not self.rgw:
+            return ""
+        b = self.base
+        # radosgw's defaults ask for cephx (ms_mon_client_mode secure); with auth none only
+        # crc works (ceph-lab's bringup.sh found it)
+        return f"""[client.rgw.a]
+ms mon client mode = crc
+rgw frontends = beast endpoint=127.0.0.1:{self.rgw_port}
+rgw data = {b}/rgw/$cluster-$id
+rgw dns name = localhost
+pid file = {b}/run/$name.pid
+admin socket = {b}/run/$name.asok
+"""
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         out_path = self.log_dir / f"{name}.out"
@@ -565,6 +623,7 @@ osd recovery sleep = 0
         self._stopped = True
         osds = [d for n, d in self._daemons.items() if n.startswith("osd.")]
         rest = [d for n, d in self._daemons.items() if not n.startswith("osd.")]
+        self._signal([d for d in rest if d.name.startswith("client.rgw")], signal.SIGTERM, 5)
         self._signal(osds, signal.SIGKILL, grace=10)
         self._signal([d for d in rest if d.name.startswith("mgr.")], signal.SIGTERM, grace=10)
         self._signal([d for d in rest if d.name.startswith("mon.")], signal.SIGTERM, grace=10)
