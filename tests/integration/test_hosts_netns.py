@@ -86,7 +86,8 @@ class Server:
     proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        cmd = ["fio", f"--server={self.address},{self.port}"]
+        # the fio storbench runs (its own build, with the http engine, when it is there)
+        cmd = [fio.fio_path() or "fio", f"--server={self.address},{self.port}"]
         if self.netns:
             cmd = ["ip", "netns", "exec", self.netns, *cmd]
         # its own process group: the server, its per-connection process and the job
@@ -113,6 +114,8 @@ class Server:
 class Lab:
     servers: list[Server]
     namespaces: list[str] = field(default_factory=list)
+    token: str = ""
+    net: tuple[int, int] = (0, 0)  # the A, B of its 10.A.B.N addresses
 
     def hosts_yaml(self, target: str = "directory") -> str:
         lines = ["hosts:"]
@@ -150,7 +153,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         pytest.skip("needs iproute2 and fio")
     token = secrets.token_hex(2)
     a, b = random.randint(200, 250), random.randint(1, 250)
-    lab = Lab(servers=[])
+    lab = Lab(servers=[], token=token, net=(a, b))
     try:
         for i in range(N_NS):
             ns = f"{PREFIX}-{token}-{i}"
@@ -556,3 +559,111 @@ workloads:
     assert "storbench agent" in events[0].message
     shown = sb("show", "latest", "--point", "1", db=db)
     assert shown.returncode == 0 and "far CPU busy" in shown.stdout, shown.stdout
+
+
+VERSITYGW = "/usr/local/lib/storbench/bin/versitygw"
+
+
+@dataclass
+class S3Net:
+    endpoint: str
+    root: Path  # versitygw's POSIX backend: bucket = directory, object = file
+    key_id: str
+    secret: str
+
+    def objects(self, bucket: str) -> dict[str, int]:
+        base = self.root / bucket
+        return {str(f.relative_to(base)): f.stat().st_size for f in base.rglob("*") if f.is_file()}
+
+
+@pytest.fixture
+def s3net(lab: Lab, tmp_path: Path) -> Iterator[S3Net]:
+    """versitygw in a namespace of its own (10.A.B.100), joined by a veth pair to each lab
+    host's namespace and to this one (for the controller's preflight), nothing else."""
+    if not os.access(VERSITYGW, os.X_OK) or "http" not in fio.available_engines():
+        pytest.skip("needs versitygw and fio's http engine (scripts/build-*.sh)")
+    token, (a, b) = lab.token, lab.net
+    ns, addr = f"{PREFIX}-{token}-s3", f"10.{a}.{b}.100"
+    root = tmp_path / "s3"
+    (root / "bench").mkdir(parents=True)
+    net = S3Net(f"http://{addr}:7070", root, "AKID" + secrets.token_hex(6), secrets.token_hex(16))
+    proc = None
+    try:
+        ip("netns", "add", ns)
+        ip("-n", ns, "link", "set", "lo", "up")
+        here, there = f"sbt{token}sh", f"sbt{token}sn"
+        ip("link", "add", here, "type", "veth", "peer", "name", there)
+        ip("link", "set", there, "netns", ns)
+        ip("-n", ns, "addr", "add", f"{addr}/32", "dev", there)
+        ip("-n", ns, "link", "set", there, "up")
+        ip("link", "set", here, "up")
+        ip("route", "add", f"{addr}/32", "dev", here)
+        ip("-n", ns, "route", "add", "default", "dev", there)  # back to this namespace
+        for i, host_ns in enumerate(lab.namespaces):
+            c, s = f"sbt{token}{i}c", f"sbt{token}{i}s"
+            ip("link", "add", c, "type", "veth", "peer", "name", s)
+            ip("link", "set", c, "netns", host_ns)
+            ip("link", "set", s, "netns", ns)
+            ip("-n", host_ns, "link", "set", c, "up")
+            ip("-n", ns, "link", "set", s, "up")
+            ip("-n", ns, "addr", "add", f"{addr}/32", "dev", s)
+            ip("-n", host_ns, "route", "add", f"{addr}/32", "dev", c)
+            ip("-n", ns, "route", "add", f"{lab.servers[i].address}/32", "dev", s)
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", ns, VERSITYGW, "--port", f"{addr}:7070", "posix", str(root)],
+            env={**os.environ, "ROOT_ACCESS_KEY": net.key_id, "ROOT_SECRET_KEY": net.secret},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        end = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection((addr, 7070), 0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < end, "versitygw did not start"
+                time.sleep(0.05)
+        yield net
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=10)
+        ip("link", "del", f"sbt{token}sh", check=False)
+        ip("netns", "del", ns, check=False)  # its veth ends, and so their peers
+        assert ns not in ip("netns", "list", check=False).stdout
+
+
+def test_s3_three_hosts_put_and_get_aggregate_exactly(
+    tmp_path: Path, db: Path, lab: Lab, s3net: S3Net
+) -> None:
+    """S3 load from three hosts at once against one server: each host's objects are its
+    own (h<i> in their names), the bucket holds what the hosts reported, the point's
+    totals are the hosts' sums, and each host's row is kept."""
+    hosts = "hosts:\n" + "".join(
+        f"  - address: {s.address}\n    port: {s.port}\n    targets:\n"
+        f"      - s3: bench\n        endpoint: {s3net.endpoint}\n        keep_objects: true\n"
+        for s in lab.servers
+    )
+    plan = tmp_path / "s3hosts.yaml"
+    plan.write_text(
+        "name: s3-hosts\n" + hosts + "workloads:\n"
+        "  - {name: put, rw: write, bs: 64k, objects: 4, numjobs: 2, clients: 3}\n"
+        "  - {name: get, rw: read, bs: 64k, objects: 4, numjobs: 2, clients: 3}\n"
+    )
+    env = {"AWS_ACCESS_KEY_ID": s3net.key_id, "AWS_SECRET_ACCESS_KEY": s3net.secret}
+    r = sb("run", str(plan), db=db, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    put, get = export(db)
+    objects = s3net.objects("bench")
+    assert len(objects) == 24 and set(objects.values()) == {65536}
+    for i in range(3):
+        assert sum(1 for k in objects if f".h{i}.b64k." in k) == 8
+    assert put["write"]["total_ios"] == 24 and put["write"]["io_bytes"] == sum(objects.values())
+    for m, d in ((put, "write"), (get, "read")):
+        rows = m["hosts"].values()
+        assert len(rows) == 3 and all(h["status"] == "ok" for h in rows)
+        assert all(h[d]["total_ios"] == 8 for h in rows)
+        assert m[d]["total_ios"] == sum(h[d]["total_ios"] for h in rows) == 24
+    assert get["read"]["io_bytes"] == 24 * 65536
+    for f in db.parent.glob(db.name + "*"):
+        assert s3net.secret.encode() not in f.read_bytes()

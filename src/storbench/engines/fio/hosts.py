@@ -12,7 +12,7 @@ from typing import Any
 
 from storbench.engines.fio.check import DocumentError, check_document
 from storbench.engines.fio.intervals import host_intervals, merged_intervals, runtime_ms
-from storbench.engines.fio.jobfile import host_job_file, job_file
+from storbench.engines.fio.jobfile import ceph_env, host_job_file, job_file
 from storbench.engines.fio.parse import _aggregate_jobs, _combine, _error_message, split_documents
 from storbench.engines.fio.spawn import FioRun, _run_fio, read_only
 from storbench.engines.fio.tool import FIO, fio_path, fio_version
@@ -112,7 +112,13 @@ def run_hosts_point(
         paths, addresses, interval, [read_only(point, h.target) for h in point.hosts]
     )
     stem = os.path.join(workdir, f"point-{point.index:05d}")
-    rc, interrupted, started, ended, raw, stderr = _run_fio(cmd, workdir, stem, should_stop)
+    # fio's client expands ${VAR} of the job files before it sends them: an s3 target's keys
+    # go from this environment to the servers (in fio's protocol; never into a file)
+    s3 = [h.target for h in point.hosts if h.target.kind == "s3"]
+    env = ceph_env(s3) if s3 else None
+    rc, interrupted, started, ended, raw, stderr = _run_fio(
+        cmd, workdir, stem, should_stop, env=env
+    )
     meas, warnings, intervals = read_hosts_output(
         raw,
         stderr,
