@@ -48,6 +48,9 @@ TITLES = {
     "iops-vs-numjobs": "IOPS vs numjobs",
     "bw-vs-numjobs": "Bandwidth vs numjobs",
     "lat-vs-numjobs": "Mean completion latency vs numjobs",
+    "iops-vs-bs": "IOPS vs bs",
+    "bw-vs-bs": "Bandwidth vs bs",
+    "lat-vs-bs": "Mean completion latency vs bs",
     "lat-percentiles": "Completion latency percentiles",
     "compare": "Relative comparison",
 }
@@ -143,7 +146,7 @@ def test_kind_the_run_cannot_give_exits_2(db: Path, tmp_path: Path) -> None:
     r = sb("chart", "1", "--kind", "iops-vs-iodepth", "-o", str(tmp_path / "x.jpg"), db=db)
     assert r.returncode == 2 and ".png or .svg" in r.stderr
 
-    r = sb("chart", "1", "--kind", "iops-vs-bs", "-o", str(out), db=db)
+    r = sb("chart", "1", "--kind", "iops-vs-qd", "-o", str(out), db=db)  # no such kind
     assert r.returncode == 2 and "iops-vs-iodepth" in r.stderr
 
     r = sb("chart", "9", "--kind", "iops-vs-iodepth", "-o", str(out), db=db)
