@@ -215,3 +215,21 @@ def test_s3_target_argument_needs_an_endpoint() -> None:
     assert "AWS_ENDPOINT_URL" in (ei.value.fix or "")
     with pytest.raises(PlanError, match="needs a bucket name"):
         parse_target_arg("s3://B")
+
+
+def test_s3_endpoint_option_names_the_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--endpoint: the service of s3 targets that name none (before $AWS_ENDPOINT_URL); a
+    target's own endpoint wins; a bad one is refused naming --endpoint."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://from-env:1")
+    t = parse_target_arg("s3://bench/x/", endpoint="http://10.0.0.5:7480/")
+    assert (t.endpoint, t.path, t.prefix) == ("http://10.0.0.5:7480", "bench", "x/")
+    (t,) = parse_plan(PLAN.format(keys=""), "p.yaml", endpoint="http://rgw:8000").targets
+    assert t.endpoint == "http://rgw:8000"
+    (t,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml", endpoint="http://rgw:8000").targets
+    assert t.endpoint != "http://rgw:8000"  # the plan's own
+    with pytest.raises(PlanError, match=r"--endpoint: .*must not hold credentials"):
+        parse_target_arg("s3://bench", endpoint="http://u:secret@x")
+    p = load_plan("s3", targets=["s3://bench"], endpoint="http://127.0.0.1:7070")
+    assert {pt.target.endpoint for pt in p.expand()} == {"http://127.0.0.1:7070"}
+    text = fio.job_file(p.expand()[0])
+    assert "http_host=127.0.0.1:7070" in text

@@ -98,7 +98,8 @@ def plan_options(f: F) -> F:
         help="Measure PATH instead of the plan's targets: a file (created by "
         "storbench), a block device, or a directory; prefix with file:, "
         "device: or directory: to be explicit. Ceph: rbd:POOL/IMAGE (an image; "
-        "created, filled and removed at the end when missing) or rados:POOL. Repeatable.",
+        "created, filled and removed at the end when missing) or rados:POOL. S3: "
+        "s3://BUCKET[/PREFIX] (see --endpoint). Repeatable.",
     )(f)
     f = click.option(
         "--max-points",
@@ -115,6 +116,12 @@ def plan_options(f: F) -> F:
         type=click.Path(dir_okay=False),
         help="The ceph.conf of rbd and rados targets that name none. "
         "Default: $CEPH_CONF, else /etc/ceph/ceph.conf.",
+    )(f)
+    f = click.option(
+        "--endpoint",
+        metavar="URL",
+        help="The S3 service (http[s]://HOST[:PORT]) of s3 targets that name none, such as "
+        "--target s3://BUCKET. Default: $AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL.",
     )(f)
     return f
 

@@ -74,6 +74,7 @@ def plan_check(
     targets: tuple[str, ...],
     ceph_conf: str | None,
     max_points: int,
+    endpoint: str | None,
 ) -> None:
     """Validate PLAN (file or suite) without any I/O; fio parses every job when installed.
 
@@ -83,7 +84,12 @@ def plan_check(
     plans of more than --max-points points (counted before expanding).
     """
     p = load_plan(
-        plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+        plan_ref,
+        sets=list(sets),
+        targets=list(targets),
+        ceph_conf=ceph_conf,
+        max_points=max_points,
+        endpoint=endpoint,
     )
     points = p.expand()
     checked = "; ".join(engine.validate(pts) for engine, pts in engines.of_points(points))
@@ -108,10 +114,16 @@ def plan_show(
     targets: tuple[str, ...],
     ceph_conf: str | None,
     max_points: int,
+    endpoint: str | None,
 ) -> None:
     """Print the expanded points of PLAN and the exact fio job file of each (a dry run)."""
     p = load_plan(
-        plan_ref, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+        plan_ref,
+        sets=list(sets),
+        targets=list(targets),
+        ceph_conf=ceph_conf,
+        max_points=max_points,
+        endpoint=endpoint,
     )
     show_plan(p, p.expand())
 

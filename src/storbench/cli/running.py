@@ -108,6 +108,7 @@ def run(
     targets: tuple[str, ...],
     ceph_conf: str | None,
     max_points: int,
+    endpoint: str | None,
     db_path: str | None,
     fail_fast: bool,
     destroy_data: tuple[str, ...],
@@ -125,7 +126,12 @@ def run(
     what finished (finish later with `storbench resume RUN`).
     """
     p = load_plan(
-        plan, sets=list(sets), targets=list(targets), ceph_conf=ceph_conf, max_points=max_points
+        plan,
+        sets=list(sets),
+        targets=list(targets),
+        ceph_conf=ceph_conf,
+        max_points=max_points,
+        endpoint=endpoint,
     )
     points = p.expand()
     if dry_run:
@@ -141,6 +147,8 @@ def run(
     overrides = [f"--set {s}" for s in sets] + [f"--target {t}" for t in targets]
     if ceph_conf:
         overrides.append(f"--ceph-conf {ceph_conf}")
+    if endpoint:
+        overrides.append(f"--endpoint {endpoint}")
     try:
         run_id = store.create_run(
             kind="run",

@@ -44,10 +44,12 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         source: str,
         ceph_conf: str | None = None,
         max_points: int = MAX_POINTS,
+        endpoint: str | None = None,
     ) -> None:
         self.text = text
         self.source = source
         self.ceph_conf = ceph_conf
+        self.endpoint = endpoint  # --endpoint: the S3 service of s3 targets that name none
         self.max_points = max_points
         self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
         #: where each target was given: (node, key) in the plan, or the --target argument
@@ -185,7 +187,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         workloads = self.workloads(doc, global_opts)
         self.apply_duration(values, workloads, doc)
         if target_args:
-            targets = [parse_target_arg(a, self.ceph_conf) for a in target_args]
+            targets = [parse_target_arg(a, self.ceph_conf, self.endpoint) for a in target_args]
             self.target_at.update((t, a) for t, a in zip(targets, target_args, strict=True))
         else:
             targets = self.targets(doc)

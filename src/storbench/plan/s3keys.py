@@ -170,11 +170,14 @@ def problem(item: Mapping[Any, Any]) -> tuple[str, Problem] | None:
     return None
 
 
-def endpoint_of(item: Mapping[Any, Any]) -> str | None:
-    """The target's endpoint: its own, else the environment's (:data:`ENDPOINT_ENV`)."""
+def endpoint_of(item: Mapping[Any, Any], default: str | None = None) -> str | None:
+    """The target's endpoint: its own, else ``default`` (``--endpoint``), else the
+    environment's (:data:`ENDPOINT_ENV`)."""
     given = item.get("endpoint")
     if isinstance(given, str) and given.strip():
         return given.strip().rstrip("/")
+    if default:
+        return default.strip().rstrip("/")
     for name in ENDPOINT_ENV:
         if os.environ.get(name, "").strip():
             return os.environ[name].strip().rstrip("/")

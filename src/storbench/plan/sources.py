@@ -102,10 +102,12 @@ def load_plan(
     targets: list[str] | None = None,
     ceph_conf: str | None = None,
     max_points: int = MAX_POINTS,
+    endpoint: str | None = None,
 ) -> Plan:
     """Load a plan file or suite, apply ``--set`` overrides and ``--target`` replacements;
-    ``ceph_conf`` (``--ceph-conf``) is the ceph.conf of Ceph targets that name none; a plan
-    of more than ``max_points`` points (``--max-points``) is refused."""
+    ``ceph_conf`` (``--ceph-conf``) is the ceph.conf of Ceph targets that name none,
+    ``endpoint`` (``--endpoint``) the S3 service of s3 targets that name none; a plan of
+    more than ``max_points`` points (``--max-points``) is refused."""
     source, text = resolve_plan_source(spec)
     return parse_plan(
         text,
@@ -114,6 +116,7 @@ def load_plan(
         targets=targets or [],
         ceph_conf=ceph_conf,
         max_points=max_points,
+        endpoint=endpoint,
     )
 
 
@@ -125,9 +128,11 @@ def parse_plan(
     targets: list[str] | None = None,
     ceph_conf: str | None = None,
     max_points: int = MAX_POINTS,
+    endpoint: str | None = None,
 ) -> Plan:
     try:
-        return _Loader(text, source, ceph_conf, max_points).load(sets or [], targets or [])
+        loader = _Loader(text, source, ceph_conf, max_points, endpoint)
+        return loader.load(sets or [], targets or [])
     except RecursionError:  # the YAML checks below should make this unreachable
         raise PlanError(
             "the plan is nested too deeply",

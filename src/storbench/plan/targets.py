@@ -151,10 +151,10 @@ class _TargetRules:
         if found is not None:
             key, (message, fix) = found
             raise self.err(message, item, key, fix=fix)
-        endpoint = s3keys.endpoint_of(item)
+        endpoint = s3keys.endpoint_of(item, self.endpoint)
         if endpoint is None:
             raise self.err(
-                "an s3 target needs an `endpoint` (or $AWS_ENDPOINT_URL)",
+                "an s3 target needs an `endpoint` (or --endpoint, or $AWS_ENDPOINT_URL)",
                 item,
                 "s3",
                 fix=s3keys.ENDPOINT_EXAMPLE,
@@ -162,9 +162,8 @@ class _TargetRules:
         if "endpoint" not in item:
             env_problem = s3keys.endpoint_problem(endpoint)
             if env_problem is not None:
-                raise self.err(
-                    f"$AWS_ENDPOINT_URL: {env_problem[0]}", item, "s3", fix=env_problem[1]
-                )
+                where = "--endpoint" if self.endpoint else "$AWS_ENDPOINT_URL"
+                raise self.err(f"{where}: {env_problem[0]}", item, "s3", fix=env_problem[1])
         self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
         name = item.get("name")
         target = Target(
@@ -342,14 +341,15 @@ def ceph_target(kind: str, path: str, conf: str | None = None, **kw: Any) -> Tar
     return Target(kind, path, conf=conf, **kw)
 
 
-def parse_target_arg(arg: str, ceph_conf: str | None = None) -> Target:
+def parse_target_arg(arg: str, ceph_conf: str | None = None, endpoint: str | None = None) -> Target:
     """``--target`` value: ``file:PATH``, ``device:PATH``, ``directory:PATH``,
     ``rbd:POOL/IMAGE``, ``rados:POOL`` or a bare path (a block device or a path under /dev is
     a device, an existing directory a directory, anything else a file). ``ceph_conf``
     (``--ceph-conf``) is the ceph.conf of Ceph targets (default: :func:`default_ceph_conf`).
-    ``s3://BUCKET[/PREFIX]``: a bucket of the service ``$AWS_ENDPOINT_URL`` names."""
+    ``s3://BUCKET[/PREFIX]``: a bucket of the service ``endpoint`` (``--endpoint``) or else
+    ``$AWS_ENDPOINT_URL`` names."""
     if arg.startswith("s3://"):
-        return s3_target_arg(arg)
+        return s3_target_arg(arg, endpoint)
     for kind in CEPH_KINDS:
         if arg.startswith(kind + ":"):
             try:
@@ -393,21 +393,23 @@ def _check_target_arg(arg: str, path: str) -> None:
         raise PlanError(f"--target {shown(arg)}: the path {problem}", fix=fix_for(problem))
 
 
-def s3_target_arg(arg: str) -> Target:
-    """``--target s3://BUCKET[/PREFIX]``: the endpoint and the keys from the environment."""
+def s3_target_arg(arg: str, given: str | None = None) -> Target:
+    """``--target s3://BUCKET[/PREFIX]``: the endpoint ``given`` (``--endpoint``) or the
+    environment's, the keys from the environment."""
     bucket, _, prefix = arg[len("s3://") :].partition("/")
     item = {"s3": bucket, **({"prefix": prefix} if prefix else {})}
     found = s3keys.problem(item)
     if found is not None:
         raise PlanError(f"--target {shown(arg)}: {found[1][0]}", fix=found[1][1])
-    endpoint = s3keys.endpoint_of(item)
+    endpoint = s3keys.endpoint_of(item, given)
     problem = s3keys.endpoint_problem(endpoint) if endpoint else None
     if endpoint is None or problem is not None:
+        where = "--endpoint" if given else "$AWS_ENDPOINT_URL"
         raise PlanError(
             f"--target {shown(arg)}: "
-            + (f"$AWS_ENDPOINT_URL: {problem[0]}" if problem else "no endpoint for the bucket"),
-            fix="export AWS_ENDPOINT_URL=http://HOST:PORT (the S3 service), or write a plan "
-            "with `- s3: BUCKET` and `endpoint:`",
+            + (f"{where}: {problem[0]}" if problem else "no endpoint for the bucket"),
+            fix="--endpoint http://HOST:PORT (the S3 service; or export AWS_ENDPOINT_URL), or "
+            "write a plan with `- s3: BUCKET` and `endpoint:`",
         )
     return Target(
         kind=S3_KIND,
