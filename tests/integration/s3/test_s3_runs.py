@@ -349,3 +349,37 @@ workloads:
     # the objects it could not delete are named, with why
     assert "s3-cleanup" in text and "failed: s3://bench/storbench/ (b4k, objects" in text, text
     assert "the S3 service stopped" in text.split("s3-cleanup", 1)[1]
+
+
+def test_s3_delete_points_delete_objects_that_exist(tmp_path: Path, gateway: Gateway) -> None:
+    """A DELETE point (rw: trim) gets its objects written first, as a GET does (a DELETE
+    of nothing would measure 404s), and a GET after it gets them written again."""
+    plan = tmp_path / "del.yaml"
+    plan.write_text(
+        f"""\
+name: s3-delete
+targets:
+  - s3: bench
+    endpoint: {gateway.endpoint}
+    keep_objects: true
+workloads:
+  - {{name: delete, rw: trim, bs: 64k, objects: 4, numjobs: 2}}
+  - {{name: get, rw: read, bs: 64k, objects: 4, numjobs: 2}}
+"""
+    )
+    db = tmp_path / "r.db"
+    r = sb(db, "run", str(plan), env=gateway.env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    delete, get = json.loads(sb(db, "export", "1", "--format", "json", env=gateway.env()).stdout)[
+        "measurements"
+    ]
+    assert delete["trim"]["total_ios"] == 8
+    assert get["read"]["total_ios"] == 8 and get["read"]["io_bytes"] == 8 * 65536
+    fills = [
+        json.loads(d)["point"]
+        for (d,) in sqlite3.connect(db).execute(
+            "SELECT data FROM events WHERE kind = 's3-prefill' ORDER BY id"
+        )
+    ]
+    assert fills == [0, 1]  # before the DELETE, and again before the GET
+    assert len(gateway.objects("bench")) == 8  # the GET's (kept); the DELETE's were deleted

@@ -203,6 +203,10 @@ class _Session:
         m = fr.measurement
         if m.error and s3objects.s3_targets(point):
             m = dataclasses.replace(m, error=s3objects.explain(m.error))
+        if s3objects.s3_targets(point) and s3objects.deletes(point):
+            # its objects are gone, and so are those of any shape that shares their names
+            gone = s3objects.shape_key(point)[:2]
+            self.prefilled = {k for k in self.prefilled if k[:2] != gone}
         return PointResult(
             measurement=m,
             command=fr.command,
@@ -226,9 +230,12 @@ class _Session:
                 put_objects(t.pool, objects, CephClient(t.conf, t.client), self.ctx.workdir)
 
     def _prefill_s3(self, point: Point) -> PointResult | None:
-        """Before a point reads an s3 target: the objects it reads written (once per shape
-        and session: s3objects.py); a failed prefill fails the point (None: it may run)."""
-        if not s3objects.s3_targets(point) or not fio.reads(point):
+        """Before a point reads or deletes on an s3 target: the objects it reads written
+        (once per shape and session: s3objects.py); a failed prefill fails the point (None:
+        it may run)."""
+        if not s3objects.s3_targets(point):
+            return None
+        if not (fio.reads(point) or s3objects.deletes(point)):
             return None
         key = s3objects.shape_key(point)
         if key in self.prefilled:

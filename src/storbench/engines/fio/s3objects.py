@@ -9,10 +9,12 @@ followed by that name, path-style. storbench names each job's file
 a run, a host and a block size, so that a GET point of some size reads what a PUT point of the
 same size wrote, and objects of several jobs or hosts never collide.
 
-Before a point reads, the objects it reads are written by a *prefill*: the same shape (block
-size, size, jobs, files) as a sequential write, once per session, an event of the run and
-never a measurement. At the run's end every shape a point used is deleted the same way
-(``rw=trim``: one DELETE per object; fio counts a 404 as done).
+Before a point reads or deletes, the objects it reads or deletes are written by a
+*prefill*: the same shape (block size, size, jobs, files) as a sequential write, once per
+session (again after a point deleted objects of those names), an event of the run and never
+a measurement; a DELETE of an object nobody wrote would measure 404s. At the run's end every
+shape a point used is deleted the same way (``rw=trim``: one DELETE per object; fio counts
+a 404 as done).
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ def shape_point(point: Point, rw: str) -> Point:
     return dataclasses.replace(
         point, params=params, extra={}, steady=None, actions=[], keep_cut=False
     )
+
+
+def deletes(point: Point) -> bool:
+    """Whether the point DELETEs objects (rw trim, randtrim, trimwrite)."""
+    rw = str(point.params.get("rw", point.params.get("readwrite", "read"))).split(":")[0]
+    return rw in ("trim", "randtrim", "trimwrite")
 
 
 def shape_key(point: Point) -> tuple[Any, ...]:
