@@ -437,6 +437,9 @@ ms mon client mode = crc
 rgw frontends = beast endpoint=127.0.0.1:{self.rgw_port}
 rgw data = {b}/rgw/$cluster-$id
 rgw dns name = localhost
+# objects larger than 1 MiB are refused (EntityTooLarge): a test of an object size the
+# service refuses
+rgw max put size = 1048576
 pid file = {b}/run/$name.pid
 admin socket = {b}/run/$name.asok
 """

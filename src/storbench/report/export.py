@@ -288,7 +288,7 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
                 "sys_cpu_pct",
             )
         }
-        flat["target"] = r["target"]["path"] if r["target"] else None
+        flat["target"] = _target_cell(r["target"])
         flat.update(r["params"] or {})
         flat.update(_steady_cells(r))
         flat.update(_power_cells(r))
@@ -300,7 +300,7 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
         for host, h in (r.get("hosts") or {}).items() if "clients" in r else ():
             row = {k: flat[k] for k in ("run", "measurement", "point", "repetition", "workload")}
             row.update(r["params"] or {})
-            target = (h.get("target") or {}).get("path", flat["target"])
+            target = _target_cell(h.get("target")) or flat["target"]
             row.update(target=target, clients=r.get("clients"), host=host)
             row.update({k: h.get(k) for k in ("status", "error", "start_s", "end_s")})
             row.update(usr_cpu_pct=h.get("usr_cpu_pct"), sys_cpu_pct=h.get("sys_cpu_pct"))
@@ -322,6 +322,16 @@ def _power_cells(rec: dict[str, Any]) -> dict[str, Any]:
     """This machine's power over the point, where a sensor answered (storbench.power)."""
     pw = rec.get("power")
     return {"power_watts_mean": pw["watts_mean"], "power_source": pw["source"]} if pw else {}
+
+
+def _target_cell(target: dict[str, Any] | None) -> str | None:
+    """A target in one CSV cell: its path (an s3 target: ``s3://BUCKET/PREFIX``, since a
+    bucket name alone does not say which objects)."""
+    if not target:
+        return None
+    if target.get("kind") == "s3":
+        return f"s3://{target.get('path')}/{target.get('prefix') or ''}"
+    return target.get("path")
 
 
 def _steady_cells(rec: dict[str, Any]) -> dict[str, Any]:

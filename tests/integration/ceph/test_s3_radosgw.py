@@ -122,3 +122,26 @@ workloads:
     for f in tmp_path.glob("r.db*"):
         assert secret.encode() not in f.read_bytes()
     assert secret not in r.stdout + r.stderr
+
+
+def test_s3_radosgw_object_size_it_refuses_fails_that_point_only(
+    tmp_path: Path, rgw: CephCluster
+) -> None:
+    """radosgw here takes objects of at most 1 MiB (``rgw max put size``): a PUT of 2 MiB
+    objects fails (radosgw closes the connection: fio's http engine gets no status, only
+    curl's error, and the point's error says what that means), and the run goes on."""
+    db = tmp_path / "r.db"
+    env = _env(rgw, db)
+    r = _sb(
+        env,
+        *("run", "s3", "-t", "s3://seed/big/", "--set", "runtime=1"),
+        *("--set", "bs=[2m,4k]", "--set", "numjobs=1", "--set", "objects=2"),
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT point_idx, status, error FROM measurements ORDER BY 1").fetchall()
+    con.close()
+    failed = [e for _, s, e in rows if s != "ok"]
+    assert len(failed) == 2 and all("larger than it takes" in e for e in failed), rows
+    assert sum(s == "ok" for _, s, _ in rows) == 2  # the 4k PUT and GET ran

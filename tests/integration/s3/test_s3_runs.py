@@ -383,3 +383,21 @@ workloads:
     ]
     assert fills == [0, 1]  # before the DELETE, and again before the GET
     assert len(gateway.objects("bench")) == 8  # the GET's (kept); the DELETE's were deleted
+
+
+def test_s3_runs_compare_and_export_like_any_other(tmp_path: Path, gateway: Gateway) -> None:
+    db = tmp_path / "r.db"
+    env = gateway.env()
+    for _ in range(2):
+        r = sb(
+            db,
+            *("run", "s3", "-t", "s3://bench/cmp/", "--set", "runtime=1"),
+            *("--set", "bs=[4k,64k]", "--set", "numjobs=1", "--set", "objects=4"),
+            env=env,
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+    c = sb(db, "compare", "1", "2", env=env)
+    assert c.returncode == 0, c.stderr
+    assert "objects" in c.stdout and "iops" in c.stdout.lower()
+    csv = sb(db, "export", "2", "--format", "csv", env=env).stdout.splitlines()
+    assert len(csv) == 1 + 4 and "s3://bench/cmp/" in csv[1]

@@ -264,7 +264,8 @@ class _Session:
         if ok:
             self.prefilled.add(key)
             return None
-        failed = Measurement(status="failed", error=f"writing the objects it reads: {m.error}")
+        why = s3objects.explain(m.error or "no result")
+        failed = Measurement(status="failed", error=f"writing the objects it reads: {why}")
         return PointResult(
             measurement=failed,
             command=fr.command,

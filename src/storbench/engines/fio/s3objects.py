@@ -129,7 +129,10 @@ def explain(error: str) -> str:
     a request that got no answer (curl failed: the service stopped or closed the
     connection)."""
     if _NO_ANSWER.search(error) and "HTTP status" not in error:
-        return f"{error} (a request got no answer: the S3 service stopped or closed the connection)"
+        return (
+            f"{error} (a request got no answer: the S3 service stopped, or closed the "
+            "connection, as radosgw does with an object larger than it takes)"
+        )
     return error
 
 
