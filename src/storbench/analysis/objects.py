@@ -12,7 +12,7 @@ Figures in base units (requests/s, bytes/s, ns).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from storbench.analysis.summary import PointSummary
@@ -60,9 +60,18 @@ def _size(v: Any, thr: float, s: PointSummary) -> ObjectSize:
     return ObjectSize(v, s.total_iops, thr, p.get("50"), p.get("99"), s)
 
 
+def _with_size_axis(s: PointSummary) -> PointSummary:
+    """A point of one object size (``bs`` not an axis of the plan) as a sweep of one size,
+    so that a plan of one size still gets its row."""
+    if "bs" in s.axes:
+        return s
+    bs = s.params.get("bs", s.params.get("blocksize", "4k"))
+    return replace(s, axes={**s.axes, "bs": bs})
+
+
 def s3_rows(summaries: list[PointSummary]) -> list[S3Row]:
     """Every sweep along the object size of the s3 points, PUT before GET."""
-    points = [s for s in summaries if s.target.kind == "s3"]
+    points = [_with_size_axis(s) for s in summaries if s.target.kind == "s3"]
     rows = []
     for sw in sweeps(points, "bs"):
         first = sw.values[0][2]

@@ -23,8 +23,10 @@ def _limit(r: S3Row) -> str:
     )
 
 
-def _cells(s: ObjectSize) -> list[str]:
-    return [fmt_iops(s.requests_per_s), fmt_rate(s.bytes_per_s), fmt_ns(s.p50_ns), fmt_ns(s.p99_ns)]
+def _cells(s: ObjectSize, op: str) -> list[str]:
+    # a DELETE moves no object's bytes (fio counts bs per request): no MiB/s for it
+    rate = "-" if op == "DELETE" else fmt_rate(s.bytes_per_s)
+    return [fmt_iops(s.requests_per_s), rate, fmt_ns(s.p50_ns), fmt_ns(s.p99_ns)]
 
 
 def s3_tables(answer: S3Answer) -> list[AnswerTable]:
@@ -44,7 +46,7 @@ def s3_tables(answer: S3Answer) -> list[AnswerTable]:
             cells = [str(bs)]
             for op in ops:
                 s = by.get((op, bs))
-                cells += _cells(s) if s is not None else ["-"] * len(FIGURES)
+                cells += _cells(s, op) if s is not None else ["-"] * len(FIGURES)
             body.append(cells)
         title = f"{target}: {jobs} concurrent request(s) per client" + (f", {rest}" if rest else "")
         out.append(
@@ -53,7 +55,8 @@ def s3_tables(answer: S3Answer) -> list[AnswerTable]:
                 ["object size", *(f"{op} {f}" for op in ops for f in FIGURES)],
                 body,
                 right=set(range(1, 1 + len(ops) * len(FIGURES))),
-                notes=[_limit(r) for r in rows],
+                # where bytes/s stop growing: along two sizes or more, of what moves bytes
+                notes=[_limit(r) for r in rows if r.op != "DELETE" and len(r.sizes) > 1],
             )
         )
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import socket
 import sqlite3
@@ -358,6 +359,7 @@ def test_s3_delete_points_delete_objects_that_exist(tmp_path: Path, gateway: Gat
     plan.write_text(
         f"""\
 name: s3-delete
+report: s3
 targets:
   - s3: bench
     endpoint: {gateway.endpoint}
@@ -383,6 +385,15 @@ workloads:
     ]
     assert fills == [0, 1]  # before the DELETE, and again before the GET
     assert len(gateway.objects("bench")) == 8  # the GET's (kept); the DELETE's were deleted
+    # the answer gives a DELETE requests/s and latency, no MiB/s (no object bytes move)
+    shown = sb(db, "show", "1", env=gateway.env()).stdout
+    header = next(line for line in shown.splitlines() if line.startswith("object size"))
+    row = next(line for line in shown.splitlines() if line.startswith("64k"))
+    cells = dict(
+        zip(re.split(r"\s{2,}", header.strip()), re.split(r"\s{2,}", row.strip()), strict=True)
+    )
+    assert cells["DELETE MiB/s"] == "-" and cells["DELETE req/s"] != "-", cells
+    assert "DELETE: bytes/s" not in shown
 
 
 def test_s3_runs_compare_and_export_like_any_other(tmp_path: Path, gateway: Gateway) -> None:
