@@ -1,6 +1,7 @@
-"""Runs of each suite with an answer (qualify, profiles, matrix, rados), stored the way the
-runner stores them (Store.record of what the engines make of the recorded real outputs of
-tests/data/fio and tests/data/rados), for tests of what every presenter shows of the answer.
+"""Runs of each suite with an answer (qualify, profiles, matrix, rados, s3), stored the way
+the runner stores them (Store.record of what the engines make of the recorded real outputs
+of tests/data/fio, tests/data/rados and tests/data/s3), for tests of what every presenter
+shows of the answer.
 """
 
 from __future__ import annotations
@@ -14,18 +15,24 @@ from storbench.engines import fio, rados
 from storbench.metrics import Measurement
 from storbench.plan import Point, Target, point_key
 from storbench.store import Store
-from storbench.units import fmt_iops
+from storbench.units import fmt_iops, fmt_ns
 
 DATA = Path(__file__).resolve().parent / "data"
 #: the suites whose report has an answer of its own, in the order of analysis/answers.py
-KINDS = ("qualify", "profiles", "matrix", "rados")
+KINDS = ("qualify", "profiles", "matrix", "rados", "s3")
 MiB = 1 << 20
+#: the object sizes of the recorded s3 outputs (tests/data/s3)
+SIZES = ("4k", "64k", "1m")
 #: a target name a browser or a Markdown reader would take for markup
 HOSTILE = "<b>x</b>|[red]y[/red]"
 
 
 def _fio(name: str) -> Measurement:
     return fio.parse_output((DATA / "fio" / f"{name}.json").read_text())[0]
+
+
+def _s3(name: str) -> Measurement:
+    return fio.parse_output((DATA / "s3" / f"{name}.json").read_text())[0]
 
 
 def _fio_jobs(name: str) -> list[Measurement]:
@@ -96,6 +103,15 @@ def _spec(kind: str) -> tuple[Spec, dict[str, Any], str]:
             for bs in ("4k", "64k")
             for q, n in recs.items()
             for p in [{"rw": "randread", "bs": bs, "iodepth": q}]
+        ]
+        return spec, {}, "fio"
+    if kind == "s3":
+        bucket = Target("s3", "bench", HOSTILE, endpoint="http://127.0.0.1:7070")
+        ops = [(rw, op, bs) for rw, op in (("write", "put"), ("read", "get")) for bs in SIZES]
+        spec = [
+            (bucket, "objects", {**p, "numjobs": 2, "objects": 8}, p, _s3(f"{op}-{bs}-jsonplus"))
+            for rw, op, bs in [*ops, ("trim", "delete", "64k")]
+            for p in [{"rw": rw, "bs": bs}]
         ]
         return spec, {}, "fio"
     assert kind == "rados", kind
@@ -214,6 +230,8 @@ def expected_tables(answer: dict[str, Any]) -> dict[str, list[list[str]]]:
                 ],
             ]
         }
+    if kind == "s3":
+        return _s3_tables(rows)
     assert kind == "rados", kind
     out = {}
     for g in rows:
@@ -227,6 +245,36 @@ def expected_tables(answer: dict[str, Any]) -> dict[str, list[list[str]]]:
             ["Average Latency(s)", *(f"{c['figures']['lat_mean'] / 1e9:,.4f}" for c in cols)],
         ]
     return out
+
+
+def _s3_tables(rows: list[dict[str, Any]]) -> dict[str, list[list[str]]]:
+    """Per target and concurrency: a row per object size, each operation's requests/s,
+    MiB/s (none for DELETE), p50 and p99."""
+    out: dict[str, list[list[str]]] = {}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(f"{r['target']}: {r['concurrency']} concurrent request(s)", []).append(r)
+    for title, group in groups.items():
+        ops = list(dict.fromkeys(r["op"] for r in group))
+        by = {(r["op"], s["bs"]): s for r in group for s in r["sizes"]}
+        sizes = list(dict.fromkeys(s["bs"] for r in group for s in r["sizes"]))
+        table = [["object size", *(f"{op} {f}" for op in ops for f in S3_FIGURES)]]
+        for bs in sizes:
+            cells = [bs]
+            for op in ops:
+                s = by.get((op, bs))
+                if s is None:
+                    cells += ["-"] * 4
+                    continue
+                rate = "-" if op == "DELETE" else f"{s['bytes_per_s'] / MiB:,.1f}"
+                cells += [fmt_iops(s["requests_per_s"]), rate, fmt_ns(s["p50_ns"])]
+                cells.append(fmt_ns(s["p99_ns"]))
+            table.append(cells)
+        out[title] = table
+    return out
+
+
+S3_FIGURES = ("req/s", "MiB/s", "p50", "p99")
 
 
 def check_answer_tables(answer: dict[str, Any], shown: list[Table]) -> None:
