@@ -14,7 +14,8 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any
 
-DIRECTIONS = ("read", "write", "trim")
+#: fio's data directions; "mixed" is all of them in one, with unified_rw_reporting
+DIRECTIONS = ("read", "write", "trim", "mixed")
 #: Percentiles storbench reports, as fio names them in its JSON ("99.900000" -> "99.9").
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
 

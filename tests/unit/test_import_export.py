@@ -24,7 +24,6 @@ from storbench.plan import Point, Target
 from storbench.store import Store
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
-FILES = sorted(DATA.glob("*.json"))
 LAT_KEYS = {"samples", "mean", "stddev", "min", "max"} | {f"p{pct_key(p)}" for p in PERCENTILES}
 
 
@@ -35,6 +34,45 @@ def _last_doc(path: Path) -> dict[str, Any]:
         d, i = dec.raw_decode(text, j)
         docs.append(d)
     return docs[-1]
+
+
+def _groups(path: Path) -> list[Any]:
+    return list(dict.fromkeys(j.get("groupid", 0) for j in _last_doc(path).get("jobs") or []))
+
+
+#: the recordings of one reporting group (one measurement each); GROUPED: of several
+FILES = [p for p in sorted(DATA.glob("*.json")) if len(_groups(p)) < 2]
+GROUPED = [p for p in sorted(DATA.glob("*.json")) if len(_groups(p)) > 1]
+
+
+def test_import_makes_one_measurement_per_reporting_group(tmp_path: Path) -> None:
+    """A stonewalled second job is a reporting group of its own: a measurement of its own,
+    its figures fio's own for that group (not rates over both groups' time)."""
+    assert GROUPED, "a recording with several reporting groups (twojobs-sections-json)"
+    for path in GROUPED:
+        db = tmp_path / f"{path.stem}.db"
+        _invoke(db, "import", str(path))
+        recs = json.loads(_invoke(db, "export", "latest", "--format", "json").stdout)[
+            "measurements"
+        ]
+        jobs = _last_doc(path)["jobs"]
+        store = Store(str(db))
+        try:
+            rows = store.measurements(store.runs()[0].id)
+            assert [r.point.axes["group"] for r in rows if r.point] == _groups(path)
+            assert all(store.raw(r.id)["raw_output"] == path.read_text() for r in rows)
+        finally:
+            store.close()
+        for rec, group in zip(recs, _groups(path), strict=True):
+            (job,) = [j for j in jobs if j.get("groupid", 0) == group]
+            assert rec["workload"] == job["jobname"]
+            for d in ("read", "write"):
+                if job[d]["io_bytes"]:
+                    assert rec[d]["io_bytes"] == job[d]["io_bytes"]
+                    assert rec[d]["iops"] == pytest.approx(job[d]["iops"])
+                    assert rec[d]["bw_bytes"] == pytest.approx(job[d]["bw_bytes"])
+                else:
+                    assert d not in rec
 
 
 def _entries(doc: dict[str, Any]) -> list[dict[str, Any]]:

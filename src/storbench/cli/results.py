@@ -11,6 +11,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -28,9 +29,10 @@ from storbench.cli.app import (
     out,
     output_option,
 )
+from storbench.engines.base import Imported
 from storbench.errors import NotFoundError, UserError
 from storbench.hostload import summary
-from storbench.metrics import PERCENTILES
+from storbench.metrics import PERCENTILES, Measurement
 from storbench.plan import (
     Point,
     Target,
@@ -423,10 +425,11 @@ documents --status-interval prints (the last one is the final result).
 @db_option
 @click.option("--name", default="import", show_default=True, help="Name of the imported run.")
 def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
-    """Import fio JSON output produced elsewhere; each FILE becomes one measurement."""
+    """Import fio JSON output produced elsewhere; each FILE becomes one measurement per
+    reporting group it holds (jobs after a stonewall or new_group are a group of their own)."""
     engine = engines.importer()
     parsed = []
-    for i, path in enumerate(files):
+    for path in files:
         try:
             text = Path(path).read_text(errors="replace")
         except OSError as e:
@@ -434,27 +437,12 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
                 f"cannot read {path}: {e.strerror}", fix="check the path and its permissions"
             ) from None
         try:
-            got = engine.import_output(text)
+            results = engine.import_output(text)
         except UserError as e:
             e.file = path
             raise
-        meas, params, filename = got.measurement, got.params, got.target
-        jobname = got.workload or Path(path).stem
-        key = hashlib.sha256(
-            f"{filename}\0{jobname}\0{sorted(params.items())}".encode()
-        ).hexdigest()[:16]
-        kind = "device" if filename.startswith("/dev/") else "file"
-        point = Point(
-            index=i,
-            key=key,
-            repetition=0,
-            target=Target(kind, filename),
-            workload=str(jobname),
-            params=params,
-            axes={"file": Path(path).name},
-        )
-        warnings = got.warnings
-        parsed.append((point, meas, text, path, warnings))
+        for got in results:
+            parsed.append(_imported_point(len(parsed), got, path, text))
     store = Store(db_path)
     version = next((m.engine_version for _, m, _, _, _ in parsed if m.engine_version), None)
     run_id = store.create_run(
@@ -491,8 +479,36 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
     for *_, path, warnings in parsed:
         for w in warnings:
             err.print(f"{path}: {engine.label} printed: {w}", markup=False)
-    out.print(f"imported {len(parsed)} file(s) as run {run_id} in {store.path}")
+    groups = f" ({len(parsed)} reporting groups)" if len(parsed) > len(files) else ""
+    out.print(f"imported {len(files)} file(s){groups} as run {run_id} in {store.path}")
     print_run(store, run_id)
+
+
+def _imported_point(
+    index: int, got: Imported, path: str, text: str
+) -> tuple[Point, Measurement, str, str, list[str]]:
+    """The point an imported result becomes: its target, job name and options as the file
+    says, the file (and its reporting group, where it has several) as its axes."""
+    meas, params, filename = got.measurement, got.params, got.target
+    jobname = got.workload or Path(path).stem
+    axes: dict[str, Any] = {"file": Path(path).name}
+    if got.group is not None:
+        axes["group"] = got.group
+    group = "" if got.group is None else f"\0{got.group}"
+    key = hashlib.sha256(
+        f"{filename}\0{jobname}\0{sorted(params.items())}{group}".encode()
+    ).hexdigest()[:16]
+    kind = "device" if filename.startswith("/dev/") else "file"
+    point = Point(
+        index=index,
+        key=key,
+        repetition=0,
+        target=Target(kind, filename),
+        workload=str(jobname),
+        params=params,
+        axes=axes,
+    )
+    return point, meas, text, path, got.warnings
 
 
 def _commands(command: list[str] | list[list[str]] | None) -> list[list[str]]:

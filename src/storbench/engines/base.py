@@ -57,6 +57,7 @@ class Imported:
     workload: str | None  # its job's name, when it has one
     params: dict[str, Any]  # the workload's options, as the document gives them
     warnings: list[str] = field(default_factory=list)  # what the engine printed beside it
+    group: int | None = None  # its reporting group, when the document holds several
 
 
 class RunEvents(Protocol):
@@ -177,9 +178,10 @@ class Engine(Protocol):
         UserError when the engine cannot (the plan loader refuses such plans first)."""
         ...
 
-    def import_output(self, text: str) -> Imported:
-        """Read a result the engine printed elsewhere (``storbench import``); UserError
-        when ``text`` is not one (or the engine has no output storbench can import)."""
+    def import_output(self, text: str) -> list[Imported]:
+        """Read a result the engine printed elsewhere (``storbench import``): one per result
+        the document holds (fio: per reporting group); UserError when ``text`` is not one
+        (or the engine has no output storbench can import)."""
         ...
 
     def commands(self) -> list[click.Command]:

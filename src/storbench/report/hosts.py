@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from storbench.metrics import Measurement
+from storbench.metrics import DIRECTIONS, Measurement
 from storbench.report.fmt import fmt_direction_latency
 from storbench.units import fmt_iops, fmt_rate
 
@@ -25,7 +25,7 @@ def host_rows(meas: Measurement) -> list[dict[str, str]]:
         entries.append((host, m, ran))
     rows = []
     for host, m, ran in entries:
-        for i, ddir in enumerate([d for d in ("read", "write", "trim") if m.direction(d)] or ["-"]):
+        for i, ddir in enumerate([d for d in DIRECTIONS if m.direction(d)] or ["-"]):
             d = m.direction(ddir)
             rows.append(
                 {

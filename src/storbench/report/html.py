@@ -32,7 +32,7 @@ from markupsafe import Markup
 from storbench import __version__
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import PERCENTILES, pct_key
+from storbench.metrics import DIRECTIONS, PERCENTILES, pct_key
 from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
@@ -221,7 +221,7 @@ def summary_table(res: RunResults) -> SummaryTable:
     t = SummaryTable(columns=layout.columns(), show_err=any(s.failed for s in ss))
     for s in ss:
         lead = layout.cells(s, failed_note=True)
-        dirs = [d for d in ("read", "write", "trim") if d in s.dirs] or ["-"]
+        dirs = [d for d in DIRECTIONS if d in s.dirs] or ["-"]
         for i, d in enumerate(dirs):
             ds = s.dirs.get(d)
             sd = ds.iops_stdev if ds else None
@@ -309,7 +309,7 @@ def _headline(s: PointSummary) -> str:
     if s.runs == 0:
         return "failed" + (f": {s.errors[0]}" if s.errors else "")
     parts = []
-    for d in ("read", "write", "trim"):
+    for d in DIRECTIONS:
         ds = s.dirs.get(d)
         if ds is None:
             continue

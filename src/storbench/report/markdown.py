@@ -24,7 +24,7 @@ from storbench.analysis.drill import DrillRow
 from storbench.analysis.objects import S3Answer
 from storbench.analysis.soak import SeriesSource, SoakAnswer
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import Measurement
+from storbench.metrics import DIRECTIONS, Measurement
 from storbench.report import suites
 from storbench.report.ceph import CephReport, ceph_markdown
 from storbench.report.comparison import (
@@ -92,7 +92,7 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
             err = s.errors[0] if s.errors else "no measurement"
             rows.append([*lead, "-", f"failed: {err}", *[""] * (len(headers) - len(lead) - 2)])
             continue
-        for d in ("read", "write", "trim"):
+        for d in DIRECTIONS:
             ds = s.dirs.get(d)
             if ds is None:
                 continue

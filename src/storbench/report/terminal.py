@@ -21,7 +21,7 @@ from rich.text import Text
 from storbench import steady
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import sweeps
-from storbench.metrics import OVERLAP_MIN, Measurement
+from storbench.metrics import DIRECTIONS, OVERLAP_MIN, Measurement
 from storbench.plan import Point
 from storbench.report.ceph import CephReport, cluster_line
 from storbench.report.comparison import comparison_text  # noqa: F401  (re-exported: cli, tests)
@@ -105,7 +105,7 @@ def _result_line(meas: Measurement) -> str:
 
 def _direction_parts(meas: Measurement) -> str:
     parts = []
-    for ddir in ("read", "write", "trim"):
+    for ddir in DIRECTIONS:
         d = meas.direction(ddir)
         if d is None:
             continue
@@ -236,7 +236,7 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
         t.add_column("error")
     for s in summaries:
         lead = layout.cells(s)
-        dirs = [d for d in ("read", "write", "trim") if d in s.dirs] or ["-"]
+        dirs = [d for d in DIRECTIONS if d in s.dirs] or ["-"]
         for i, d in enumerate(dirs):
             ds = s.dirs.get(d)
             row = lead if i == 0 else [""] * len(lead)
@@ -324,7 +324,7 @@ def hosts_table(rows: list[Any], title: str | None = None) -> Table:
             )
             entries.append(("", h, m, ran))
         for i, (pt, host, m, ran) in enumerate(entries):
-            dirs = [d for d in ("read", "write", "trim") if m.direction(d)] or ["-"]
+            dirs = [d for d in DIRECTIONS if m.direction(d)] or ["-"]
             style = None if m.status == "ok" else "red"
             if i == 0 and x.get("low_overlap"):
                 style = "yellow"

@@ -43,6 +43,7 @@ from storbench.engines.fio.parse import (  # noqa: F401
     job_params,
     measurement_from_document,
     parse_output,
+    reporting_groups,
     split_documents,
 )
 from storbench.engines.fio.run import (  # noqa: F401

@@ -1,7 +1,8 @@
 """Is a decoded fio JSON document a real result? What storbench reads of it, checked.
 
 fio writes counts, rates and times as non-negative finite numbers, latency percentiles as
-``"99.000000": ns`` and json+ histogram bins as ``"ns": count``; every job entry has its
+``"99.000000": ns`` and json+ histogram bins as ``"ns": count`` (older versions: µs, or
+bins by index; engines/fio/versions.py); every job entry has its
 ``read``, ``write`` and ``trim`` objects (``mixed`` with unified_rw_reporting). A document
 that breaks this was not written by fio (or was damaged): storbench refuses it rather than
 store garbage as an ``ok`` measurement -- whether it comes from ``storbench import`` or
@@ -13,12 +14,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-#: Directions of a job entry (``mixed``: fio's unified_rw_reporting).
-DIRECTIONS = ("read", "write", "trim", "mixed")
+from storbench.metrics import DIRECTIONS  # read, write, trim; mixed: unified_rw_reporting
+
 #: Numbers of a direction storbench reads: each finite and >= 0 when present.
 DIRECTION_NUMBERS = ("iops", "bw", "bw_bytes", "io_bytes", "io_kbytes", "total_ios", "runtime")
 LATENCIES = ("slat_ns", "clat_ns", "lat_ns", "slat", "clat", "lat")
 LATENCY_NUMBERS = ("N", "mean", "stddev", "min", "max")
+PLAT_KEYS = ("FIO_IO_U_PLAT_BITS", "FIO_IO_U_PLAT_VAL", "FIO_IO_U_PLAT_NR")
 ENTRY_NUMBERS = ("usr_cpu", "sys_cpu", "job_runtime", "ctx", "majf", "minf")
 #: Whole numbers of an entry and their largest value (an errno, a group, a TCP port).
 ENTRY_INTS = {"error": 2**31 - 1, "groupid": 2**31 - 1, "port": 65535}
@@ -100,7 +102,7 @@ def _latency(lat: Any, where: str) -> None:
                 rank = float(k)
             except ValueError:
                 rank = math.nan
-            if not 0 < rank <= 100:
+            if not 0 <= rank <= 100:  # fio < 2.2 pads the list with "0.00": 0
                 raise DocumentError(f"{where}.percentile has a key that is no percentile: {k!r}")
             _number(v, f"{where}.percentile[{k}]")
     bins = lat.get("bins")
@@ -108,6 +110,8 @@ def _latency(lat: Any, where: str) -> None:
         if not isinstance(bins, dict):
             raise DocumentError(f"{where}.bins is not an object")
         for k, v in bins.items():
+            if k in PLAT_KEYS:  # fio 2.12 to 2.1x: bins by index, with the layout's constants
+                continue
             if not (isinstance(k, str) and k.isdigit()):
                 raise DocumentError(f"{where}.bins has a key that is no latency in ns: {k!r}")
             if not _is_int(v) or v < 0:

@@ -79,9 +79,10 @@ class FioEngine:
         params["iodepth"] = 32 if engine in ("libaio", "io_uring", "rbd") else 1
         return dataclasses.replace(point, params=params, extra={}, steady=None, actions=[])
 
-    def import_output(self, text: str) -> Imported:
+    def import_output(self, text: str) -> list[Imported]:
         """fio's JSON or json+ output: one or several jobs, client/server output (hosts are
-        aggregated), or a --status-interval stream (its last document is the result)."""
+        aggregated), or a --status-interval stream (its last document is the result); one
+        result per reporting group (fio reports each group on its own)."""
         try:
             doc, warnings = fio.final_document(text)
         except fio.FioOutputError as e:
@@ -90,16 +91,23 @@ class FioEngine:
                 fix="give fio's own output, made with --output-format=json or json+ "
                 "(nothing of this import was stored)",
             ) from None
-        params = fio.job_params(doc)
-        target = str(params.pop("filename", "") or params.pop("directory", "") or "?")
-        first = (doc.get("jobs") or doc.get("client_stats") or [{}])[0]
-        return Imported(
-            measurement=fio.measurement_from_document(doc),
-            target=target,
-            workload=first.get("jobname") or None,
-            params=params,
-            warnings=warnings,
-        )
+        out = []
+        groups = fio.reporting_groups(doc)
+        for group in groups:
+            params = fio.job_params(group)
+            target = str(params.pop("filename", "") or params.pop("directory", "") or "?")
+            first = (group.get("jobs") or group.get("client_stats") or [{}])[0]
+            out.append(
+                Imported(
+                    measurement=fio.measurement_from_document(group),
+                    target=target,
+                    workload=first.get("jobname") or None,
+                    params=params,
+                    warnings=warnings if not out else [],
+                    group=first.get("groupid", 0) if len(groups) > 1 else None,
+                )
+            )
+        return out
 
     def commands(self) -> list[click.Command]:
         from storbench.engines.fio.agent import agent  # only when the CLI asks

@@ -9,6 +9,7 @@ import os
 import re
 from typing import Any
 
+import storbench.engines.fio.versions as versions
 from storbench.engines.fio.check import DocumentError, check_document
 from storbench.engines.fio.tool import FioOutputError
 from storbench.metrics import (
@@ -223,47 +224,58 @@ def measurement_from_document(doc: dict[str, Any]) -> Measurement:
         agg = _aggregate_hosts(hosts)
         agg.hosts = hosts
     else:
-        agg = _aggregate_jobs(doc.get("jobs") or [])
+        options = doc.get("global options")
+        bs = options.get("bs") if isinstance(options, dict) else None
+        agg = _aggregate_jobs(doc.get("jobs") or [], bs)
     agg.disk_util = list(doc.get("disk_util") or [])
     agg.engine_version = version
     return agg
 
 
-def _latency(d: dict[str, Any] | None) -> LatencyStats | None:
-    if not d or not d.get("N"):
+def _latency(d: dict[str, Any], kind: str, ios: int) -> LatencyStats | None:
+    """The direction ``d``'s ``kind`` latency (slat, clat, lat) in ns, whatever fio version
+    wrote it (versions.py); None when it has no samples."""
+    obj, scale = versions.latency_object(d, kind)
+    if obj is None:
         return None
-    bins = {int(k): int(v) for k, v in (d.get("bins") or {}).items()} or None
+    n = versions.samples(obj, ios)
+    if not n:
+        return None
+    bins = versions.bins_ns(obj.get("bins"), scale)
     # From the bins when there are some (identical to fio's own figures, see
     # percentiles_from_bins), but fio's own figures win where it printed them: they are the
     # reference (and fio may have run on a platform with another long double).
     pcts = percentiles_from_bins(bins) if bins else {}
-    fio_pcts = {float(k): float(v) for k, v in (d.get("percentile") or {}).items()}
+    fio_pcts = {float(k): float(v) * scale for k, v in (obj.get("percentile") or {}).items()}
     pcts.update({pct_key(p): fio_pcts[p] for p in PERCENTILES if p in fio_pcts})
     return LatencyStats(
-        samples=int(d["N"]),
-        mean=float(d.get("mean", 0.0)),
-        stddev=float(d.get("stddev", 0.0)),
-        min=float(d.get("min", 0)),
-        max=float(d.get("max", 0)),
+        samples=n,
+        mean=float(obj.get("mean", 0.0)) * scale,
+        stddev=float(obj.get("stddev", 0.0)) * scale,
+        min=float(obj.get("min", 0)) * scale,
+        max=float(obj.get("max", 0)) * scale,
         percentiles=pcts,
         bins=bins,
     )
 
 
-def _direction(d: dict[str, Any]) -> DirectionResult:
+def _direction(d: dict[str, Any], bs: Any = None) -> DirectionResult:
+    """One direction of a job entry, in bytes, ns and s whatever the fio version (``bs``:
+    the job's block size, for fio 2.0/2.1 which print no I/O count)."""
+    ios, _ = versions.total_ios(d, bs)
     return DirectionResult(
         iops=float(d.get("iops", 0.0)),
-        bw_bytes=float(d.get("bw_bytes", d.get("bw", 0) * 1024)),
-        io_bytes=int(d.get("io_bytes", d.get("io_kbytes", 0) * 1024)),
-        total_ios=int(d.get("total_ios", 0)),
+        bw_bytes=versions.bw_bytes(d),
+        io_bytes=versions.io_bytes(d),
+        total_ios=ios,
         runtime_s=float(d.get("runtime", 0)) / 1000.0,
-        slat=_latency(d.get("slat_ns")),
-        clat=_latency(d.get("clat_ns")),
-        lat=_latency(d.get("lat_ns")),
+        slat=_latency(d, "slat", ios),
+        clat=_latency(d, "clat", ios),
+        lat=_latency(d, "lat", ios),
     )
 
 
-def _aggregate_jobs(jobs: list[dict[str, Any]]) -> Measurement:
+def _aggregate_jobs(jobs: list[dict[str, Any]], bs: Any = None) -> Measurement:
     """One measurement from fio job entries that ran together (numjobs without
     group_reporting, several sections), combined the way fio's group_reporting does.
 
@@ -292,7 +304,7 @@ def _aggregate_jobs(jobs: list[dict[str, Any]]) -> Measurement:
         )
     for ddir in DIRECTIONS:
         parts = [
-            (j.get("groupid", 0), _direction(j[ddir]))
+            (j.get("groupid", 0), _direction(j[ddir], _bs(j, bs)))
             for j in jobs
             if isinstance(j.get(ddir), dict)
         ]
@@ -320,6 +332,11 @@ def _aggregate_jobs(jobs: list[dict[str, Any]]) -> Measurement:
             meas.usr_cpu = sum(u for u, _, _ in cpu) / len(cpu)
             meas.sys_cpu = sum(s for _, s, _ in cpu) / len(cpu)
     return meas
+
+
+def _bs(job: dict[str, Any], default: Any) -> Any:
+    options = job.get("job options")
+    return options.get("bs", default) if isinstance(options, dict) else default
 
 
 def _ms(seconds: float) -> int:
@@ -369,6 +386,18 @@ def _aggregate_hosts(hosts: dict[str, Measurement]) -> Measurement:
         meas.usr_cpu = sum(u for u, _ in cpus) / len(cpus)
         meas.sys_cpu = sum(s or 0.0 for _, s in cpus) / len(cpus)
     return meas
+
+
+def reporting_groups(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The document once per reporting group of its jobs (``groupid``: jobs after a
+    ``stonewall`` or ``new_group`` are a group of their own, reported on their own by fio),
+    in the order the groups appear; the document itself when it has one group (or is
+    client/server output, whose hosts storbench aggregates)."""
+    jobs = doc.get("jobs") or []
+    ids = list(dict.fromkeys(j.get("groupid", 0) for j in jobs if isinstance(j, dict)))
+    if len(ids) < 2:
+        return [doc]
+    return [{**doc, "jobs": [j for j in jobs if j.get("groupid", 0) == g]} for g in ids]
 
 
 def job_params(doc: dict[str, Any]) -> dict[str, Any]:

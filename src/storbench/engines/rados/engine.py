@@ -63,7 +63,7 @@ class RadosBenchEngine:
             fix="leave `precondition` out for rados bench workloads",
         )
 
-    def import_output(self, text: str) -> Imported:
+    def import_output(self, text: str) -> list[Imported]:
         raise UserError(
             "rados bench's output cannot be imported yet",
             fix="run the benchmark from a plan (engine: rados-bench)",

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.metrics import DIRECTIONS
 from storbench.report.safe import one_line
 from storbench.series import Interval
 from storbench.store import EventRow
@@ -168,7 +169,7 @@ def summed_hosts(rows: Iterable[Interval]) -> tuple[dict[str, list[Sample]], int
 
 
 def _ordered(by_dir: dict[str, list[Sample]]) -> dict[str, list[Sample]]:
-    order = ("read", "write", "trim")
+    order = DIRECTIONS
     return dict(sorted(by_dir.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9))
 
 
