@@ -26,7 +26,7 @@ from storbench.engines.base import (
     PointResult,
     RunContext,
 )
-from storbench.engines.fio import remote, s3objects
+from storbench.engines.fio import remote, s3objects, versions
 from storbench.engines.process import CephClient
 from storbench.engines.rados.objects import put_objects, remove_objects
 from storbench.errors import PreflightError, UserError
@@ -92,6 +92,12 @@ class FioEngine:
                 "(nothing of this import was stored)",
             ) from None
         out = []
+        if versions.estimated_counts(doc):
+            warnings = [
+                *warnings,
+                f"{doc.get('fio version')} prints no I/O count and the block size does not "
+                "give it: total_ios is iops x runtime, rounded (the other figures are fio's)",
+            ]
         groups = fio.reporting_groups(doc)
         for group in groups:
             params = fio.job_params(group)

@@ -65,6 +65,21 @@ def total_ios(d: dict[str, Any], bs: Any = None) -> tuple[int, bool]:
     return round(float(d.get("iops", 0)) * runtime_ms / 1000.0), nbytes > 0
 
 
+def estimated_counts(doc: dict[str, Any]) -> bool:
+    """Whether some I/O count of the document had to be estimated from ``iops`` (fio < 2.2
+    with no fixed block size that divides the bytes)."""
+    options = doc.get("global options")
+    default = options.get("bs") if isinstance(options, dict) else None
+    for job in doc.get("jobs") or []:
+        own = job.get("job options")
+        bs = own.get("bs", default) if isinstance(own, dict) else default
+        for name in ("read", "write", "trim", "mixed"):
+            d = job.get(name)
+            if isinstance(d, dict) and total_ios(d, bs)[1]:
+                return True
+    return False
+
+
 def _fixed_size(bs: Any) -> int | None:
     """A job's one block size in bytes (``4k``), or None (several, a range, none)."""
     if bs is None or any(c in str(bs) for c in ",-:/"):
