@@ -92,9 +92,13 @@ def plan_check(
         endpoint=endpoint,
     )
     points = p.expand()
-    checked = "; ".join(engine.validate(pts) for engine, pts in engines.of_points(points))
+    by_engine = engines.of_points(points)
+    checked = "; ".join(engine.validate(pts) for engine, pts in by_engine)
     planned = planned_time(points)
     out.print(f"{p.source}: OK: {len(points)} points, planned {planned}; {checked}")
+    for engine, pts in by_engine:
+        for line in engine.advice(pts):
+            out.print(f"warning: {line}", style="yellow", markup=False)
 
 
 @plan.command(

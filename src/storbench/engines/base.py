@@ -141,6 +141,12 @@ class Engine(Protocol):
         least, and what it can do where that varies between builds (fio's ``ioengines``)."""
         ...
 
+    def advice(self, points: list[Point]) -> list[str]:
+        """What a reviewer would warn of in these points before they run: options the
+        engine ignores as given (fio: ``iodepth`` above 1 with a synchronous ioengine).
+        Printed by ``plan check`` and ``run``, and kept with the run."""
+        ...
+
     def describe(self, point: Point, total: int) -> str:
         """What would run for ``point``: its command lines or job file, as text ending in a
         newline (``storbench plan show`` prints it)."""

@@ -56,6 +56,9 @@ class FioEngine:
     def about(self) -> dict[str, Any]:
         return fio.about()
 
+    def advice(self, points: list[Point]) -> list[str]:
+        return fio.advice(points)
+
     def describe(self, point: Point, total: int) -> str:
         return fio.job_file(point, total=total)
 
@@ -138,9 +141,10 @@ class FioEngine:
             _check_fio(points)
             _check_jobs(points)
             created = _check_buckets(points)
+        advice = fio.advice(points)
         timeout = options.host_timeout or remote.PROBE_TIMEOUT
         hosts = remote.check_hosts(points, options.remote_destroy_data, timeout=timeout)
-        out = CheckResult(host_names=hosts.names)
+        out = CheckResult(host_names=hosts.names, warnings=advice)
         if created:
             out.warnings += created
             out.inventory["s3_buckets_created"] = created

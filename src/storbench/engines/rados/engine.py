@@ -41,6 +41,9 @@ class RadosBenchEngine:
     def about(self) -> dict[str, Any]:
         return {"path": shutil.which("rados"), "version": rados_version()}
 
+    def advice(self, points: list[Point]) -> list[str]:
+        return []
+
     def describe(self, point: Point, total: int) -> str:
         return "".join(shlex.join(cmd) + "\n" for cmd in point_commands(point))
 
