@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.engines import fio
 from storbench.metrics import Measurement
@@ -107,6 +109,39 @@ def test_qualify_run_is_seed_002s_device_table() -> None:
     assert t1[1][:6] == ["Samsung PM863a", "240GB", "SSD", "SATA", f"{max(iops):.0f}", str(best)]
     assert t1[1][6].startswith(f"1 job: {iops[0]:.0f}, 2: {iops[1]:.0f}")
     assert "- /dev/sdb: best 3 jobs" in md and "reach 95 % of it" in md
+
+
+@pytest.mark.parametrize(
+    ("identity", "cells"),
+    [
+        # a 400 MiB loop device: its size in human units, "loop" where it has no type
+        (
+            {"size_bytes": 400 * 2**20, "type": None, "proto": None, "device": "/dev/loop3"},
+            ["419MB", "loop", "loop"],
+        ),
+        (
+            {"size_bytes": 8 * 10**9, "type": None, "proto": None, "device": "/dev/dm-0"},
+            ["8GB", "virtual", "virtual"],
+        ),
+        (
+            {"size_bytes": 3_840 * 10**9, "type": "SSD", "proto": "NVMe", "device": "/dev/nvme0n1"},
+            ["3.8TB", "SSD", "NVMe"],
+        ),
+        ({"size_bytes": None, "type": None, "proto": None, "device": None}, ["?", "?", "?"]),
+    ],
+)
+def test_qualify_disk_row_says_size_and_kind(identity: dict[str, Any], cells: list[str]) -> None:
+    jobs = each_job("numjobs4-nogroup-jsonplus")
+    t = Target("device", "/dev/x")
+    ss = summaries(
+        [(t, "sync-write", {"numjobs": n}, {"numjobs": n}, [jobs[n - 1]]) for n in (1, 2)]
+    )
+    inv = {"targets": [{"path": "/dev/x", "identity": identity}]}
+    md = run_markdown(
+        RunReport(id=1, name="q", status="completed", report="qualify", summaries=ss, inventory=inv)
+    )
+    (t1,) = tables_of(md)
+    assert t1[1][1:4] == cells
 
 
 def test_profiles_run_is_seed_001s_overview() -> None:

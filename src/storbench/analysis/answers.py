@@ -40,6 +40,7 @@ class QualifyRow:
     size_bytes: int | None
     media: str | None  # SSD, HDD, ...
     proto: str | None  # SATA, NVMe, ...
+    device: str | None  # the disk's node (/dev/sda, /dev/loop0), None when unknown
     best_jobs: Any  # the job count with the highest IOPS (the fewest on a tie)
     best_iops: float
     iops_by_jobs: list[tuple[Any, float]]  # every job count's IOPS, in sweep order
@@ -74,6 +75,7 @@ def qualify_rows(summaries: list[PointSummary], inventory: dict[str, Any]) -> li
                 size_bytes=ident.get("size_bytes"),
                 media=ident.get("type"),
                 proto=ident.get("proto"),
+                device=ident.get("device"),
                 best_jobs=best_jobs,
                 best_iops=best_iops,
                 iops_by_jobs=[(v, f) for v, f, _ in sw.values],

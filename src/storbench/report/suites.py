@@ -46,12 +46,34 @@ from storbench.units import (
 
 
 def _size_gb(n: int | None) -> str:
-    """Decimal size as drive vendors (and seed 002) write it: 240GB, 3.2TB."""
+    """Decimal size as drive vendors (and seed 002) write it: 240GB, 3.2TB, 4.3GB, 419MB."""
     if not n:
         return "?"
     if n >= 10**12:
         return f"{n / 10**12:.1f}TB".replace(".0TB", "TB")
-    return f"{n / 10**9:.0f}GB"
+    if n >= 10**10:
+        return f"{n / 10**9:.0f}GB"
+    if n >= 10**9:
+        return f"{n / 10**9:.1f}GB".replace(".0GB", "GB")
+    if n >= 10**6:
+        return f"{n / 10**6:.0f}MB"
+    return f"{n / 10**3:.0f}kB"
+
+
+#: disks with no media type or protocol of their own, by the start of their node's name
+VIRTUAL_DISKS = ("zram", "ram", "nbd", "dm-", "md", "rbd", "pmem")
+
+
+def _disk_kind(value: str | None, device: str | None) -> str:
+    """Type or protocol as the inventory found it; a loop or virtual device says so."""
+    if value:
+        return value
+    name = (device or "").rsplit("/", 1)[-1]
+    if name.startswith("loop"):
+        return "loop"
+    if name.startswith(VIRTUAL_DISKS):
+        return "virtual"
+    return "?"
 
 
 def _qualify_notes(r: QualifyRow) -> str:
@@ -68,8 +90,8 @@ def _qualify_cells(r: QualifyRow) -> list[str]:
     return [
         str(r.model or r.target),
         _size_gb(r.size_bytes),
-        r.media or "?",
-        r.proto or "?",
+        _disk_kind(r.media, r.device),
+        _disk_kind(r.proto, r.device),
         f"{r.best_iops:.0f}",
         str(r.best_jobs),
         _qualify_notes(r),
