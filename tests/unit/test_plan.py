@@ -697,3 +697,32 @@ def test_load_plan_unsearchable_directory(tmp_path: Path, monkeypatch: pytest.Mo
         load_plan(str(path))
     assert "permission denied" in ei.value.message
     assert ei.value.file == str(path)
+
+
+def test_suites_lists_each_suites_first_sentence_whole() -> None:
+    """`storbench suites` gives each suite's first sentence, wrapped, never cut short."""
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "storbench", "suites"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    entries: dict[str, str] = {}
+    name = ""
+    for line in r.stdout.splitlines():
+        if not line.strip() or line.startswith("Each suite"):
+            continue
+        assert len(line) <= 80, line
+        if not line.startswith(" "):
+            name, _, rest = line.partition(" ")
+            entries[name] = rest.strip()
+        else:
+            entries[name] += " " + line.strip()
+    assert set(entries) >= {"matrix", "qualify", "quick", "s3", "soak"}
+    assert all(text.endswith(".") for text in entries.values()), entries

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import shlex
+import shutil
 import sys
+import textwrap
 
 import click
 
@@ -185,9 +188,17 @@ def suites() -> None:
 
     from storbench.plan import suite_text
 
+    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 100))
     for name in suite_names():  # the suites' own files: their descriptions are text
         description = str(YAML(typ="safe").load(suite_text(name)).get("description") or "")
-        out.print(f"{name:10} {description.strip().splitlines()[0] if description else ''}")
+        text = " ".join(description.split())
+        # its first sentence, whole: what the suite answers (`plan show NAME` says the rest)
+        first = re.split(r"(?<=\.)\s", text, maxsplit=1)[0] if text else ""
+        lines = textwrap.wrap(first, width=width - 11) or [""]
+        out.print(f"{name:10} {lines[0]}", markup=False, soft_wrap=True)
+        for line in lines[1:]:
+            out.print(f"{'':10} {line}", markup=False, soft_wrap=True)
+    out.print("\nEach suite's points and job files: storbench plan show SUITE", markup=False)
 
 
 def planned_time(points: list[Point]) -> str:
