@@ -15,6 +15,7 @@ from storbench.analysis.summary import PointSummary, summarize
 from storbench.engines import fio
 from storbench.metrics import Measurement
 from storbench.plan import Point, Target, point_key
+from storbench.report.fmt import SummaryLead
 from storbench.report.markdown import RunReport, run_markdown, table
 from storbench.units import fmt_iops, fmt_rate
 
@@ -227,3 +228,26 @@ def test_other_runs_get_the_summary_table_with_spread() -> None:
     assert tb[0] == ["iodepth", "n", "dir", "IOPS", "±95%", "MiB/s", "clat mean", "clat p99"]
     assert tb[1][:3] == ["1", "4", "write"] and tb[1][4].startswith("±")
     assert tb[2][:2] == ["2", "0"] and tb[2][3].startswith("failed: ")
+
+
+def test_axis_column_shows_what_a_point_ran_with_when_it_has_no_such_axis() -> None:
+    """quick's seq1m has no iodepth axis but runs at iodepth 8: its row says 8, not ''; a
+    point that sets no iodepth at all says '-'."""
+    m = whole("psync-randread-json")
+    t = Target("file", "/x")
+    ss = summaries(
+        [
+            (t, "rand4k", {"iodepth": 1}, {"iodepth": 1}, [m]),
+            (t, "rand4k", {"iodepth": 32}, {"iodepth": 32}, [m]),
+            (t, "seq1m", {"iodepth": 8}, {}, [m]),
+            (t, "other", {}, {}, [m]),
+        ]
+    )
+    lead = SummaryLead.of(ss)
+    assert lead.columns() == ["workload", "iodepth"]
+    assert [lead.cells(s) for s in ss] == [
+        ["rand4k", "1"],
+        ["rand4k", "32"],
+        ["seq1m", "8"],
+        ["other", "-"],
+    ]

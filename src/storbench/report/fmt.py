@@ -126,11 +126,20 @@ class SummaryLead:
         return (
             ([s.target.label] if self.multi_target else [])
             + ([s.workload] if self.multi_workload or not self.axes else [])
-            + [str(s.axes.get(a, "")) for a in self.axes]
+            + [_axis_cell(s, a) for a in self.axes]
             + ([runs] if self.reps > 1 else [])
             + ([steady_cell(s)] if self.steady else [])
             + ([power_cell(s)] if self.power else [])
         )
+
+
+def _axis_cell(s: PointSummary, axis: str) -> str:
+    """The point's value along an axis; a point the axis does not vary (quick's seq1m along
+    rand4k's iodepth) shows the value it ran with, '-' when it set none."""
+    if axis in s.axes:
+        return str(s.axes[axis])
+    value = s.params.get(axis)
+    return "-" if value is None or value == "" else str(value)
 
 
 def power_cell(s: PointSummary) -> str:
