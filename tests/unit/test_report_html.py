@@ -219,3 +219,51 @@ def test_markdown_report_lists_each_host(store: Store) -> None:
     for host in meas.hosts:
         assert f"| {host} |" in text
     assert md.hosts_markdown([(label, m) for label, m in items if not m.hosts]) == ""
+
+
+def test_html_spread_is_the_terminals_95_ci(store: Store) -> None:
+    """One definition of the spread of repetitions everywhere: the HTML table's ±95% cell is
+    the terminal's and the Markdown's (the 95 % CI's half width relative to the mean)."""
+    from storbench.analysis.summary import summarize
+    from storbench.report.fmt import fmt_spread
+
+    tgt = Target("file", "/x")
+    stems = ["psync-randread-json", "status-interval-json", "percentile-rank-jsonplus"]
+    points = [
+        Point(rep, "k", rep, tgt, "w", {"rw": "randread"}, {"rw": "randread"}) for rep in (0, 1, 2)
+    ]
+    run_id = store.create_run(
+        kind="run",
+        name="reps",
+        source="test",
+        plan_text="name: reps\n",
+        overrides=[],
+        inventory={},
+        fio_version="fio-3.33",
+        storbench_version="0.1.0",
+        argv=[],
+        points=points,
+    )
+    measured = []
+    for p, stem in zip(points, stems, strict=True):
+        meas = fio.parse_output((DATA / f"{stem}.json").read_text())[0]
+        measured.append((p, meas))
+        store.record(
+            run_id,
+            p,
+            meas,
+            engine="fio",
+            command=None,
+            job_file=None,
+            raw_output=None,
+            stderr=None,
+            started_at=1.0,
+            ended_at=2.0,
+        )
+    store.set_status(run_id, "completed")
+    (s,) = summarize(measured)
+    want = fmt_spread(s.dirs["read"].iops_spread)
+    assert want.startswith("±") and want.endswith(" %")
+    page = html.render_report(store, [str(run_id)])
+    assert ">±95%</th>" in page
+    assert f'<td class="n">{want}</td>' in page

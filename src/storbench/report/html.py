@@ -38,7 +38,7 @@ from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_re
 from storbench.report.charts import RunResults
 from storbench.report.comparison import pair_note
 from storbench.report.drill import drill_tables, drills_of
-from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_latency
+from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_latency, fmt_spread
 from storbench.report.hosts import host_rows
 from storbench.report.safe import visible
 from storbench.report.suites import AnswerTable, answer_tables
@@ -224,7 +224,6 @@ def summary_table(res: RunResults) -> SummaryTable:
         dirs = [d for d in DIRECTIONS if d in s.dirs] or ["-"]
         for i, d in enumerate(dirs):
             ds = s.dirs.get(d)
-            sd = ds.iops_stdev if ds else None
             t.rows.append(
                 {
                     "first": i == 0,
@@ -234,7 +233,8 @@ def summary_table(res: RunResults) -> SummaryTable:
                     "lead": lead,
                     "dir": d,
                     "iops": fmt_iops(ds.iops_mean) if ds else "-",
-                    "sd": f"± {fmt_iops(sd)}" if sd is not None else "",
+                    # the terminal's and Markdown's spread: the 95 % CI's half width
+                    "sd": fmt_spread(ds.iops_spread) if ds and s.runs > 1 else "",
                     "mibs": fmt_rate(ds.bw_mean) if ds else "-",
                     "mean": _lat_cell(ds, "mean"),
                     "p50": _lat_cell(ds, "50"),

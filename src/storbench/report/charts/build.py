@@ -220,6 +220,13 @@ def _sweep_y(metric: str, raw: list[float], recs: list[_Rec]) -> tuple[float, st
     return unit, ylabel, yfmt, yscale
 
 
+def _has_percentiles(s: PointSummary) -> bool:
+    """Whether a measured point has completion latency percentiles to draw (repetitions of
+    json outputs without histograms have none to merge)."""
+    lat = point_latency(s) if s.runs else None
+    return lat is not None and any(lat.percentiles.get(pct_key(p)) for p in PERCENTILES)
+
+
 def percentile_chart(runs: list[RunResults]) -> Chart:
     """Completion latency at p50 … p99.99, a line per point; panels group points so that
     none holds more than ``MAX_PERCENTILE_LINES`` lines."""
@@ -228,8 +235,7 @@ def percentile_chart(runs: list[RunResults]) -> Chart:
     recs = []
     for res in runs:
         for s in res.summaries:
-            lat = point_latency(s) if s.runs else None
-            if lat is not None and any(lat.percentiles.get(k) for k in pcts):
+            if _has_percentiles(s):
                 recs.append(_Rec(res, s, _dims(res, s, multi, None)))
     title = f"Completion latency percentiles — {_runs_title(runs)}"
     if not recs:
@@ -419,7 +425,7 @@ def available_kinds(runs: list[RunResults]) -> list[str]:
     for axis in ("iodepth", "numjobs", "bs"):
         if axis in axes and (axis != "bs" or objects):  # bs: an s3 run's object sizes
             kinds += [f"{m}-vs-{axis}" for m in ("iops", "bw", "lat")]
-    if any(point_latency(s) for r in runs for s in r.summaries if s.runs):
+    if any(_has_percentiles(s) for r in runs for s in r.summaries):
         kinds.append("lat-percentiles")
     if len(runs) > 1:
         kinds.append("compare")
