@@ -251,3 +251,23 @@ def test_axis_column_shows_what_a_point_ran_with_when_it_has_no_such_axis() -> N
         ["seq1m", "8"],
         ["other", "-"],
     ]
+
+
+def test_profiles_overview_keeps_every_variant_of_an_extra_axis() -> None:
+    """`--set direct=[0,1]` on profiles: a row per target and direct value, none folded."""
+    seq, rnd = whole("twojobs-sections-json"), whole("libaio-randrw-jsonplus")
+    ss = summaries(
+        [
+            (NFS, wl, {**params, "direct": d}, {"direct": d}, [m])
+            for d in (0, 1)
+            for wl, params, m in (
+                ("seq-rw", {"rw": "readwrite", "bs": "1m", "iodepth": 16}, seq),
+                ("rand4k", {"rw": "randrw", "rwmixread": 70, "bs": "4k", "iodepth": 64}, rnd),
+            )
+        ]
+    )
+    md = run_markdown(
+        RunReport(id=2, name="profiles", status="completed", report="profiles", summaries=ss)
+    )
+    overview = tables_of(md)[0]
+    assert [r[0] for r in overview[1:]] == [f"{NFS.label} direct=0", f"{NFS.label} direct=1"]

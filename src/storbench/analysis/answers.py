@@ -18,7 +18,7 @@ Plain dataclasses: figures in base units named in the field (``_iops``, ``_bytes
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from storbench.analysis.objects import S3Answer, s3_rows
@@ -104,9 +104,13 @@ class ProfileFigures:
 @dataclass
 class ProfilesRow:
     """Seed 001's overview of one target: each profile's read and write, None when the run
-    has no such direction (the last point of a profile wins, as in seed 001's table)."""
+    has no such direction (the last point of a profile wins, as in seed 001's table). A
+    plan that varies more than the profiles (``--set direct=[0,1]``) gets a row per
+    combination: ``variant`` holds its values, and ``target`` names them after the target's
+    label (``NFS direct=0``), so no point is folded away."""
 
     target: str
+    variant: dict[str, Any] = field(default_factory=dict)
     seq_read: ProfileFigures | None = None
     seq_write: ProfileFigures | None = None
     rand_read: ProfileFigures | None = None
@@ -123,6 +127,10 @@ class ProfilesAnswer:
     rows: list[ProfilesRow]
 
 
+#: what tells the profiles apart (each is one row's column): not a variant of its own
+PROFILE_AXES = ("rw", "readwrite", "workload")
+
+
 def _profile(s: PointSummary) -> str:
     rw = str(s.params.get("rw", s.params.get("readwrite", "read")))
     return "rand" if rw.startswith("rand") else "seq"
@@ -130,9 +138,11 @@ def _profile(s: PointSummary) -> str:
 
 def profiles_rows(summaries: list[PointSummary]) -> list[ProfilesRow]:
     """Seed 001's overview: per target, sequential and random figures, with latency."""
-    rows: dict[str, ProfilesRow] = {}
+    rows: dict[tuple[str, str], ProfilesRow] = {}
     for s in summaries:
-        r = rows.setdefault(s.target.label, ProfilesRow(s.target.label))
+        variant = {k: v for k, v in s.axes.items() if k not in PROFILE_AXES}
+        name = " ".join([s.target.label, *(f"{k}={v}" for k, v in variant.items())])
+        r = rows.setdefault((s.target.label, repr(variant)), ProfilesRow(name, variant))
         for ddir in ("read", "write"):
             ds = s.dirs.get(ddir)
             if ds is None:
