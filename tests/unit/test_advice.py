@@ -48,3 +48,24 @@ def test_advice_plan_check_prints_it(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert "warning: workload 'sweep': iodepth 8 with ioengine=pvsync2 does nothing" in r.stdout
+
+
+def _point(**params: object) -> object:
+    p = load_plan("quick", targets=["/tmp/storbench-advice.dat"]).expand()[0]
+    return type(p)(p.index, p.key, 0, p.target, p.workload, dict(params), {})
+
+
+def test_advice_a_point_that_ran_out_of_size_says_so() -> None:
+    """psync-randread-json ended on its size after about 1.1 s (a real recording): with
+    runtime=4 and no time_based its result says it ran short, and why."""
+    text = (
+        Path(__file__).resolve().parent.parent / "data/fio/psync-randread-json.json"
+    ).read_text()
+    meas = fio.parse_output(text)[0]
+    ran = meas.directions["read"].runtime_s
+    note = fio.ended_early(_point(runtime="4", size="64m"), meas)
+    assert note is not None
+    assert f"ran {ran:.2f} s of runtime=4" in note and "(64m)" in note and "time_based=1" in note
+    assert fio.ended_early(_point(runtime="4", time_based=1), meas) is None
+    assert fio.ended_early(_point(runtime=f"{ran:.3f}"), meas) is None  # ran its runtime
+    assert fio.ended_early(_point(size="64m"), meas) is None  # no runtime asked

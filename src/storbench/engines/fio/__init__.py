@@ -15,7 +15,7 @@ of the hosts), ``agent`` (``storbench agent``), ``engine`` (all of it behind eng
 
 from __future__ import annotations
 
-from storbench.engines.fio.advice import advice  # noqa: F401
+from storbench.engines.fio.advice import advice, ended_early  # noqa: F401
 from storbench.engines.fio.check import (  # noqa: F401
     DocumentError,
     check_document,

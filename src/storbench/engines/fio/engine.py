@@ -221,6 +221,12 @@ class _Session:
         m = fr.measurement
         if m.error and s3objects.s3_targets(point):
             m = dataclasses.replace(m, error=s3objects.explain(m.error))
+        early = fio.ended_early(point, m)
+        if early is not None:
+            m.extra["ended_early"] = early
+            ctx.events.add(
+                "ended-early", f"point {point.index + 1}: {early}", {"point": point.index}
+            )
         if s3objects.s3_targets(point) and s3objects.deletes(point):
             # its objects are gone, and so are those of any shape that shares their names
             gone = s3objects.shape_key(point)[:2]
