@@ -443,3 +443,18 @@ def test_select_by_target_workload_and_parameters() -> None:
 )
 def test_same_value(have: object, want: str, same: bool) -> None:
     assert same_value(have, want) is same
+
+
+def test_latency_change_is_of_the_mean_over_all_ios_of_all_repetitions(
+    verdicts: Comparison,
+) -> None:
+    """What README and every format say: latency changes compare the mean clat over all
+    I/Os of all repetitions (pooled by I/O count), not the mean of the repetitions' means."""
+    m = {x.params["iodepth"]: x for x in verdicts.matched}[1]  # base: J4's jobs; other: J2's
+
+    def pooled(es: list[dict[str, Any]]) -> float:
+        n = [e["write"]["clat_ns"]["N"] for e in es]
+        return sum(e["write"]["clat_ns"]["mean"] * k for e, k in zip(es, n, strict=True)) / sum(n)
+
+    assert m.mean_lat_change_pct == pytest.approx(pct(pooled(entries(J4)), pooled(entries(J2))))
+    assert "clat: mean and p99 over all I/Os of all repetitions" in comparison_text(verdicts)

@@ -13,7 +13,9 @@ Definitions (also in the README):
   sample-weighted mean and the p99 of the summed histograms. A 70/30 randrw point is thus
   judged by all it did, not by its reads alone. A point of an engine without clat (rados
   bench) has its lat (submission to completion) instead, compared only with lat, and no p99.
-- **Changes** are ``(other - base) / base`` in percent of the means over repetitions; for
+- **Changes** are ``(other - base) / base`` in percent: of the means over repetitions for
+  IOPS and bandwidth, of the mean (and p99) over all I/Os of all repetitions for latency
+  (pooled moments, merged histograms: a repetition that did more I/O weighs more); for
   latency negative is better (lower).
 - **Beat** (seed 004's "Proxmox beat VMware in 56 of 57 tests"): OTHER's mean total IOPS is
   higher than BASELINE's — a plain comparison of means, significant or not. For a workload

@@ -141,8 +141,9 @@ def comparison_text(c: Comparison) -> str:
             headers, rows = headers[:-1], [r[:-1] for r in rows]
         out += [text_table(headers, rows, right=set(range(1, 8)) | {9}), ""]
         out.append(
-            "changes: other against baseline, means over repetitions; IOPS and MiB/s of all "
-            "directions, clat of all I/Os (lower is better)"
+            "changes: other against baseline; IOPS and MiB/s: means over repetitions, of all "
+            "directions; clat: mean and p99 over all I/Os of all repetitions (merged "
+            "histograms; lower is better)"
         )
         if lat_compared(c):
             out.append(LAT_NOTE.replace("lat:", "(lat):", 1))

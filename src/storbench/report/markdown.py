@@ -253,8 +253,9 @@ def comparison_markdown(c: Comparison, *, points: bool = True) -> str:
             headers, rows = headers[:-1], [r[:-1] for r in rows]
         out.append(table(headers, rows, right=set(range(1, 8)) | {9}))
         out.append(
-            "Changes are the other run against the baseline (means over repetitions); IOPS "
-            "and MiB/s of all directions, clat of all I/Os (negative is lower latency).\n"
+            "Changes are the other run against the baseline: IOPS and MiB/s as means over "
+            "repetitions, of all directions; clat as the mean and p99 over all I/Os of all "
+            "repetitions, from merged histograms (negative is lower latency).\n"
         )
         if lat_compared(c):
             out.append(LAT_NOTE.replace("lat:", "(lat):", 1) + "\n")
