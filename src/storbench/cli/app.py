@@ -87,7 +87,9 @@ def plan_options(f: F) -> F:
         multiple=True,
         metavar="KEY=VALUE",
         help="Override a value in every workload (read as YAML: "
-        "--set runtime=2, --set iodepth=[1,32]). Repeatable.",
+        "--set runtime=2, --set iodepth=[1,32]), or a plan key: --set name=ssd-a "
+        "(the run's name), --set report=matrix (the answer reports show), --set repeat=3. "
+        "Repeatable.",
     )(f)
     f = click.option(
         "--target",

@@ -52,6 +52,7 @@ Built-in suites: {", ".join(suite_names())}
   rados     rados bench write then seq, 4 MiB objects, 16 threads, 1/2/3 clients (seed 000)
   rbd       fio rbd engine: read/write/randread/randwrite x 4k/4m x numjobs 1/4 x iodepth 1/32
   soak      one 4k randrw 70/30 load for --set duration=6h, then a stability verdict
+  s3        PUT then GET of 4k..50m objects at 1 and 8 requests at a time (-t s3://BUCKET)
 
 \b
 Examples:
@@ -63,6 +64,7 @@ Examples:
   storbench run rbd -t rbd:bench/storbench --ceph-conf ./ceph.conf --set size=4g
   storbench run my-plan.yaml --db results.db --fail-fast
   storbench run soak -t /mnt/nvme/sb.dat --set duration=6h
+  storbench run s3 -t s3://bench --endpoint http://10.0.0.5:7480 --set runtime=10
   storbench run matrix -t ./sb.dat --set 'steady_state={{round: 30s}}'
   storbench run drill.yaml --allow-disruption      # a plan whose actions stop an OSD
 """,
