@@ -518,3 +518,24 @@ def test_hosts_are_stored_exported_and_shown(tmp_path: Path) -> None:
     line = terminal.point_result_line(back)
     assert line.startswith("PARTIAL: host vm11") and "[2 of 3 hosts" in line
     assert terminal.hosts_table(rows).row_count == 4
+
+
+def test_a_partial_repetition_is_never_counted_as_a_full_one() -> None:
+    """Three repetitions of a point, one of which lost a host (the recorded killed server):
+    the summary counts 2 full and 1 partial, and the table's n says so."""
+    from storbench.analysis.summary import summarize
+    from storbench.plan import Point
+    from storbench.report.fmt import SummaryLead, runs_cell
+
+    full = measure("hosts3-status-jsonplus", BASE, BASE + 1, BASE + 2)
+    partial = measure("hosts3-killed-jsonplus", BASE, BASE + 1, BASE + 2)
+    assert full.status == "ok" and partial.status == "partial"
+    t = Target("file", "/x")
+    pts = [Point(i, "k", i, t, "w", {"rw": "randread"}, {"rw": "randread"}) for i in range(3)]
+    (s,) = summarize(list(zip(pts, [full, partial, full], strict=True)))
+    assert (s.runs, s.partial) == (3, 1)
+    assert runs_cell(s) == "2 + 1 partial"
+    lead = SummaryLead.of([s])
+    assert "n" in lead.columns() and "2 + 1 partial" in lead.cells(s)
+    (alone,) = summarize([(pts[0], partial)])
+    assert runs_cell(alone) == "1 partial" and "n" in SummaryLead.of([alone]).columns()

@@ -105,6 +105,8 @@ class PointSummary(ClatOrLat):
     params: dict[str, Any]
     axes: dict[str, Any]
     runs: int = 0  # repetitions with a usable measurement
+    #: of those, the ones a host or client missed (status partial): counted, never as full
+    partial: int = 0
     failed: int = 0
     errors: list[str] = field(default_factory=list)
     dirs: dict[str, DirSummary] = field(default_factory=dict)
@@ -214,6 +216,8 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
                 s.errors.append(meas.error)
             continue
         s.runs += 1
+        if meas.status == "partial":
+            s.partial += 1
         verdict = verdict_of(meas)
         if verdict is not None:
             s.steady.append(verdict)

@@ -105,7 +105,11 @@ class SummaryLead:
             multi_target=len({s.target for s in summaries}) > 1,
             multi_workload=len({s.workload for s in summaries}) > 1,
             axes=list(dict.fromkeys(k for s in summaries for k in s.axes)),
-            reps=max((s.runs + s.failed for s in summaries), default=1),
+            # a column of repetitions also where a point is partial: it says so
+            reps=max(
+                max((s.runs + s.failed for s in summaries), default=1),
+                2 if any(s.partial for s in summaries) else 1,
+            ),
             steady=any(s.steady for s in summaries),
             power=any(s.watts is not None for s in summaries),
         )
@@ -122,7 +126,7 @@ class SummaryLead:
 
     def cells(self, s: PointSummary, failed_note: bool = False) -> list[str]:
         """``failed_note``: the count of repetitions says how many failed."""
-        runs = str(s.runs) + (f" (+{s.failed} failed)" if failed_note and s.failed else "")
+        runs = runs_cell(s) + (f" (+{s.failed} failed)" if failed_note and s.failed else "")
         return (
             ([s.target.label] if self.multi_target else [])
             + ([s.workload] if self.multi_workload or not self.axes else [])
@@ -131,6 +135,16 @@ class SummaryLead:
             + ([steady_cell(s)] if self.steady else [])
             + ([power_cell(s)] if self.power else [])
         )
+
+
+def runs_cell(s: PointSummary) -> str:
+    """The repetitions a point's figures come from: full ones, then partial ones (a host or
+    client missing), never counted as full: ``3``, ``2 + 1 partial``, ``1 partial``."""
+    full = s.runs - s.partial
+    parts = ([str(full)] if full or not s.partial else []) + (
+        [f"{s.partial} partial"] if s.partial else []
+    )
+    return " + ".join(parts)
 
 
 def _axis_cell(s: PointSummary, axis: str) -> str:
