@@ -37,6 +37,7 @@ from storbench.store import MeasurementRow, Store
 pytestmark = [pytest.mark.integration, pytest.mark.ceph]
 
 MiB = 1 << 20
+GiB = 1 << 30
 POOL = "bench"
 #: every storbench command here ends well within this (s); a hang fails the test instead
 TIMEOUT = 180
@@ -977,3 +978,34 @@ workloads:
         server.stop()
         ceph_cluster.run("rbd", "rm", "--no-progress", f"{POOL}/{image}", check=False)
     assert image not in images(ceph_cluster)
+
+
+def test_writes_that_cannot_fit_in_the_pool_are_refused_before_any_image_or_object(
+    ceph_cluster: Any, conf: str, tmp_path: Path
+) -> None:
+    """`ceph df` says what the pool can still take: an rbd image storbench would create (and
+    write end to end) or fio's rados objects larger than that are refused before anything
+    is created, naming the room; a plan that fits runs."""
+    room = next(
+        p["stats"]["max_avail"] for p in ceph_cluster.ceph("df")["pools"] if p["name"] == POOL
+    )
+    too_big = f"{(room // GiB) + 4}g"
+    image = f"sb-it-room-{uuid.uuid4().hex[:8]}"
+    before = objects(ceph_cluster)
+    for target, size in ((f"rbd: {POOL}/{image}", too_big), (f"rados: {POOL}", too_big)):
+        plan = write_plan(
+            tmp_path / "room.yaml",
+            f"""\
+name: room
+targets:
+  - {target}
+workloads:
+  - {{name: w, rw: write, bs: 4m, size: {size}, nrfiles: 1024, runtime: 1}}
+""",
+        )
+        r = sb("run", str(plan), "--ceph-conf", conf, db=tmp_path / "r.db")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert f"does not fit in pool {POOL}" in r.stderr and "MAX AVAIL" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+    assert image not in images(ceph_cluster)
+    assert objects(ceph_cluster) == before
