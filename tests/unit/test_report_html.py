@@ -267,3 +267,75 @@ def test_html_spread_is_the_terminals_95_ci(store: Store) -> None:
     page = html.render_report(store, [str(run_id)])
     assert ">±95%</th>" in page
     assert f'<td class="n">{want}</td>' in page
+
+
+STEMS = ["psync-randread-json", "status-interval-json", "percentile-rank-jsonplus"]
+
+
+def _reps_run(store: Store, depths: tuple[int, ...] = (1, 4), reps: int = 3) -> int:
+    """A point per iodepth, each repeated ``reps`` times: recorded randread outputs (the
+    i-th repetition, or with one repetition the i-th point, is STEMS[i])."""
+    tgt = Target("file", "/x")
+    points = [
+        Point(i * reps + r, f"q{q}", r, tgt, "w", {"rw": "randread", "iodepth": q}, {"iodepth": q})
+        for i, q in enumerate(depths)
+        for r in range(reps)
+    ]
+    run_id = store.create_run(
+        kind="run",
+        name="reps",
+        source="test",
+        plan_text="name: reps\n",
+        overrides=[],
+        inventory={},
+        fio_version="fio-3.33",
+        storbench_version="0.1.0",
+        argv=[],
+        points=points,
+    )
+    for p in points:
+        text = (DATA / f"{STEMS[p.repetition if reps > 1 else p.index]}.json").read_text()
+        store.record(
+            run_id,
+            p,
+            fio.parse_output(text)[0],
+            engine="fio",
+            command=None,
+            job_file=None,
+            raw_output=None,
+            stderr=None,
+            started_at=1.0,
+            ended_at=2.0,
+        )
+    store.set_status(run_id, "completed")
+    return run_id
+
+
+def test_chart_points_of_repetitions_carry_their_95_ci(store: Store) -> None:
+    """A sweep chart of repeated points draws each point's 95 % CI (the tables' ±) as an
+    error bar, and its hover text says so."""
+    from storbench.analysis.stats import spread
+
+    run = charts.load_run(store, _reps_run(store))
+    chart = charts.build_chart("iops-vs-iodepth", [run])
+    marks = [m for p in chart.panels for ln in p.lines for m in ln.marks]
+    assert len(marks) == 2
+    for m, s in zip(marks, sorted(run.summaries, key=lambda s: s.axes["iodepth"]), strict=True):
+        sp = spread(s.rep_iops)
+        assert sp is not None and m.err == pytest.approx(sp.half_width)
+        assert "(95 % CI, n=3)" in m.tip
+    svg = charts.render_inline_svg(chart, prefix="e-")
+    assert svg.count("<title>") >= 2
+
+
+def test_log_latency_axis_has_several_ticks_within_one_decade(store: Store) -> None:
+    from storbench.report.charts import draw
+
+    run = charts.load_run(store, _reps_run(store, depths=(1, 2, 4), reps=1))
+    chart = charts.build_chart("lat-percentiles", [run])
+    assert chart.panels[0].yscale == "log"
+    fig, _ = draw._draw(chart)
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in ax.get_yticks() if lo <= t <= hi]
+    assert len(ticks) >= 3, (lo, hi, ticks)

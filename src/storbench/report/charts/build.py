@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from storbench.analysis.compare import compare
+from storbench.analysis.stats import spread
 from storbench.analysis.summary import PointSummary
 from storbench.errors import UserError
 from storbench.metrics import PERCENTILES, pct_key
@@ -83,11 +84,18 @@ def _point_text(res: RunResults, s: PointSummary, multi_run: bool) -> str:
     return f"{head}{s.target.label} · {s.workload} {axes}".rstrip()
 
 
+def _ci(s: PointSummary, metric: str) -> float | None:
+    """Half the width of the 95 % CI of the figure over the point's repetitions (the ± of
+    every table), None with fewer than two."""
+    values = {"iops": s.rep_iops, "bw": s.rep_bw, "lat": s.rep_clat_mean or s.rep_lat_mean}
+    reps = values.get(metric) or []
+    sp = spread(reps) if len(reps) > 1 else None
+    return sp.half_width if sp is not None else None
+
+
 def _spread(s: PointSummary, metric: str) -> str:
-    if metric != "iops" or s.runs < 2:
-        return ""
-    sd = [d.iops_stdev for d in s.dirs.values() if d.iops_stdev is not None]
-    return f" (n={s.runs}, sd {fmt_iops(math.sqrt(sum(x * x for x in sd)))})" if sd else ""
+    hw = _ci(s, metric)
+    return "" if hw is None else f" ± {fmt_value(metric, hw)} (95 % CI, n={s.runs})"
 
 
 def _runs_title(runs: list[RunResults]) -> str:
@@ -151,7 +159,7 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
             f"{_point_text(r.res, r.s, multi)}\n"
             f"{axis}={r.s.axes[axis]}: {fmt_value(metric, y)}{_spread(r.s, metric)}"
         )
-        line.marks.append(Mark(x=x, y=y, tip=tip, ref=r.res.anchor(r.s)))
+        line.marks.append(Mark(x=x, y=y, tip=tip, ref=r.res.anchor(r.s), err=_ci(r.s, metric)))
         raw.append(y)
     for line in lines.values():
         line.marks.sort(key=lambda m: m.x)

@@ -112,6 +112,9 @@ def _draw(chart: Chart, *, page: bool = False) -> tuple[Any, dict[int, Line]]:
             drawn[gid] = line
             gid += 1
             handles.setdefault(line.key, h)
+            errs = [(m.err or 0.0) / panel.yunit for m in line.marks]
+            if any(errs):  # repetitions: the 95 % CI of each point
+                ax.errorbar(xs, ys, yerr=errs, fmt="none", ecolor=h.get_color(), capsize=3)
         _axes_style(ax, panel)
     if suptitle:
         fig.suptitle(_mpl_text(chart.title), y=1 - 0.12 / fig.get_figheight(), va="top")
@@ -218,7 +221,13 @@ def _tick(v: float, _: Any = None) -> str:
 
 
 def _axes_style(ax: Any, panel: Panel) -> None:
-    from matplotlib.ticker import EngFormatter, FuncFormatter, MaxNLocator, NullLocator
+    from matplotlib.ticker import (
+        EngFormatter,
+        FuncFormatter,
+        LogLocator,
+        MaxNLocator,
+        NullLocator,
+    )
 
     if panel.xscale == "log2":
         ax.set_xscale("log", base=2)
@@ -231,6 +240,8 @@ def _axes_style(ax: Any, panel: Panel) -> None:
         ax.set_xticks([t[0] for t in ticks], [t[1] for t in ticks])
     if panel.yscale == "log":
         ax.set_yscale("log")
+        # 1, 2 and 5 of each decade: a range within one decade still gets several ticks
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.yaxis.set_minor_locator(NullLocator())
         ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     elif panel.yfmt == "eng":

@@ -155,6 +155,7 @@ class Mark:
     ref: str | None = None
     text: str | None = None  # a label drawn beside it (bars: "+12.3%")
     label: str = ""  # bars: the category it stands for
+    err: float | None = None  # half width of the 95 % CI over repetitions (drawn as a bar)
 
 
 @dataclass
