@@ -408,6 +408,14 @@ TABLES_JS = (
 )
 
 
+ORDER_JS = """(() => {
+  const top = (sel) => { const e = document.querySelector(sel);
+    return e ? e.getBoundingClientRect().top + scrollY : null; };
+  return {answer: top('#answer'), summary: top('#summary'), chart: top('figure.chart'),
+          testbed: top('#testbed')};
+})()"""
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_report_answers_in_chromium_match_the_json_export(
     kind: str,
@@ -427,6 +435,12 @@ def test_report_answers_in_chromium_match_the_json_export(
     assert page.js("document.querySelector('nav a[href=\"#answer\"]') !== null")
     shown = [(title, rows) for title, rows in page.js(TABLES_JS)]
     check_answer_tables(answer, shown)
+    # read from the top: the answer, then the tables, then the charts, then the inventory
+    tops = page.js(ORDER_JS)
+    assert tops["answer"] is not None and tops["summary"] is not None, tops
+    assert tops["answer"] < tops["summary"] < tops["testbed"], tops
+    if tops["chart"] is not None:
+        assert tops["answer"] < tops["chart"] < tops["testbed"], tops
     if kind in ("profiles", "matrix"):
         assert HOSTILE in {r[0] for _, rows in shown for r in rows}, "the name shows as text"
         assert page.js("document.querySelector('#answer b') === null")
