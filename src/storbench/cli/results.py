@@ -130,15 +130,35 @@ def load_summaries_nogc(
     return summaries
 
 
-def print_run(store: Store, run_id: int) -> None:
+def print_run(store: Store, run_id: int, testbed: list[str] | None = None) -> None:
+    """A run as a reviewer reads it: its suite's answer first, then the table of its points,
+    hosts, drills and timeline, then ``testbed`` (show's inventory lines)."""
     r = store.run(run_id)
     summaries = load_summaries(store, run_id)
     title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
+    answer = suite_answer(r.inventory.get("report"), summaries, r.inventory, store.run_series(r.id))
+    _print_answer(answer, summaries)
     if summaries:
         out.print(summary_table(summaries, title=title))
     else:
         out.print(title)
-    answer = suite_answer(r.inventory.get("report"), summaries, r.inventory, store.run_series(r.id))
+    _print_hosts(store, run_id, summaries)
+    drill_rows = drills_of(store, run_id)
+    if drill_rows:
+        out.print(drill_text(drill_rows), markup=False, highlight=False)
+    for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    if testbed:
+        out.print("test bed:", markup=False)
+        for line in testbed:
+            out.print(line, markup=False, highlight=False)
+    out.print(
+        f"results: run {r.id} in {store.path}  "
+        f"(storbench show {r.id} | storbench export {r.id} --format csv)"
+    )
+
+
+def _print_answer(answer: Any, summaries: list[PointSummary]) -> None:
     kind = answer.kind if answer else None
     if isinstance(answer, SoakAnswer):
         out.print(soak_text(answer), markup=False, highlight=False)
@@ -157,16 +177,6 @@ def print_run(store: Store, run_id: int) -> None:
             out.print(t)
         for line in suite_report.matrix_saturation(answer.rows):
             out.print(line)
-    _print_hosts(store, run_id, summaries)
-    drill_rows = drills_of(store, run_id)
-    if drill_rows:
-        out.print(drill_text(drill_rows), markup=False, highlight=False)
-    for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
-        out.print(line, markup=False, highlight=False, soft_wrap=True)
-    out.print(
-        f"results: run {r.id} in {store.path}  "
-        f"(storbench show {r.id} | storbench export {r.id} --format csv)"
-    )
 
 
 def _show_point(store: Store, r: RunRow, point_no: int) -> None:
@@ -255,13 +265,13 @@ Examples:
     help="Show point N (1-based): its time series, job file, fio command and raw fio output.",
 )
 def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
-    """Show a run: its test bed and a table of its points. RUN is an id, latest or latest~N."""
+    """Show a run: its suite's answer, a table of its points, then its test bed. RUN is an
+    id, latest or latest~N."""
     store = Store(db_path, write=False)
     r = store.run(run_ref)
     if point_no is not None:
         _show_point(store, r, point_no)
         return
-    host = r.inventory.get("host") or {}
     out.print(
         f"run {r.id}: {r.name}  [{r.effective_status}]  {r.kind} from {r.source}", markup=False
     )
@@ -278,42 +288,43 @@ def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
         f"  started {_when(r.started_at)}, took {dur}; {versions}, storbench {r.storbench_version}",
         markup=False,
     )
+    if r.overrides:
+        out.print("  overrides: " + " ".join(r.overrides), markup=False)
+    out.print()
+    print_run(store, r.id, testbed=_testbed_lines(store, r))
+
+
+def _testbed_lines(store: Store, r: RunRow) -> list[str]:
+    """The run's test bed as ``show`` lists it after the results: host, power, targets,
+    fio servers, the Ceph cluster."""
+    lines = []
+    host = r.inventory.get("host") or {}
     if host:
-        out.print(
+        lines.append(
             f"  host {host.get('hostname')}: {host.get('distribution')}, kernel "
-            f"{host.get('kernel')}, {host.get('cpu_count')} x {host.get('cpu_model')}",
-            markup=False,
+            f"{host.get('kernel')}, {host.get('cpu_count')} x {host.get('cpu_model')}"
         )
         pw = host.get("power") or {}
         if pw:
             src = pw.get("source")
-            out.print(
-                f"  power: {src} sensor" if src else f"  power: none ({pw.get('why')})",
-                markup=False,
-            )
+            lines.append(f"  power: {src} sensor" if src else f"  power: none ({pw.get('why')})")
     for t in r.inventory.get("targets") or []:
         ident = t.get("identity") or {}
-        out.print(
+        lines.append(
             f"  target {t.get('path')}: {t.get('kind')}"
             + (f", {ident.get('model')}" if ident.get("model") else "")
             + (f", {ident.get('type')}" if ident.get("type") else "")
             + (f" {ident.get('proto')}" if ident.get("proto") else "")
-            + (f", {t.get('fstype')} on {t.get('source')}" if t.get("fstype") else ""),
-            markup=False,
+            + (f", {t.get('fstype')} on {t.get('source')}" if t.get("fstype") else "")
         )
     for h in r.inventory.get("hosts") or []:
-        out.print(
+        lines.append(
             f"  fio server {h.get('label')}: {h.get('hostname') or '?'}, {h.get('os') or '?'} "
             f"{h.get('arch') or ''}, {h.get('fio_version') or 'fio ?'}; targets "
-            + ", ".join(str(t.get("path")) for t in h.get("targets") or []),
-            markup=False,
+            + ", ".join(str(t.get("path")) for t in h.get("targets") or [])
         )
-    for line in term.ceph_cluster_lines(ceph_report(r, store.events(r.id))):
-        out.print(line, markup=False, highlight=False)
-    if r.overrides:
-        out.print("  overrides: " + " ".join(r.overrides), markup=False)
-    out.print()
-    print_run(store, r.id)
+    lines += term.ceph_cluster_lines(ceph_report(r, store.events(r.id)))
+    return lines
 
 
 @cli.command(
