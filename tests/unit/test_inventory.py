@@ -30,6 +30,7 @@ HOST_KEYS = {
     "fio_version",
     "fio",
     "storbench_version",
+    "tuning",
 }
 IDENTITY_KEYS = {"model", "size_bytes", "type", "proto", "device", "source"}
 

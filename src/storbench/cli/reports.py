@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
+from storbench.analysis import testbed
 from storbench.analysis.compare import Comparison
 from storbench.analysis.compare import compare as compare_points
 from storbench.analysis.select import parse_run_spec, select
@@ -27,6 +29,7 @@ from storbench.errors import UserError
 from storbench.report import markdown as md
 from storbench.report.ceph import ceph_report
 from storbench.report.drill import drills_of
+from storbench.report.safe import one_line
 from storbench.report.terminal import comparison_text
 from storbench.store import Store
 
@@ -185,14 +188,43 @@ def compare_cmd(
     """Compare runs (or subsets of runs) point by point against BASELINE."""
     store = Store(db_path, write=False)
     cmps = _comparisons(store, [baseline, *others])
+    diffs = _testbed_diffs(store, [baseline, *others])
     if fmt == "json":
         doc = {"comparisons": [c.to_dict() for c in cmps]}
+        for d, c in zip(diffs, doc["comparisons"], strict=True):
+            c["testbed_differences"] = [{"setting": k, "base": a, "other": b} for k, a, b in d]
         text = json.dumps(doc, default=str) + "\n"
     elif fmt == "markdown":
-        text = "\n".join(md.comparison_markdown(c) for c in cmps)
+        pairs = zip(cmps, diffs, strict=True)
+        text = "\n".join(md.comparison_markdown(c) + _diff_lines(d, "- ") for c, d in pairs)
     else:
-        text = "\n".join(comparison_text(c) for c in cmps)
+        pairs = zip(cmps, diffs, strict=True)
+        text = "\n".join(comparison_text(c) + _diff_lines(d, "  ") for c, d in pairs)
     emit(output, text, f"{len(cmps)} comparison(s)")
+
+
+def _testbed_diffs(store: Store, refs: list[str]) -> list[list[tuple[str, Any, Any]]]:
+    """What differed between the base run's test bed and each other's (settings of the
+    host, the targets' disks, the Ceph cluster: inventory/tuning.py)."""
+    runs = [store.run(parse_run_spec(ref).run) for ref in refs]
+    return [testbed.differences(runs[0].inventory, r.inventory) for r in runs[1:]]
+
+
+def _diff_lines(diffs: list[tuple[str, Any, Any]], bullet: str) -> str:
+    if not diffs:
+        return "\ntest beds: no setting storbench records differs\n"
+    lines = [f"{bullet}{k}: {_shown(a)} -> {_shown(b)}" for k, a, b in diffs[:MAX_DIFFS]]
+    if len(diffs) > MAX_DIFFS:
+        lines.append(f"{bullet}... and {len(diffs) - MAX_DIFFS} more (`export --format json`)")
+    return "\ntest beds differ (base -> other):\n" + "\n".join(lines) + "\n"
+
+
+def _shown(value: Any) -> str:
+    return "(none)" if value is None else one_line(str(value))
+
+
+#: settings listed in the text of a comparison (all of them in the JSON)
+MAX_DIFFS = 40
 
 
 @cli.command(

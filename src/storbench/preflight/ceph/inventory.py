@@ -37,6 +37,7 @@ _QUERIES: dict[str, tuple[str, ...]] = {
     "crush_rules": ("osd", "crush", "rule", "dump"),
     "health": ("health", "detail"),
     "status": ("status",),
+    "config": ("config", "dump"),  # what the cluster's configuration database sets
 }
 
 #: Per-OSD fields kept from ``ceph osd metadata`` (besides id and objectstore).
@@ -123,6 +124,11 @@ def cluster_inventory(
     tree = raw.get("osd_tree")
     inv["osd_tree"] = tree.get("nodes") if tree else None
     inv["df"] = raw.get("df")
+    inv["config"] = {
+        f"{e.get('section')}/{e.get('name')}": e.get("value")
+        for e in raw.get("config") or []
+        if isinstance(e, dict)
+    }
     inv["osds"] = _osds(tree, raw.get("osd_metadata")) if tree is not None else None
     rules = {r.get("rule_id"): r.get("rule_name") for r in raw.get("crush_rules") or []}
     pools = (

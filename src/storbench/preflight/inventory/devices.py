@@ -19,6 +19,7 @@ from storbench.preflight.inventory.probe import (
     _read_int,
     _run_json,
 )
+from storbench.preflight.inventory.tuning import disk_tuning
 
 _SYS_DEV_BLOCK = Path("/sys/dev/block")
 _SYS_CLASS_BLOCK = Path("/sys/class/block")
@@ -58,6 +59,7 @@ DEVICE_KEYS = (
     "type",
     "protocol",
     "error",
+    "tuning",  # the disk's queue settings (inventory/tuning.py); {} when none are readable
 )
 
 
@@ -207,6 +209,7 @@ def _device_from_sysdir(path: str, sysdir: Path) -> dict[str, Any]:
         info["type"] = "HDD" if info["rotational"] else "SSD"
     if info["transport"]:
         info["protocol"] = _PROTOCOLS.get(info["transport"], info["transport"].upper())
+    info["tuning"] = disk_tuning(disk)
     return info
 
 

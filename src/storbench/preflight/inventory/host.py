@@ -11,6 +11,7 @@ from typing import Any
 import storbench
 from storbench import power
 from storbench.preflight.inventory.probe import _clean, _read, _run_json
+from storbench.preflight.inventory.tuning import host_tuning
 
 
 def _os_release() -> str | None:
@@ -72,8 +73,9 @@ def host_inventory() -> dict[str, Any]:
     ``cpu_count`` (logical CPUs), ``memory_bytes`` (MemTotal), ``python_version``,
     ``fio_version`` ("3.33", from ``fio --version``; None when fio is missing), ``fio``
     (which fio: ``path``, ``version``, ``ioengines``, e.g. whether it has ``http``),
-    ``storbench_version`` and ``power`` (the power sensor that answers: ``source`` rapl or
-    ipmi, or None and ``why``; storbench.power).
+    ``storbench_version``, ``power`` (the power sensor that answers: ``source`` rapl or
+    ipmi, or None and ``why``; storbench.power) and ``tuning`` (sysctls, CPU governor, THP,
+    MTUs: inventory/tuning.py).
     """
     uname = platform.uname()
     kernel = " ".join(part for part in (uname.release, uname.version) if part) or None
@@ -95,4 +97,5 @@ def host_inventory() -> dict[str, Any]:
         "fio": fio,
         "storbench_version": getattr(storbench, "__version__", None),
         "power": power.source().to_dict(),
+        "tuning": host_tuning(),
     }
