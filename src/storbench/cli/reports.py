@@ -243,6 +243,7 @@ Kinds:
   iops-vs-iodepth, bw-vs-iodepth, lat-vs-iodepth   against queue depth, a line per block
                                                    size (one run) or per run (several)
   iops-vs-numjobs, bw-vs-numjobs, lat-vs-numjobs   against the number of jobs
+  iops-vs-bs, bw-vs-bs, lat-vs-bs                  against the block (s3: object) size
   lat-percentiles                                  clat p50 ... p99.99, a line per point
   compare                                          % change of each run against the first
 The format follows the file name: .png (150 dpi) or .svg (each point shows its value on hover).
