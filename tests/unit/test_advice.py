@@ -69,3 +69,59 @@ def test_advice_a_point_that_ran_out_of_size_says_so() -> None:
     assert fio.ended_early(_point(runtime="4", time_based=1), meas) is None
     assert fio.ended_early(_point(runtime=f"{ran:.3f}"), meas) is None  # ran its runtime
     assert fio.ended_early(_point(size="64m"), meas) is None  # no runtime asked
+
+
+def test_advice_compare_warns_of_runs_whose_iodepth_does_nothing(tmp_path: Path) -> None:
+    """A comparison of points along iodepth with psync would print changes as if iodepth
+    mattered: compare says, per run, that it does nothing there."""
+    from storbench.plan import Point, Target
+    from storbench.store import Store
+
+    db = tmp_path / "r.db"
+    store = Store(str(db))
+    text = (
+        Path(__file__).resolve().parent.parent / "data/fio/psync-randread-json.json"
+    ).read_text()
+    for _ in range(2):
+        t = Target("file", "/x")
+        pts = [
+            Point(i, f"q{q}", 0, t, "rr", {"ioengine": "psync", "iodepth": q}, {"iodepth": q})
+            for i, q in enumerate((1, 32))
+        ]
+        run = store.create_run(
+            kind="run",
+            name="psync",
+            source="test",
+            plan_text=None,
+            overrides=[],
+            inventory={},
+            fio_version="fio-3.33",
+            storbench_version="0",
+            argv=[],
+            points=pts,
+        )
+        for p in pts:
+            store.record(
+                run,
+                p,
+                fio.parse_output(text)[0],
+                engine="fio",
+                command=None,
+                job_file=None,
+                raw_output=None,
+                stderr=None,
+                started_at=1.0,
+                ended_at=2.0,
+            )
+        store.set_status(run, "completed")
+    store.close()
+    r = subprocess.run(
+        [sys.executable, "-m", "storbench", "compare", "1", "2"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "STORBENCH_DB": str(db), "COLUMNS": "300"},
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    for run_id in (1, 2):
+        assert f"warning: run {run_id}: workload 'rr': iodepth 32 with ioengine=psync" in r.stderr

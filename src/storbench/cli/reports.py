@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from storbench import engines
 from storbench.analysis import testbed
 from storbench.analysis.compare import Comparison
 from storbench.analysis.compare import compare as compare_points
@@ -189,6 +190,8 @@ def compare_cmd(
     store = Store(db_path, write=False)
     cmps = _comparisons(store, [baseline, *others])
     diffs = _testbed_diffs(store, [baseline, *others])
+    for line in _advice(store, [baseline, *others]):
+        err.print(f"warning: {line}", style="yellow", markup=False)
     if fmt == "json":
         doc = {"comparisons": [c.to_dict() for c in cmps]}
         for d, c in zip(diffs, doc["comparisons"], strict=True):
@@ -201,6 +204,17 @@ def compare_cmd(
         pairs = zip(cmps, diffs, strict=True)
         text = "\n".join(comparison_text(c) + _diff_lines(d, "  ") for c, d in pairs)
     emit(output, text, f"{len(cmps)} comparison(s)")
+
+
+def _advice(store: Store, refs: list[str]) -> list[str]:
+    """What a reviewer would warn of in the compared runs' points (engines' advice: e.g.
+    iodepth with a synchronous ioengine), once per run."""
+    out: list[str] = []
+    for run_id in dict.fromkeys(store.run(parse_run_spec(ref).run).id for ref in refs):
+        points = [m.point for m in store.measurements(run_id, bins=False) if m.point]
+        for engine, pts in engines.of_points(points):
+            out += [f"run {run_id}: {line}" for line in engine.advice(pts)]
+    return out
 
 
 def _testbed_diffs(store: Store, refs: list[str]) -> list[list[tuple[str, Any, Any]]]:
