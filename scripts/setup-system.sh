@@ -20,6 +20,7 @@ declare -A need=(
   [mkfs.ext4]=e2fsprogs
   [setpriv]=util-linux
   [sshd]=openssh-server   # tests/integration/test_drill_hosts.py: a drill's steps on a host, over ssh
+  [iperf3]=iperf3          # the network baseline of multi-host runs (storbench agent serves it)
   # Ceph (tests/integration/ceph brings up a real single-host cluster from these)
   [ceph]=ceph-common
   [rados]=ceph-common

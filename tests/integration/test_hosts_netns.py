@@ -451,10 +451,20 @@ def test_agent_starts_and_stops_a_fio_server_and_refuses_all_addresses(
         assert probe.error is None and probe.fio_version == fio.fio_version()
         again = agent("--bind", addr, "--port", "8770", "--pid-file", str(pid_file))
         assert again.returncode == 2 and f"already runs (pid {pid}" in again.stderr
+        if shutil.which("iperf3"):  # the network baseline's server, beside the fio server
+            assert f"iperf3 server on {addr}:10770" in r.stdout
+            end = time.monotonic() + 10
+            while not fio.server_listening(addr, 10770, timeout=0.2):
+                assert time.monotonic() < end, "the agent's iperf3 did not listen"
+                time.sleep(0.05)
     finally:
         stop = agent("--stop", "--pid-file", str(pid_file))
     assert stop.returncode == 0 and "stopped the fio server" in stop.stdout
     assert not pid_file.exists() and not fio.server_listening(addr, 8770)
+    end = time.monotonic() + 5
+    while fio.server_listening(addr, 10770, timeout=0.2):  # --stop stops it too
+        assert time.monotonic() < end, "iperf3 outlived the agent"
+        time.sleep(0.05)
 
 
 def test_sixteen_servers_in_one_point(tmp_path: Path, db: Path) -> None:
@@ -667,3 +677,47 @@ def test_s3_three_hosts_put_and_get_aggregate_exactly(
     assert get["read"]["io_bytes"] == 24 * 65536
     for f in db.parent.glob(db.name + "*"):
         assert s3net.secret.encode() not in f.read_bytes()
+
+
+def test_network_baseline_before_a_multi_host_run(tmp_path: Path, db: Path, lab: Lab) -> None:
+    """iperf3 from the controller to each host and back before any point (seed 003 §3.6.7):
+    stored with the run, shown by `show` and the HTML report; a host without an iperf3
+    server gets a note naming it, and the run goes on."""
+    if shutil.which("iperf3") is None:
+        pytest.skip("iperf3 is not installed (`make test` installs it)")
+    servers = []
+    try:
+        for s, ns in list(zip(lab.servers, lab.namespaces, strict=True))[:2]:
+            cmd = ["ip", "netns", "exec", ns, "iperf3", "-s", "-B", s.address, "-p", "10765"]
+            servers.append(
+                subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            )
+        for s in lab.servers[:2]:
+            end = time.monotonic() + 10
+            while not fio.server_listening(s.address, 10765, timeout=0.2):
+                assert time.monotonic() < end, "iperf3 did not listen"
+                time.sleep(0.05)
+        plan = plan_file(
+            tmp_path,
+            lab,
+            "  - {name: rr, rw: randread, bs: 4k, size: 4m, ioengine: psync, runtime: 1,"
+            " time_based: 1, clients: 3}\n",
+        )
+        r = sb("run", str(plan), db=db)
+        assert r.returncode == 0, r.stdout + r.stderr
+        silent = f"{lab.servers[2].address}:8765"
+        assert f"host {silent}: no network baseline: iperf3 at" in r.stderr + r.stdout
+        run = json.loads(sb("export", "latest", "--format", "json", db=db).stdout)["run"]
+        network = run["inventory"]["network"]
+        assert [n["host"] for n in network] == [f"{s.address}:8765" for s in lab.servers[:2]]
+        for n in network:
+            assert n["to_host_bits_per_s"] > 1e6 and n["from_host_bits_per_s"] > 1e6
+        shown = sb("show", "latest", db=db).stdout
+        assert f"network to {lab.servers[0].address}:8765:" in shown and "bit/s, back" in shown
+        report = tmp_path / "r.html"
+        assert sb("report", "latest", "-o", str(report), db=db).returncode == 0
+        assert "bits/s)" in report.read_text()
+    finally:
+        for p in servers:
+            p.terminate()
+            p.wait(timeout=10)

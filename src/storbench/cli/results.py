@@ -33,6 +33,7 @@ from storbench.engines.base import Imported
 from storbench.errors import NotFoundError, UserError
 from storbench.hostload import summary
 from storbench.metrics import PERCENTILES, Measurement
+from storbench.netbaseline import fmt_bits
 from storbench.plan import (
     Point,
     Target,
@@ -322,6 +323,11 @@ def _testbed_lines(store: Store, r: RunRow) -> list[str]:
             f"  fio server {h.get('label')}: {h.get('hostname') or '?'}, {h.get('os') or '?'} "
             f"{h.get('arch') or ''}, {h.get('fio_version') or 'fio ?'}; targets "
             + ", ".join(str(t.get("path")) for t in h.get("targets") or [])
+        )
+    for n in r.inventory.get("network") or []:
+        lines.append(
+            f"  network to {n.get('host')}: {fmt_bits(n.get('to_host_bits_per_s'))}, back "
+            f"{fmt_bits(n.get('from_host_bits_per_s'))} (iperf3, {n.get('seconds')} s each way)"
         )
     lines += term.ceph_cluster_lines(ceph_report(r, store.events(r.id)))
     return lines

@@ -33,6 +33,7 @@ from storbench import __version__
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import DIRECTIONS, PERCENTILES, pct_key
+from storbench.netbaseline import fmt_bits
 from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
@@ -147,6 +148,8 @@ def _inv_value(key: str, value: Any) -> Any:
         return "yes" if value else "no"
     if isinstance(value, int) and key.endswith("_bytes") and value >= 1024:
         return f"{fmt_bytes(value)} ({value:,} bytes)"
+    if isinstance(value, int | float) and key.endswith("_bits_per_s"):  # the network baseline
+        return f"{fmt_bits(value)} ({value:,.0f} bits/s)"
     return value
 
 

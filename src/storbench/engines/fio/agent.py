@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,8 +24,9 @@ from pathlib import Path
 
 import click
 
-from storbench import hostcounters
+from storbench import hostcounters, netbaseline
 from storbench.engines import fio
+from storbench.engines.process import pdeathsig_prefix
 from storbench.errors import PreflightError, UserError
 
 
@@ -108,6 +110,7 @@ def agent(
     pid_file = os.path.abspath(pid_file or _agent_pid_file(port))
     if stop:
         _stop_counters(pid_file)
+        _stop_iperf(pid_file)
         pid = fio.stop_agent(pid_file)
         if pid is None:
             _say(f"no storbench agent runs with pid file {pid_file}")
@@ -164,6 +167,9 @@ def agent(
         cpid = _start_counters(addr, cport, pid_file)
         if cpid is not None:
             _say(f"storbench agent: this host's counters on {addr}:{cport} (pid {cpid})")
+    iport = _iperf(addr, port, pid_file, daemon=True)
+    if iport is not None:
+        _say(f"storbench agent: iperf3 server on {addr}:{iport} (the network baseline)")
     _warn(f"warning: {warning}")
     stop_cmd = f"storbench agent --stop --port {port}"
     if pid_file != os.path.abspath(_agent_pid_file(port)):
@@ -231,8 +237,52 @@ def _foreground(addr: str, port: int, cport: int | None, pid_file: str, warning:
     if cport is not None:
         _fork_counters(addr, cport)
         _warn(f"storbench agent: this host's counters on {addr}:{cport}")
+    iport = _iperf(addr, port, pid_file, daemon=False)
+    if iport is not None:
+        _warn(f"storbench agent: iperf3 server on {addr}:{iport} (the network baseline)")
     path = fio.fio_path() or "fio"
     os.execv(path, [path, f"--server={addr},{port}"])
+
+
+def _iperf(addr: str, port: int, pid_file: str, *, daemon: bool) -> int | None:
+    """iperf3's server beside the fio server (netbaseline.py), when iperf3 is installed and
+    its port is free: in a session of its own with a pid file (daemon), or dying with this
+    process (foreground, which becomes the fio server). Its port, or None (with a word)."""
+    iport = netbaseline.iperf_port(port)
+    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
+    if shutil.which("iperf3") is None or iport is None:
+        _warn("note: iperf3 is not installed: no network baseline for this host")
+        return None
+    if fio.server_listening(probe, iport):
+        _warn(f"note: {addr}:{iport} is taken: no network baseline for this host")
+        return None
+    cmd = netbaseline.server_command(addr, iport)
+    proc = subprocess.Popen(
+        cmd if daemon else [*pdeathsig_prefix(), *cmd],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd="/",
+        start_new_session=daemon,
+    )
+    if daemon:
+        Path(_iperf_pid_file(pid_file)).write_text(f"{proc.pid}\n")
+    return iport
+
+
+def _iperf_pid_file(pid_file: str) -> str:
+    stem = pid_file[: -len(".pid")] if pid_file.endswith(".pid") else pid_file
+    return stem + ".iperf3.pid"
+
+
+def _stop_iperf(pid_file: str) -> None:
+    path = _iperf_pid_file(pid_file)
+    with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
+        pid = int(Path(path).read_text().strip())
+        if b"iperf3" in Path(f"/proc/{pid}/cmdline").read_bytes():  # not a reused pid
+            os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _counters_pid_file(pid_file: str) -> str:

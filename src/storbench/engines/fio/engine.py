@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from storbench import s3bucket
+from storbench import netbaseline, s3bucket
 from storbench.engines import fio
 from storbench.engines.base import (
     CheckOptions,
@@ -150,6 +150,11 @@ class FioEngine:
             out.inventory["s3_buckets_created"] = created
         if any(p.hosts for p in points):
             out.inventory["hosts"] = hosts.inventory
+            remote_ones = [(h["label"], h["address"], h["port"]) for h in hosts.inventory]
+            network, notes = netbaseline.measure(remote_ones)
+            out.warnings += notes
+            if network:
+                out.inventory["network"] = network
         return out
 
     def open(self, run: RunContext, points: list[Point]) -> _Session:
