@@ -49,10 +49,11 @@ def test_ceph_sections_render_in_chromium(
     page = Page(browser, url)
     assert_clean(page, url)
     assert page.js("document.scripts.length") == 1, "only the report's own script"
-    assert page.js("[...document.querySelectorAll('nav.toc a')].map(a => a.textContent)")[:2] == [
-        "Test bed",
-        "Ceph cluster",
-    ]
+    toc = page.js("[...document.querySelectorAll('nav.toc a')].map(a => a.textContent)")
+    # the figures first, then the test bed with the cluster's inventory right after it
+    bed = toc.index("Test bed")
+    assert toc[bed : bed + 2] == ["Test bed", "Ceph cluster"], toc
+    assert toc.index("Summary") < bed, toc
 
     ceph = page.js("document.getElementById('ceph').innerText")
     fsid = recorded("degraded", "s")["fsid"]
