@@ -13,6 +13,9 @@ import pytest
 from storbench.engines import fio
 from storbench.plan import load_plan
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from stored_runs import recorded, stored_run
+
 
 def _advice(*sets: str) -> list[str]:
     p = load_plan("matrix", targets=["/tmp/storbench-advice.dat"], sets=["bs=[4k]", *sets])
@@ -79,41 +82,13 @@ def test_advice_compare_warns_of_runs_whose_iodepth_does_nothing(tmp_path: Path)
 
     db = tmp_path / "r.db"
     store = Store(str(db))
-    text = (
-        Path(__file__).resolve().parent.parent / "data/fio/psync-randread-json.json"
-    ).read_text()
+    t = Target("file", "/x")
     for _ in range(2):
-        t = Target("file", "/x")
         pts = [
             Point(i, f"q{q}", 0, t, "rr", {"ioengine": "psync", "iodepth": q}, {"iodepth": q})
             for i, q in enumerate((1, 32))
         ]
-        run = store.create_run(
-            kind="run",
-            name="psync",
-            source="test",
-            plan_text=None,
-            overrides=[],
-            inventory={},
-            fio_version="fio-3.33",
-            storbench_version="0",
-            argv=[],
-            points=pts,
-        )
-        for p in pts:
-            store.record(
-                run,
-                p,
-                fio.parse_output(text)[0],
-                engine="fio",
-                command=None,
-                job_file=None,
-                raw_output=None,
-                stderr=None,
-                started_at=1.0,
-                ended_at=2.0,
-            )
-        store.set_status(run, "completed")
+        stored_run(store, [(p, recorded("psync-randread-json")) for p in pts], name="psync")
     store.close()
     r = subprocess.run(
         [sys.executable, "-m", "storbench", "compare", "1", "2"],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import gzip
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,9 @@ from storbench.engines import fio
 from storbench.plan import Point, Target
 from storbench.report import charts, html
 from storbench.store import Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from stored_runs import recorded, stored_run
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
 HOSTILE = "<script>alert(1)</script> & \"q\" 's' $x$"
@@ -221,6 +225,10 @@ def test_markdown_report_lists_each_host(store: Store) -> None:
     assert md.hosts_markdown([(label, m) for label, m in items if not m.hosts]) == ""
 
 
+#: recorded randread outputs of similar latency (repetitions, or points of one sweep)
+STEMS = ["psync-randread-json", "status-interval-json", "percentile-rank-jsonplus"]
+
+
 def test_html_spread_is_the_terminals_95_ci(store: Store) -> None:
     """One definition of the spread of repetitions everywhere: the HTML table's ±95% cell is
     the terminal's and the Markdown's (the 95 % CI's half width relative to the mean)."""
@@ -228,48 +236,17 @@ def test_html_spread_is_the_terminals_95_ci(store: Store) -> None:
     from storbench.report.fmt import fmt_spread
 
     tgt = Target("file", "/x")
-    stems = ["psync-randread-json", "status-interval-json", "percentile-rank-jsonplus"]
-    points = [
-        Point(rep, "k", rep, tgt, "w", {"rw": "randread"}, {"rw": "randread"}) for rep in (0, 1, 2)
+    measured = [
+        (Point(rep, "k", rep, tgt, "w", {"rw": "randread"}, {"rw": "randread"}), recorded(stem))
+        for rep, stem in enumerate(STEMS)
     ]
-    run_id = store.create_run(
-        kind="run",
-        name="reps",
-        source="test",
-        plan_text="name: reps\n",
-        overrides=[],
-        inventory={},
-        fio_version="fio-3.33",
-        storbench_version="0.1.0",
-        argv=[],
-        points=points,
-    )
-    measured = []
-    for p, stem in zip(points, stems, strict=True):
-        meas = fio.parse_output((DATA / f"{stem}.json").read_text())[0]
-        measured.append((p, meas))
-        store.record(
-            run_id,
-            p,
-            meas,
-            engine="fio",
-            command=None,
-            job_file=None,
-            raw_output=None,
-            stderr=None,
-            started_at=1.0,
-            ended_at=2.0,
-        )
-    store.set_status(run_id, "completed")
+    run_id = stored_run(store, measured, name="reps")
     (s,) = summarize(measured)
     want = fmt_spread(s.dirs["read"].iops_spread)
     assert want.startswith("±") and want.endswith(" %")
     page = html.render_report(store, [str(run_id)])
     assert ">±95%</th>" in page
     assert f'<td class="n">{want}</td>' in page
-
-
-STEMS = ["psync-randread-json", "status-interval-json", "percentile-rank-jsonplus"]
 
 
 def _reps_run(store: Store, depths: tuple[int, ...] = (1, 4), reps: int = 3) -> int:
@@ -281,33 +258,8 @@ def _reps_run(store: Store, depths: tuple[int, ...] = (1, 4), reps: int = 3) -> 
         for i, q in enumerate(depths)
         for r in range(reps)
     ]
-    run_id = store.create_run(
-        kind="run",
-        name="reps",
-        source="test",
-        plan_text="name: reps\n",
-        overrides=[],
-        inventory={},
-        fio_version="fio-3.33",
-        storbench_version="0.1.0",
-        argv=[],
-        points=points,
-    )
-    for p in points:
-        text = (DATA / f"{STEMS[p.repetition if reps > 1 else p.index]}.json").read_text()
-        store.record(
-            run_id,
-            p,
-            fio.parse_output(text)[0],
-            engine="fio",
-            command=None,
-            job_file=None,
-            raw_output=None,
-            stderr=None,
-            started_at=1.0,
-            ended_at=2.0,
-        )
-    store.set_status(run_id, "completed")
+    measured = [(p, recorded(STEMS[p.repetition if reps > 1 else p.index])) for p in points]
+    run_id = stored_run(store, measured, name="reps")
     return run_id
 
 

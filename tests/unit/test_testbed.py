@@ -12,11 +12,13 @@ import sys
 from pathlib import Path
 
 from storbench.analysis.testbed import differences
-from storbench.engines import fio
 from storbench.plan import Point, Target
 from storbench.preflight.inventory import host_inventory, target_inventory
 from storbench.preflight.inventory.tuning import host_tuning
 from storbench.store import Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from stored_runs import recorded, stored_run
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
 
@@ -58,35 +60,8 @@ def test_testbed_differences_name_each_setting_and_ignore_what_always_differs() 
 
 
 def _run(store: Store, inventory: dict[str, object]) -> int:
-    t = Target("file", "/x")
-    p = Point(0, "k", 0, t, "w", {"rw": "randread"}, {})
-    run = store.create_run(
-        kind="run",
-        name="r",
-        source="test",
-        plan_text=None,
-        overrides=[],
-        inventory=inventory,
-        fio_version="fio-3.33",
-        storbench_version="0",
-        argv=[],
-        points=[p],
-    )
-    meas = fio.parse_output((DATA / "psync-randread-json.json").read_text())[0]
-    store.record(
-        run,
-        p,
-        meas,
-        engine="fio",
-        command=None,
-        job_file=None,
-        raw_output=None,
-        stderr=None,
-        started_at=1.0,
-        ended_at=2.0,
-    )
-    store.set_status(run, "completed")
-    return run
+    p = Point(0, "k", 0, Target("file", "/x"), "w", {"rw": "randread"}, {})
+    return stored_run(store, [(p, recorded("psync-randread-json"))], inventory=inventory)
 
 
 def test_testbed_compare_says_what_differed(tmp_path: Path) -> None:

@@ -1,0 +1,57 @@
+"""A completed run stored the way the runner stores it (Store.create_run, Store.record of each
+point, completed), its points measured by recorded real fio outputs of tests/data/fio: for
+tests of what reads the database (reports, charts, compare)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from storbench.engines import fio
+from storbench.metrics import Measurement
+from storbench.plan import Point
+from storbench.store import Store
+
+DATA = Path(__file__).resolve().parent / "data" / "fio"
+
+
+def recorded(stem: str) -> Measurement:
+    """What storbench makes of the recorded output ``tests/data/fio/STEM.json``."""
+    return fio.parse_output((DATA / f"{stem}.json").read_text())[0]
+
+
+def stored_run(
+    store: Store,
+    measured: list[tuple[Point, Measurement]],
+    *,
+    name: str = "r",
+    inventory: dict[str, Any] | None = None,
+) -> int:
+    """A completed run of these points and their measurements; its id."""
+    run_id = store.create_run(
+        kind="run",
+        name=name,
+        source="test",
+        plan_text=f"name: {name}\n",
+        overrides=[],
+        inventory=inventory or {},
+        fio_version="fio-3.33",
+        storbench_version="0.1.0",
+        argv=[],
+        points=[p for p, _ in measured],
+    )
+    for p, meas in measured:
+        store.record(
+            run_id,
+            p,
+            meas,
+            engine="fio",
+            command=None,
+            job_file=None,
+            raw_output=None,
+            stderr=None,
+            started_at=1.0,
+            ended_at=2.0,
+        )
+    store.set_status(run_id, "completed")
+    return run_id
