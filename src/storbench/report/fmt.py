@@ -98,6 +98,7 @@ class SummaryLead:
     reps: int
     steady: bool = False  # some point ran in steady-state rounds: a column says how it ended
     power: bool = False  # some point has this machine's power (a sensor answered)
+    partial: bool = False  # some repetition missed a host or client: the n column says so
 
     @classmethod
     def of(cls, summaries: Sequence[PointSummary]) -> SummaryLead:
@@ -105,11 +106,8 @@ class SummaryLead:
             multi_target=len({s.target for s in summaries}) > 1,
             multi_workload=len({s.workload for s in summaries}) > 1,
             axes=list(dict.fromkeys(k for s in summaries for k in s.axes)),
-            # a column of repetitions also where a point is partial: it says so
-            reps=max(
-                max((s.runs + s.failed for s in summaries), default=1),
-                2 if any(s.partial for s in summaries) else 1,
-            ),
+            reps=max((s.runs + s.failed for s in summaries), default=1),
+            partial=any(s.partial for s in summaries),
             steady=any(s.steady for s in summaries),
             power=any(s.watts is not None for s in summaries),
         )
@@ -119,7 +117,7 @@ class SummaryLead:
             (["target"] if self.multi_target else [])
             + (["workload"] if self.multi_workload or not self.axes else [])
             + self.axes
-            + (["n"] if self.reps > 1 else [])
+            + (["n"] if self.reps > 1 or self.partial else [])
             + (["steady state"] if self.steady else [])
             + (["power"] if self.power else [])
         )
@@ -131,7 +129,7 @@ class SummaryLead:
             ([s.target.label] if self.multi_target else [])
             + ([s.workload] if self.multi_workload or not self.axes else [])
             + [_axis_cell(s, a) for a in self.axes]
-            + ([runs] if self.reps > 1 else [])
+            + ([runs] if self.reps > 1 or self.partial else [])
             + ([steady_cell(s)] if self.steady else [])
             + ([power_cell(s)] if self.power else [])
         )
