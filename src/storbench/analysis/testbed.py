@@ -1,5 +1,6 @@
 """What differed between two runs' test beds: every setting of the host (kernel, sysctls,
-CPU governor, MTUs: preflight/inventory/tuning.py), of the targets and their disks (I/O
+CPU governor, MTUs: preflight/inventory/tuning.py) and of each remote host (what its fio
+server says; with ``ssh:``, its whole inventory), of the targets and their disks (I/O
 scheduler, read-ahead, queue limits, write cache) and of the Ceph cluster (versions, pools'
 size and PG count, ...) that is not the same, so that "A beat B" comes with "and these
 settings were not the same" (seeds 000 and 003 list them in their appendices).
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 #: the parts of an inventory that describe the test bed's settings (what compare diffs)
-COMPARED = ("host", "targets", "ceph")
+COMPARED = ("host", "targets", "hosts", "ceph")
 #: keys that differ between any two runs without saying anything of the setup
 NOISE = (
     "hostname",
@@ -32,7 +33,7 @@ def _flat(value: Any, prefix: str, out: dict[str, Any]) -> None:
                 _flat(v, f"{prefix}.{k}" if prefix else str(k), out)
     elif isinstance(value, list) and all(isinstance(v, dict) for v in value) and value:
         for i, v in enumerate(value):
-            key = v.get("path") or v.get("pool_name") or v.get("name") or str(i)
+            key = v.get("path") or v.get("pool_name") or v.get("label") or v.get("name") or str(i)
             _flat(v, f"{prefix}[{key}]", out)
     else:
         out[prefix] = value

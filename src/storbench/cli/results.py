@@ -324,6 +324,12 @@ def _testbed_lines(store: Store, r: RunRow) -> list[str]:
             f"{h.get('arch') or ''}, {h.get('fio_version') or 'fio ?'}; targets "
             + ", ".join(str(t.get("path")) for t in h.get("targets") or [])
         )
+        own = h.get("host") or {}
+        if own:  # a host with `ssh:`: what its agent said of it
+            lines.append(
+                f"    over ssh ({(h.get('agent') or {}).get('ssh')}): {own.get('distribution')}, "
+                f"kernel {own.get('kernel')}, {own.get('cpu_count')} x {own.get('cpu_model')}"
+            )
     for n in r.inventory.get("network") or []:
         lines.append(
             f"  network to {n.get('host')}: {fmt_bits(n.get('to_host_bits_per_s'))}, back "

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from storbench import __version__, drills, engines
+from storbench import __version__, drills, engines, sshagents
 from storbench.cli.app import (
     CONTEXT,
     cli,
@@ -21,6 +21,7 @@ from storbench.cli.plans import header, show_plan
 from storbench.cli.results import print_run
 from storbench.errors import PreflightError, UserError
 from storbench.plan import (
+    Plan,
     Point,
     load_plan,
     suite_names,
@@ -145,12 +146,62 @@ def run(
     busy = concurrent_refusal(store, points)
     if busy:
         raise PreflightError(busy, fix="wait until that run ends, then run again")
-    pre = run_preflight(points, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy)
     overrides = [f"--set {s}" for s in sets] + [f"--target {t}" for t in targets]
     if ceph_conf:
         overrides.append(f"--ceph-conf {ceph_conf}")
     if endpoint:
         overrides.append(f"--endpoint {endpoint}")
+    with sshagents.started(points) as agents:
+        pre = _preflight(points, agents, list(destroy_data), allow_unhealthy)
+        _record_and_execute(
+            store, p, points, pre, overrides, agents, fail_fast, keep_files, health_interval
+        )
+
+
+def _preflight(
+    points: list[Point], agents: sshagents.Agents, destroy_data: list[str], allow_unhealthy: bool
+) -> Preflight:
+    """Preflight with the ssh hosts' agents running (sshagents.py), their inventory in it."""
+    for a in agents.agents:
+        fio_of = (a.info.get("host") or {}).get("fio_version") or "no fio"
+        out.print(
+            f"host {a.label}: started storbench's agent over ssh ({a.destination}; {fio_of})",
+            markup=False,
+        )
+    pre = run_preflight(points, destroy_data=destroy_data, allow_unhealthy=allow_unhealthy)
+    agents.merge(pre.inventory)
+    return pre
+
+
+def _agent_events(store: Store, run_id: int, agents: sshagents.Agents) -> None:
+    """The ssh hosts' agents in the run's events: started (now) and stopped (at the end)."""
+    for a in agents.agents:
+        store.add_event(
+            run_id,
+            "ssh-agent",
+            f"host {a.label}: storbench's agent started over ssh ({a.destination})",
+            {"host": a.label, "ssh": a.destination, "started": True},
+        )
+
+    def stopped(line: str) -> None:
+        out.print(line, markup=False)
+        with contextlib.suppress(StoreError):
+            store.add_event(run_id, "ssh-agent", line, {"stopped": True})
+
+    agents.on_stop = stopped
+
+
+def _record_and_execute(
+    store: Store,
+    p: Plan,
+    points: list[Point],
+    pre: Preflight,
+    overrides: list[str],
+    agents: sshagents.Agents,
+    fail_fast: bool,
+    keep_files: bool,
+    health_interval: float,
+) -> None:
     try:
         run_id = store.create_run(
             kind="run",
@@ -169,6 +220,7 @@ def run(
         _undo_preflight(points, pre)
         raise
     out.print(f"run {run_id}: recording to {store.path}")
+    _agent_events(store, run_id, agents)
     _execute(store, run_id, points, len(points), fail_fast, pre, keep_files, health_interval)
 
 
@@ -302,6 +354,7 @@ def resume(
     _refuse_drill(pending, allow_disruption)
     was = r.effective_status
     r = store.claim(r.id, "resume")  # from here on no other process resumes it
+    scope = contextlib.ExitStack()  # the ssh hosts' agents, until the end of the run
     try:
         for done in remove_leftovers(store, r):
             out.print(f"run {r.id}: {done}", markup=False)
@@ -320,13 +373,15 @@ def resume(
         if busy:
             raise PreflightError(busy, fix="wait until that run ends, then resume")
         out.print(f"resuming run {r.id} ({r.name}): {len(pending)} of {r.points} points to run")
-        pre = run_preflight(
-            pending, destroy_data=list(destroy_data), allow_unhealthy=allow_unhealthy
-        )
+        agents = scope.enter_context(sshagents.started(pending))
+        pre = _preflight(pending, agents, list(destroy_data), allow_unhealthy)
     except BaseException:
+        scope.close()
         store.set_status(r.id, "interrupted" if was in ("running", "aborted") else was)
         raise
-    _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files, health_interval)
+    with scope:
+        _agent_events(store, r.id, agents)
+        _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files, health_interval)
 
 
 @cli.command(

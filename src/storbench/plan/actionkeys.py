@@ -23,6 +23,7 @@ exec 101 -- sh -c``). Keys come from the user's ssh config and agent, never from
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -118,12 +119,83 @@ def actions(value: Any, daemons: Mapping[str, str] | None = None) -> list[Action
     return sorted(out, key=lambda a: a.at_s)
 
 
-def shell_prefix(value: Any, address: str) -> tuple[str, ...]:
-    """A host's ``shell:`` (checked by :func:`shell_problem`) as words; left out, ssh to
-    ``address`` (``sh -c`` for the ``local`` host)."""
+def ssh_words() -> tuple[str, ...]:
+    """The ssh command storbench runs: ``$STORBENCH_SSH`` (split like a shell; ``ssh`` when
+    unset) with BatchMode (never a prompt) and a connect timeout."""
+    given = os.environ.get("STORBENCH_SSH", "").strip()
+    try:
+        head = tuple(shlex.split(given)) if given else SSH[:1]
+    except ValueError:
+        head = SSH[:1]  # the run refuses it first (sshagents.ssh_env_problem)
+    return (*head, *SSH[1:])
+
+
+def shell_prefix(value: Any, address: str, ssh: str | None = None) -> tuple[str, ...]:
+    """A host's ``shell:`` (checked by :func:`shell_problem`) as words; left out, ssh to the
+    host's ``ssh:`` destination or ``address`` (``sh -c`` for the ``local`` host)."""
     if value is None:
-        return LOCAL_SHELL if address == "local" else (*SSH, address)
+        if address == "local":
+            return LOCAL_SHELL
+        return (*ssh_words(), ssh) if ssh else (*SSH, address)
+    return words(value)
+
+
+def words(value: Any) -> tuple[str, ...]:
+    """A command given as text (split like a shell) or as a list of words."""
     return tuple(shlex.split(value) if isinstance(value, str) else (str(w) for w in value))
+
+
+SSH_TAKES = "SSH destination: `user@host`, a Host of your ssh config, `ssh://user@host:port`"
+SSH_DOC = (
+    "storbench starts `storbench agent` there over ssh for the run (fio server, iperf3, "
+    "counters), gathers that host's inventory and tuning, and stops it when the run ends, "
+    "whatever way it ends (the agent exits when the ssh connection closes). ssh runs with "
+    "BatchMode: keys, known hosts and options from your ssh config and agent "
+    "(`$STORBENCH_SSH` replaces the `ssh` command, e.g. `ssh -i KEY -p 2222`); an unknown "
+    "host key is refused, never accepted for you."
+)
+AGENT_DOC = (
+    "With `ssh:`, the command that runs storbench's agent on that host (storbench must be "
+    "installed there, with the controller's fio version)."
+)
+SSH_FIX = (
+    "e.g. `ssh: root@vm01`, `ssh: vm01` (a Host of your ssh config) or `ssh: ssh://root@vm01:2222`"
+)
+AGENT = ("storbench", "agent")
+AGENT_SHOWN = " ".join(AGENT)
+AGENT_FIX = "e.g. `agent: /opt/storbench/bin/storbench agent` (the default: storbench agent)"
+
+
+def ssh_problem(value: Any, host: Mapping[Any, Any]) -> tuple[str, str] | None:
+    """Why a host's ``ssh:`` is refused, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        return f"`ssh` must be an SSH destination, not {_describe(value)}", SSH_FIX
+    dest = value.strip()
+    if control_char(dest) is not None or any(c.isspace() for c in dest):
+        return f"`ssh` must be one destination, without spaces: {dest!r}", SSH_FIX + (
+            "; ssh's options go in your ssh config or $STORBENCH_SSH"
+        )
+    if dest.startswith("-"):
+        return f"`ssh` must be a destination, not an option ({dest!r})", SSH_FIX
+    if str(host.get("address", "")).strip() == "local":
+        return "the `local` host is this machine: it takes no `ssh`", "remove `ssh:` from it"
+    return None
+
+
+def agent_problem(value: Any, host: Mapping[Any, Any]) -> tuple[str, str] | None:
+    """Why a host's ``agent:`` is refused, or None."""
+    if value is None:
+        return None
+    if host.get("ssh") is None:
+        return "`agent` goes with `ssh:` (storbench starts the agent over ssh)", (
+            "add `ssh: DESTINATION` to this host, or remove `agent:`"
+        )
+    why = shell_problem(value, host)
+    if why is not None:
+        return why[0].replace("`shell`", "`agent`"), AGENT_FIX
+    return None
 
 
 def shell_problem(value: Any, _: Mapping[Any, Any]) -> tuple[str, str] | None:

@@ -122,6 +122,8 @@ class Host:
     name: str | None = None
     targets: tuple[Target, ...] | None = None  # None: the plan's targets
     shell: tuple[str, ...] = ()  # how a drill's run step reaches it (actionkeys.shell_prefix)
+    ssh: str | None = None  # an SSH destination: storbench starts its agent there (sshagents)
+    agent: tuple[str, ...] = ()  # the agent's command there (with ssh)
 
     @property
     def local(self) -> bool:
@@ -142,6 +144,8 @@ class PointHost:
     address: str
     port: int
     target: Target
+    ssh: str = ""  # an SSH destination: storbench starts its agent there for the run
+    agent: tuple[str, ...] = ()  # the agent's command there
 
     @property
     def local(self) -> bool:
@@ -153,6 +157,7 @@ class PointHost:
             "address": self.address,
             "port": self.port,
             "target": self.target.to_dict(),
+            **({"ssh": self.ssh, "agent": list(self.agent)} if self.ssh else {}),
         }
 
     @classmethod
@@ -162,6 +167,8 @@ class PointHost:
             address=d["address"],
             port=int(d["port"]),
             target=Target.from_dict(d["target"]),
+            ssh=str(d.get("ssh") or ""),
+            agent=tuple(str(w) for w in d.get("agent") or ()),
         )
 
 
@@ -395,7 +402,8 @@ class Plan:
                         else:
                             clients = int(params.pop("clients", len(slot)))
                             hosts = [
-                                PointHost(h.label, h.address, h.port, t) for h, t in slot[:clients]
+                                PointHost(h.label, h.address, h.port, t, h.ssh or "", h.agent)
+                                for h, t in slot[:clients]
                             ]
                             if target.ceph:
                                 params["ioengine"] = CEPH_FIO_ENGINE[target.kind]

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import storbench.plan.actionkeys as ak
 from storbench.errors import suggestion
-from storbench.plan.actionkeys import daemons_problem, shell_problem
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
 from storbench.plan.precondkeys import problem as precondition_problem
@@ -364,7 +364,7 @@ PLAN = Section(
             "the OSD, `{host}` the host Ceph places it on (`ceph osd find`); e.g. cephadm's "
             "`ceph orch daemon stop osd.{id}`, or `ssh {host} systemctl stop ceph-osd@{id}`.",
             default="systemctl stop|start ceph-osd@{id} (on this machine)",
-            check=daemons_problem,
+            check=ak.daemons_problem,
         ),
         Key(
             "report",
@@ -501,8 +501,17 @@ HOST = Section(
             "appended as one argument, run without a local shell. With ssh it is the remote "
             "command line; other wrappers end with `sh -c` (`pct exec 101 -- sh -c`, "
             "`docker exec c sh -c`). ssh's keys: the user's ssh config and agent, not the plan.",
-            default="ssh -o BatchMode=yes -o ConnectTimeout=10 ADDRESS (`local`: sh -c)",
-            check=shell_problem,
+            default="ssh -o BatchMode=yes -o ConnectTimeout=10 ADDRESS (SSH DESTINATION with "
+            "`ssh:`; `local`: sh -c)",
+            check=ak.shell_problem,
+        ),
+        Key("ssh", ak.SSH_TAKES, ak.SSH_DOC, check=ak.ssh_problem),
+        Key(
+            "agent",
+            "command: text or words",
+            ak.AGENT_DOC,
+            default=ak.AGENT_SHOWN,
+            check=ak.agent_problem,
         ),
     ),
 )

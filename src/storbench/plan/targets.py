@@ -12,7 +12,7 @@ from ruamel.yaml.comments import CommentedMap
 import storbench.plan.s3keys as s3keys
 import storbench.plan.schema as schema
 from storbench.errors import PlanError, suggestion
-from storbench.plan.actionkeys import shell_prefix
+from storbench.plan.actionkeys import AGENT, shell_prefix, words
 from storbench.plan.checks import fix_for, path_problem, shown
 from storbench.plan.model import Host, Target
 from storbench.plan.precondkeys import precondition
@@ -250,7 +250,7 @@ class _TargetRules:
                         fix=suggestion(str(k), HOST_KEYS, f"a host has: {', '.join(HOST_KEYS)}"),
                     )
             values = self.read_keys(schema.HOST, item, node, i)
-            address, port, name = values["address"].strip(), values["port"], values["name"]
+            address, port = values["address"].strip(), values["port"]
             own = (
                 tuple(self.target_list(item["targets"], item, "targets"))
                 if item.get("targets") is not None
@@ -263,13 +263,7 @@ class _TargetRules:
                     "targets",
                     fix="list this host's targets, or remove `targets:` to use the plan's",
                 )
-            host = Host(
-                address=address,
-                port=port,
-                name=str(name).strip() if name is not None else None,
-                targets=own,
-                shell=shell_prefix(values["shell"], address),
-            )
+            host = _host(values, own)
             ident = (address, port if address != LOCAL else 0)
             if ident in seen:
                 first = f"host {seen[ident] + 1}"
@@ -307,6 +301,22 @@ class _TargetRules:
                 fix="list the same number of targets under each host (or none, to use the "
                 "plan's `targets:`)",
             )
+
+
+def _host(values: dict[str, Any], own: tuple[Target, ...] | None) -> Host:
+    """A host of ``hosts:`` from its checked keys (``own``: its own targets)."""
+    address, name = values["address"].strip(), values["name"]
+    ssh = values["ssh"].strip() if values["ssh"] is not None else None
+    agent = words(values["agent"]) if values["agent"] is not None else AGENT
+    return Host(
+        address=address,
+        port=values["port"],
+        name=str(name).strip() if name is not None else None,
+        targets=own,
+        shell=shell_prefix(values["shell"], address, ssh),
+        ssh=ssh,
+        agent=agent if ssh else (),
+    )
 
 
 def default_ceph_conf() -> str:

@@ -97,6 +97,19 @@ told --any-address. Stop it when the benchmark is done.
 )
 @click.option("--foreground", is_flag=True, help="Run the fio server in the foreground.")
 @click.option("--stop", is_flag=True, help="Stop the agent's fio server (of --port or --pid-file).")
+@click.option(
+    "--session",
+    is_flag=True,
+    help="As a run starts it over ssh (a host's `ssh:`): print this host's inventory as JSON, "
+    "then serve until standard input closes (no pid file).",
+)
+@click.option(
+    "--inventory-target",
+    "inventory_targets",
+    multiple=True,
+    metavar="KIND:PATH",
+    help="With --session: a device, file or directory of this host to take the inventory of.",
+)
 def agent(
     bind: str,
     port: int,
@@ -104,6 +117,8 @@ def agent(
     any_address: bool,
     foreground: bool,
     stop: bool,
+    session: bool,
+    inventory_targets: tuple[str, ...],
 ) -> None:
     """Start a fio server on this host so that a controller can measure it (`hosts:` in a
     plan), with a pid file; `--stop` stops it."""
@@ -135,24 +150,16 @@ def agent(
     unavailable = bind_unavailable(addr)
     if unavailable:
         raise UserError(unavailable, fix="--bind one of this host's addresses (ip -br addr)")
-    running = fio.fio_server_pid(pid_file)
-    if running:
-        raise UserError(
-            f"a storbench agent already runs (pid {running}, pid file {pid_file})",
-            fix=f"stop it first: storbench agent --stop --pid-file {pid_file}",
-        )
-    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
-    if fio.server_listening(probe, port):
-        raise UserError(
-            f"something already listens on {addr}:{port}",
-            fix="choose another --port (fio's server sets SO_REUSEPORT: a second server on "
-            "the same port would start silently and take half the connections)",
-        )
+    _refuse_taken(addr, port, None if session else pid_file)
     warning = (
         f"it runs any job a controller sends, without authentication or encryption: keep "
         f"{addr}:{port} on a benchmark network, and stop it when done"
     )
     cport = _counters_port_free(addr, port)
+    if session:
+        from storbench.engines.fio import agentsession
+
+        agentsession.serve(addr, port, cport, list(inventory_targets))
     if foreground:
         _foreground(addr, port, cport, pid_file, warning)
     try:
@@ -175,6 +182,23 @@ def agent(
     if pid_file != os.path.abspath(_agent_pid_file(port)):
         stop_cmd = f"storbench agent --stop --pid-file {pid_file}"
     _say(f"stop it with: {stop_cmd}")
+
+
+def _refuse_taken(addr: str, port: int, pid_file: str | None) -> None:
+    """UserError when an agent of ``pid_file`` runs, or something listens on the port."""
+    running = fio.fio_server_pid(pid_file) if pid_file else None
+    if running:
+        raise UserError(
+            f"a storbench agent already runs (pid {running}, pid file {pid_file})",
+            fix=f"stop it first: storbench agent --stop --pid-file {pid_file}",
+        )
+    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
+    if fio.server_listening(probe, port):
+        raise UserError(
+            f"something already listens on {addr}:{port}",
+            fix="choose another --port (fio's server sets SO_REUSEPORT: a second server on "
+            "the same port would start silently and take half the connections)",
+        )
 
 
 def bind_refusal(address: str, any_address: bool) -> str | None:
