@@ -261,6 +261,8 @@ Kinds:
   iops-vs-bs, bw-vs-bs, lat-vs-bs                  against the block (s3: object) size
   lat-percentiles                                  clat p50 ... p99.99, a line per point
   compare                                          % change of each run against the first
+A run's line is named by what tells it apart (name, filter, target, an option, a test-bed
+setting; else "run N"); a panel holds at most 6 lines, more are split over panels.
 The format follows the file name: .png (150 dpi) or .svg (each point shows its value on hover).
 """,
 )
