@@ -218,8 +218,12 @@ def _draw_bars(ax: Any, panel: Panel, gid: int) -> int:
 
 
 def _tick(v: float, _: Any = None) -> str:
-    """A tick label without exponents: 1,250,000; 4,096; 12.5; 0.25."""
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.4g}"
+    """A tick label without exponents: 1,250,000; 4,096; 12.5; 0.25; 0.00002."""
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if 0 < abs(v) < 1e-3:  # :g would write 2e-05
+        return f"{v:.12f}".rstrip("0")
+    return f"{v:,.4g}"
 
 
 def _axes_style(ax: Any, panel: Panel) -> None:
@@ -242,8 +246,12 @@ def _axes_style(ax: Any, panel: Panel) -> None:
         ax.set_xticks([t[0] for t in ticks], [t[1] for t in ticks])
     if panel.yscale == "log":
         ax.set_yscale("log")
-        # 1, 2 and 5 of each decade: a range within one decade still gets several ticks
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        # 1, 2 and 5 of each decade: a range within one decade still gets several ticks;
+        # over more than three decades that many would crowd: the decades alone
+        ys = [m.y for ln in panel.lines for m in ln.marks if m.y > 0]
+        wide = bool(ys) and max(ys) / min(ys) > 1000
+        subs = (1.0,) if wide else (1.0, 2.0, 5.0)
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
         ax.yaxis.set_minor_locator(NullLocator())
         ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     elif panel.yfmt == "eng":
