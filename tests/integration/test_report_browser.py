@@ -28,6 +28,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from answer_runs import HOSTILE, KINDS, check_answer_tables, store_run
+from stored_runs import recorded, stored_run
 
 pytestmark = pytest.mark.integration
 
@@ -396,6 +397,92 @@ def test_report_loads_offline_escapes_names_and_draws_its_charts(
     assert page1.js("document.querySelector('#answer img')") is None
     assert page1.js("document.querySelectorAll('figure.chart').length") >= 6
     assert time.monotonic() - t0 < 90
+
+
+# ---------------------------------------------------------------------------- comparison
+
+#: Where the comparison's parts are on the page (top, from the page's start) and whether
+#: each is shown; their text.
+COMPARISON_JS = """(() => {
+  const at = (e) => e ? {top: e.getBoundingClientRect().top + scrollY,
+    shown: e.checkVisibility() && e.getBoundingClientRect().height > 0,
+    text: e.innerText} : null;
+  const cmp = document.querySelector('#comparison');
+  return {
+    verdict: at(cmp.querySelector('.card')),
+    warn: at(cmp.querySelector('.warn.advice')),
+    note: at(cmp.querySelector('.testbed-note')),
+    points: at(cmp.querySelector('h4 + table')),
+    summary: at(document.querySelector('#summary')),
+    chart: at(document.querySelector('figure.chart')),
+    diffs: at(document.querySelector('#testbed-differences')),
+    side: at(document.querySelector('#testbed table.testbed:not(.diffs)')),
+    link: document.querySelector('#comparison a[href="#testbed-differences"]') !== null,
+  };
+})()"""
+
+
+def _comparison_order(page: Page) -> dict[str, Any]:
+    parts = page.js(COMPARISON_JS)
+    order = ["verdict", "warn", "note", "points", "summary", "chart", "diffs", "side"]
+    for name in order:
+        assert parts[name] is not None and parts[name]["shown"], (name, parts[name])
+    tops = [parts[name]["top"] for name in order]
+    assert tops == sorted(tops), dict(zip(order, tops, strict=True))
+    return parts
+
+
+def test_report_comparison_of_real_runs_warns_and_ends_with_the_test_beds(
+    reports: dict[str, Path], browser: DevTools
+) -> None:
+    """Two real runs of a plan that sweeps iodepth with fio's default (synchronous) psync:
+    the comparison says so right after its verdict, before its tables; the test beds'
+    differences come after the charts, ahead of the runs side by side."""
+    url = reports["two"].resolve().as_uri()
+    page = Page(browser, url)
+    assert_clean(page, url)
+    parts = _comparison_order(page)
+    warn = parts["warn"]["text"]
+    assert "run 1: hostile <b>names</b> and run 2: hostile <b>names</b>" in warn, warn
+    assert f"workload '{SCRIPT_NAME}': iodepth 4 with ioengine=psync does nothing" in warn
+    assert parts["diffs"]["text"].startswith("Differences between the test beds")
+    assert page.js("document.querySelector('#comparison b, #testbed-differences b')") is None
+
+
+def test_report_comparison_test_bed_differences_in_chromium(
+    browser: DevTools, tmp_path: Path
+) -> None:
+    """Runs stored from a recorded fio output whose test beds differ (one setting holding
+    markup): the comparison links to the differences, which show each setting as text."""
+    from storbench.plan import Point, Target
+    from storbench.store import Store
+
+    db = tmp_path / "r.db"
+    store = Store(str(db))
+    t = Target("file", "/x", name=IMG_NAME)
+    for sched in ("none", IMG_NAME):
+        pts = [
+            Point(
+                i, f"q{q}", 0, t, SCRIPT_NAME, {"ioengine": "psync", "iodepth": q}, {"iodepth": q}
+            )
+            for i, q in enumerate((1, 8))
+        ]
+        inv = {"targets": [{"path": "/x", "disk": {"tuning": {"scheduler": sched}}}]}
+        stored_run(store, [(p, recorded("psync-randread-json")) for p in pts], inventory=inv)
+    store.close()
+    out = tmp_path / "cmp.html"
+    assert sb("report", "1", "2", "-o", str(out), db=db).returncode == 0
+    url = out.resolve().as_uri()
+    page = Page(browser, url)
+    assert_clean(page, url)
+    parts = _comparison_order(page)
+    assert parts["link"] and "The test beds differ in 1 setting" in parts["note"]["text"]
+    rows = page.js(
+        "[...document.querySelectorAll('#testbed-differences tbody tr')].map(r => "
+        "[...r.children].map(c => c.textContent))"
+    )
+    assert rows == [["targets[/x].disk.tuning.scheduler", "none", IMG_NAME]], rows
+    assert page.js("document.images.length") == 0
 
 
 # ---------------------------------------------------------------------------- answers

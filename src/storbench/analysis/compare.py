@@ -178,7 +178,7 @@ def _param_key(s: PointSummary, ignore: frozenset[str] = frozenset()) -> str:
     return json.dumps([s.workload, params])
 
 
-def _constant(items: list[PointSummary]) -> dict[str, str]:
+def constant_options(items: list[PointSummary]) -> dict[str, str]:
     """Options that every point of ``items`` sets, to the same value."""
     if not items:
         return {}
@@ -193,7 +193,7 @@ def differing_options(
 ) -> dict[str, tuple[Any, Any]]:
     """Options constant within each side but different between the sides: what the two runs
     were set up to compare (ioengine, direct, ...). Matching ignores them."""
-    cb, co = _constant(base), _constant(other)
+    cb, co = constant_options(base), constant_options(other)
     return {k: (base[0].params[k], other[0].params[k]) for k in cb if k in co and cb[k] != co[k]}
 
 

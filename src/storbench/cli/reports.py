@@ -51,9 +51,11 @@ Examples:
 
 The HTML file is self-contained (no request leaves it; open it offline, mail it): the test
 bed (host and target inventory, versions), the plan, a summary table, charts against iodepth
-and numjobs and latency percentiles with the values on hover, comparison bars labelled with
-the % change when several runs are given, and for every point its fio job file and raw
-output one click away.
+and numjobs and latency percentiles with the values on hover, and for every point its fio
+job file and raw output one click away. With several runs, each later one is compared with
+the first as `compare` does: the verdict, the warnings of either run (iodepth with a
+synchronous ioengine), the tables, bars labelled with the % change, and in the test bed
+section the settings that differed between the test beds.
 """,
 )
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
@@ -212,8 +214,7 @@ def _advice(store: Store, refs: list[str]) -> list[str]:
     out: list[str] = []
     for run_id in dict.fromkeys(store.run(parse_run_spec(ref).run).id for ref in refs):
         points = [m.point for m in store.measurements(run_id, bins=False) if m.point]
-        for engine, pts in engines.of_points(points):
-            out += [f"run {run_id}: {line}" for line in engine.advice(pts)]
+        out += [f"run {run_id}: {line}" for line in engines.advice(points)]
     return out
 
 
@@ -260,6 +261,8 @@ Kinds:
   iops-vs-bs, bw-vs-bs, lat-vs-bs                  against the block (s3: object) size
   lat-percentiles                                  clat p50 ... p99.99, a line per point
   compare                                          % change of each run against the first
+A run's line is named by what tells it apart (name, filter, target, an option, a test-bed
+setting; else "run N"); a panel holds at most 6 lines, more are split over panels.
 The format follows the file name: .png (150 dpi) or .svg (each point shows its value on hover).
 """,
 )

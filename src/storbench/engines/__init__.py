@@ -52,6 +52,12 @@ def of_points(points: list[Point]) -> list[tuple[Engine, list[Point]]]:
     return [(get(name), pts) for name, pts in groups.items()]
 
 
+def advice(points: list[Point]) -> list[str]:
+    """What a reviewer would warn of in these points, from every engine they use (each
+    engine's :meth:`base.Engine.advice`: fio's iodepth with a synchronous ioengine)."""
+    return [line for engine, pts in of_points(points) for line in engine.advice(pts)]
+
+
 def all_engines() -> list[Engine]:
     return [get(name) for name in REGISTRY]
 

@@ -37,10 +37,10 @@ from storbench.netbaseline import fmt_bits
 from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
-from storbench.report.comparison import pair_note
 from storbench.report.drill import drill_tables, drills_of
 from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_latency, fmt_spread
 from storbench.report.hosts import host_rows
+from storbench.report.htmlcompare import comparison_context
 from storbench.report.safe import visible
 from storbench.report.suites import AnswerTable, answer_tables
 from storbench.store import Store
@@ -448,55 +448,6 @@ def _ceph_context(report: CephReport | None) -> dict[str, Any] | None:
     }
 
 
-def _pct(v: float | None) -> str:
-    return f"{v:+.1f}%" if v is not None else "-"
-
-
-def _comparison(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
-    """Each later run against the first: seed 004's headline, the averages, every point."""
-    base = runs[0]
-    out = []
-    for other, cmp in zip(runs[1:], cmps, strict=True):
-        rows = [
-            {
-                "label": m.label,
-                "base_ref": base.anchor(m.base),
-                "other_ref": other.anchor(m.other),
-                "base_iops": fmt_iops(m.base.total_iops) if m.base.runs else "-",
-                "other_iops": fmt_iops(m.other.total_iops) if m.other.runs else "-",
-                "iops": _pct(m.iops_change_pct),
-                "bw": _pct(m.bw_change_pct),
-                "lat": _pct(m.mean_lat_change_pct),
-                "p99": _pct(m.p99_lat_change_pct),
-                "beat": m.beat,
-                "verdict": m.verdict,
-                "p": f"{m.p_value:.3g}" if m.p_value is not None else "",
-                "note": pair_note(m, cmp),
-            }
-            for m in cmp.matched
-        ]
-        out.append(
-            {
-                "base": base.label,
-                "other": other.label,
-                "wins": cmp.wins,
-                "total": cmp.total,
-                "avg_iops": _pct(cmp.avg_iops_gain_pct),
-                "avg_lat": _pct(cmp.avg_lat_reduction_pct),
-                "by_iodepth": [(v, _pct(a), _pct(b)) for v, (a, b) in cmp.by_iodepth.items()],
-                "by_bs": [(v, _pct(a), _pct(b)) for v, (a, b) in cmp.by_bs.items()],
-                "rows": rows,
-                "only_base": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_base],
-                "only_other": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_other],
-            }
-        )
-    return out
-
-
-def _axes(s: PointSummary) -> str:
-    return " ".join(f"{k}={v}" for k, v in s.axes.items())
-
-
 def _answers(runs: list[RunResults]) -> list[tuple[str, list[AnswerTable]]]:
     """Each run's suite answer (analysis/answers.py) as the tables report/suites.py makes."""
     out = []
@@ -570,7 +521,7 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
         "headlines": _headline_figures(runs),
         "answers": _answers(runs) + _drills(store, runs),
         "chart_sections": _charts(runs, cmps),
-        "comparison": _comparison(runs, cmps),
+        "comparison": comparison_context(runs, cmps),
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],
         "has_ceph": any(r["ceph"] and r["ceph"]["clusters"] for r in run_ctx),
         "has_timeline": any(r["ceph"] and r["ceph"]["timeline"] for r in run_ctx),

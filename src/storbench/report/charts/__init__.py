@@ -25,8 +25,14 @@ mathtext), the ``<title>`` of each point and the ``data-ref`` attribute, both es
 :func:`html.escape` when they are put into the SVG. Control characters are written out
 (:mod:`storbench.report.safe`): XML cannot hold them.
 
+A chart of several runs names each run's lines by what tells the run apart from the others
+(its name, filter, target, an option or a test-bed setting it has of its own), not by
+``run 7: matrix``; no panel holds more than ``MAX_SERIES`` lines: more are split over
+panels, each titled with the lines it holds and with a legend of its own (``facets``).
+
 Modules: ``model`` (runs, charts, panels, lines, marks; the figures), ``build`` (charts from
-runs), ``draw`` (matplotlib, SVG annotation); a point's time chart (its series over time, for
+runs), ``facets`` (what a run's lines are called, crowded panels split), ``draw``
+(matplotlib, SVG annotation); a point's time chart (its series over time, for
 the HTML report): ``timechart`` (downsampling, shaded spans, event markers, hover texts) and
 ``timedraw`` (matplotlib, SVG annotation).
 """
@@ -46,9 +52,11 @@ from storbench.report.charts.draw import (  # noqa: F401
     render_inline_svg,
     render_inline_svgs,
 )
+from storbench.report.charts.facets import run_labels, split_crowded  # noqa: F401
 from storbench.report.charts.model import (  # noqa: F401
     KINDS,
     MAX_PANELS,
+    MAX_SERIES,
     Chart,
     Line,
     Mark,

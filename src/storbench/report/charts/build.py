@@ -13,12 +13,13 @@ from storbench.analysis.stats import spread
 from storbench.analysis.summary import PointSummary
 from storbench.errors import UserError
 from storbench.metrics import PERCENTILES, pct_key
+from storbench.report.charts.facets import run_labels, split_crowded
 from storbench.report.charts.model import (
     _METRICS,
     _MIB,
     KINDS,
     MAX_PANELS,
-    MAX_PERCENTILE_LINES,
+    MAX_SERIES,
     Chart,
     Line,
     Mark,
@@ -39,10 +40,12 @@ class _Rec:
     dims: dict[str, str]
 
 
-def _dims(res: RunResults, s: PointSummary, multi_run: bool, skip: str | None) -> dict[str, str]:
+def _dims(res: RunResults, s: PointSummary, run: str | None, skip: str | None) -> dict[str, str]:
+    """A point's dimensions: ``run`` (what its run is called among several, or None for
+    one run), target, workload and its axes but ``skip``."""
     d: dict[str, str] = {}
-    if multi_run:
-        d["run"] = res.label
+    if run is not None:
+        d["run"] = run
     d["target"] = s.target.label
     d["workload"] = s.workload
     for k, v in s.axes.items():
@@ -122,8 +125,9 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
     """A figure (IOPS, bandwidth or mean latency) against a swept option (iodepth, numjobs)."""
     multi = len(runs) > 1
     name, fig = _METRICS[metric]
+    called = _run_names(runs)
     recs = [
-        _Rec(res, s, _dims(res, s, multi, axis))
+        _Rec(res, s, _dims(res, s, called.get(id(res)), axis))
         for res in runs
         for s in res.summaries
         if axis in s.axes and s.runs > 0
@@ -146,8 +150,8 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
         skey = tuple(r.dims.get(d) for d in series)
         panel = panels.get(fkey)
         if panel is None:
-            panel = panels[fkey] = Panel(title=_describe(r.dims, facets), xlabel=axis)
-        label = _describe(r.dims, series) or (r.s.workload if not multi else r.res.label)
+            panel = panels[fkey] = Panel(title=_describe(r.dims, facets), xlabel=_XLABELS[axis])
+        label = _describe(r.dims, series) or r.dims.get("run") or r.s.workload
         key = "\x00".join(str(k) for k in skey)
         legend.setdefault(key, label)
         line = lines.get((fkey, skey))
@@ -178,13 +182,31 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
             yscale,
         )
     return _capped(
-        Chart(
-            kind=f"{metric}-vs-{axis}",
-            title=title,
-            panels=list(panels.values()),
-            legend=list(legend.items()),
+        split_crowded(
+            Chart(
+                kind=f"{metric}-vs-{axis}",
+                title=title,
+                panels=list(panels.values()),
+                legend=list(legend.items()),
+            )
         )
     )
+
+
+def _run_names(runs: list[RunResults]) -> dict[int, str]:
+    """What each run is called in a chart of several (facets.run_labels), by ``id()``;
+    nothing for a chart of one run."""
+    if len(runs) < 2:
+        return {}
+    return {id(r): name for r, name in zip(runs, run_labels(runs), strict=True)}
+
+
+#: the x axis of a sweep: the option, and what it counts
+_XLABELS = {
+    "iodepth": "iodepth (I/Os queued per job)",
+    "numjobs": "numjobs (parallel jobs)",
+    "bs": "bs (block or object size, k = KiB)",
+}
 
 
 def _x(axis: str, value: Any) -> float:
@@ -237,14 +259,15 @@ def _has_percentiles(s: PointSummary) -> bool:
 
 def percentile_chart(runs: list[RunResults]) -> Chart:
     """Completion latency at p50 … p99.99, a line per point; panels group points so that
-    none holds more than ``MAX_PERCENTILE_LINES`` lines."""
+    none holds more than ``MAX_SERIES`` lines."""
     multi = len(runs) > 1
     pcts = [pct_key(p) for p in PERCENTILES]
+    called = _run_names(runs)
     recs = []
     for res in runs:
         for s in res.summaries:
             if _has_percentiles(s):
-                recs.append(_Rec(res, s, _dims(res, s, multi, None)))
+                recs.append(_Rec(res, s, _dims(res, s, called.get(id(res)), None)))
     title = f"Completion latency percentiles — {_runs_title(runs)}"
     if not recs:
         return Chart(kind="lat-percentiles", title=title, panels=[])
@@ -252,7 +275,7 @@ def percentile_chart(runs: list[RunResults]) -> Chart:
     varying = _varying(recs, order)
     # points are grouped by the outer dimensions; a panel's lines differ in the inner ones.
     # Inner dimensions move out (the plan's first axis first, the run last) until no panel
-    # has too many lines.
+    # has too many lines, or one is left (its values are then split over panels).
     axes_dims = [d for d in varying if d not in ("run", "target", "workload")]
     inner = [*axes_dims[:-1], "target", "run", *axes_dims[-1:]]
     inner = [d for d in inner if d in varying]
@@ -265,7 +288,7 @@ def percentile_chart(runs: list[RunResults]) -> Chart:
         return g
 
     grouped = groups()
-    while inner and max(len(v) for v in grouped.values()) > MAX_PERCENTILE_LINES:
+    while len(inner) > 1 and max(len(v) for v in grouped.values()) > MAX_SERIES:
         outer.append(inner.pop(0))
         outer.sort(key=varying.index)
         grouped = groups()
@@ -280,10 +303,13 @@ def percentile_chart(runs: list[RunResults]) -> Chart:
             yscale="log",
             ylabel="clat",
         )
+        # a line is named by what differs between the panel's lines (not by a run that
+        # every line of the panel is of)
+        shown = [d for d in inner if len({r.dims.get(d) for r in items}) > 1]
         for r in items:
             lat = point_latency(r.s)
             assert lat is not None
-            label = _describe(r.dims, inner) or r.s.workload
+            label = _describe(r.dims, shown) or _describe(r.dims, inner) or r.s.workload
             key = label
             legend.setdefault(key, label)
             marks = []
@@ -298,9 +324,8 @@ def percentile_chart(runs: list[RunResults]) -> Chart:
     for p in panels:  # a unit per panel: tails of different points differ by decades
         p.yunit, u = _lat_unit(m.y for ln in p.lines for m in ln.marks)
         p.ylabel = f"clat ({u})"
-    return _capped(
-        Chart(kind="lat-percentiles", title=title, panels=panels, legend=list(legend.items()))
-    )
+    chart = Chart(kind="lat-percentiles", title=title, panels=panels, legend=list(legend.items()))
+    return _capped(split_crowded(chart))
 
 
 def _capped(chart: Chart) -> Chart:
@@ -339,8 +364,10 @@ def compare_chart(runs: list[RunResults], cmps: list[Any] | None = None) -> Char
     base = runs[0]
     panels: list[Panel] = []
     notes: list[str] = []
+    called = _run_names(runs)
     for other, cmp in zip(runs[1:], cmps or comparisons(runs), strict=True):
-        vs = f"{other.short} vs {base.short}"
+        vs = f"{called[id(other)]} vs {called[id(base)]}"  # titles: what tells them apart
+        said = f"{other.label} vs {base.label}"  # hover texts: the runs in full
         bars = []
         for m in cmp.matched:
             pct = m.iops_change_pct
@@ -348,7 +375,7 @@ def compare_chart(runs: list[RunResults], cmps: list[Any] | None = None) -> Char
                 continue
             lat = m.mean_lat_change_pct
             tip = (
-                f"{m.label}\n{vs}\nIOPS {fmt_iops(m.base.total_iops)} -> "
+                f"{m.label}\n{said}\nIOPS {fmt_iops(m.base.total_iops)} -> "
                 f"{fmt_iops(m.other.total_iops)} ({pct:+.1f}%)"
                 + (f"\nmean clat {lat:+.1f}%" if lat is not None else "")
                 + f"\n{m.verdict}"
@@ -369,7 +396,7 @@ def compare_chart(runs: list[RunResults], cmps: list[Any] | None = None) -> Char
                     _pct_bar(
                         f"{what}={value}",
                         figs[idx],
-                        f"{vs}\n{what}={value}: {name.lower()} {figs[idx]:+.1f}%"
+                        f"{said}\n{what}={value}: {name.lower()} {figs[idx]:+.1f}%"
                         + ("\n(averaged over block sizes)" if what == "iodepth" else ""),
                     )
                     for value, figs in groups.items()
@@ -378,7 +405,7 @@ def compare_chart(runs: list[RunResults], cmps: list[Any] | None = None) -> Char
                 if gbars:
                     panels.append(Panel(title=f"{name} by {what}: {vs}", bars=gbars))
     for p in panels:
-        p.xlabel = "change (%)" if "point by point" in p.title else "%"
+        p.xlabel = "IOPS change (%)" if "point by point" in p.title else "average change (%)"
         p.yfmt = "pct"
     return Chart(
         kind="compare",

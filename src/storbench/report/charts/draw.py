@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from storbench.errors import UserError
-from storbench.report.charts.model import Chart, Line, Mark, Panel
+from storbench.report.charts.model import MAX_SERIES, Chart, Line, Mark, Panel
 from storbench.report.safe import one_line, visible
 
 # --------------------------------------------------------------------------- rendering
@@ -88,8 +88,8 @@ def _draw(chart: Chart, *, page: bool = False) -> tuple[Any, dict[int, Line]]:
     width, total, rects, legend_rows, lcols = layout(chart, labels, top, note_h)
     fig = Figure(figsize=(width, total))
     axs = [fig.add_axes(rect) for rect in rects]
-    colors = _colors(len(chart.legend))
-    color_of = {k: colors[i] for i, (k, _) in enumerate(chart.legend)}
+    colors = _colors(MAX_SERIES if chart.panel_legends else len(chart.legend))
+    color_of = {k: colors[i] for i, (k, _) in enumerate(chart.legend) if i < len(colors)}
     handles: dict[str, Any] = {}
     drawn: dict[int, Line] = {}
     gid = 0
@@ -105,7 +105,7 @@ def _draw(chart: Chart, *, page: bool = False) -> tuple[Any, dict[int, Line]]:
                 xs,
                 ys,
                 marker="o",
-                color=color_of.get(line.key),
+                color=color_of.get(line.key) if line.color is None else colors[line.color],
                 label=_mpl_text(line.label),
                 gid=f"sbl{gid}",
             )
@@ -116,6 +116,8 @@ def _draw(chart: Chart, *, page: bool = False) -> tuple[Any, dict[int, Line]]:
             if any(errs):  # repetitions: the 95 % CI of each point
                 ax.errorbar(xs, ys, yerr=errs, fmt="none", ecolor=h.get_color(), capsize=3)
         _axes_style(ax, panel)
+        if chart.panel_legends and panel.lines:
+            ax.legend(fontsize=7.5, frameon=True, framealpha=0.85, edgecolor="none")
     if suptitle:
         fig.suptitle(_mpl_text(chart.title), y=1 - 0.12 / fig.get_figheight(), va="top")
     if legend_rows:
@@ -174,7 +176,7 @@ def _grid_layout(
     nrows = math.ceil(n / ncols)
     pw, ph = (7.2, 3.9) if n == 1 else (5.4, 3.3) if ncols == 2 else (4.7, 3.1)
     width = pw * ncols
-    show_legend = bool(labels) and (len(labels) > 1 or n > 1)
+    show_legend = bool(labels) and (len(labels) > 1 or n > 1) and not chart.panel_legends
     per = max((len(t) for t in labels), default=1) * _CHAR_IN + 0.55
     lcols = max(1, min(len(labels), int(width // per), 6)) if show_legend else 1
     legend_rows = math.ceil(len(labels) / lcols) if show_legend else 0
@@ -216,8 +218,12 @@ def _draw_bars(ax: Any, panel: Panel, gid: int) -> int:
 
 
 def _tick(v: float, _: Any = None) -> str:
-    """A tick label without exponents: 1,250,000; 4,096; 12.5; 0.25."""
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.4g}"
+    """A tick label without exponents: 1,250,000; 4,096; 12.5; 0.25; 0.00002."""
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if 0 < abs(v) < 1e-3:  # :g would write 2e-05
+        return f"{v:.12f}".rstrip("0")
+    return f"{v:,.4g}"
 
 
 def _axes_style(ax: Any, panel: Panel) -> None:
@@ -240,8 +246,12 @@ def _axes_style(ax: Any, panel: Panel) -> None:
         ax.set_xticks([t[0] for t in ticks], [t[1] for t in ticks])
     if panel.yscale == "log":
         ax.set_yscale("log")
-        # 1, 2 and 5 of each decade: a range within one decade still gets several ticks
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        # 1, 2 and 5 of each decade: a range within one decade still gets several ticks;
+        # over more than three decades that many would crowd: the decades alone
+        ys = [m.y for ln in panel.lines for m in ln.marks if m.y > 0]
+        wide = bool(ys) and max(ys) / min(ys) > 1000
+        subs = (1.0,) if wide else (1.0, 2.0, 5.0)
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
         ax.yaxis.set_minor_locator(NullLocator())
         ax.yaxis.set_major_formatter(FuncFormatter(_tick))
     elif panel.yfmt == "eng":

@@ -29,8 +29,9 @@ KINDS = (
 
 #: Most panels one figure shows; the rest are named in the chart's note (values stay in tables).
 MAX_PANELS = 12
-#: Most lines in one latency-percentile panel before it is split further.
-MAX_PERCENTILE_LINES = 16
+#: Most lines (series) in one panel: more are split over several panels (charts/facets.py),
+#: each titled with the lines it holds and with a legend of its own.
+MAX_SERIES = 6
 
 _MIB = float(1 << 20)
 
@@ -163,6 +164,7 @@ class Line:
     label: str
     key: str  # same key, same colour in every panel
     marks: list[Mark]
+    color: int | None = None  # the colour's index when panels have legends of their own
 
 
 @dataclass
@@ -186,6 +188,8 @@ class Chart:
     panels: list[Panel]
     legend: list[tuple[str, str]] = field(default_factory=list)  # (key, label)
     note: str | None = None
+    #: each panel has its own legend (its lines' colours: Line.color), not one for the chart
+    panel_legends: bool = False
 
     @property
     def marks(self) -> int:

@@ -1,0 +1,104 @@
+"""The comparison of runs in the HTML report (templates/comparison.html): each later run
+against the first, read from the top — seed 004's headline (who beat whom), what a reviewer
+would warn of in either run (the engines' advice: iodepth with a synchronous ioengine makes
+the changes along iodepth noise), the options the runs were set to differently, the averages
+and every point; and what differed between the two test beds, shown in the report's test
+bed section after the charts (the same settings ``storbench compare`` lists and its JSON
+holds as ``testbed_differences``).
+
+Everything here is text for the template, which escapes it (autoescape).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storbench import engines
+from storbench.analysis import testbed
+from storbench.analysis.compare import Comparison
+from storbench.analysis.summary import PointSummary
+from storbench.report.charts import RunResults
+from storbench.report.comparison import pair_note
+from storbench.units import fmt_iops
+
+
+def pct(v: float | None) -> str:
+    return f"{v:+.1f}%" if v is not None else "-"
+
+
+def run_advice(res: RunResults) -> list[str]:
+    """The engines' advice on the points of ``res`` that the report shows."""
+    return engines.advice([m.point for m in res.rows if m.point is not None])
+
+
+def testbed_rows(base: RunResults, other: RunResults) -> list[dict[str, str]]:
+    """Each setting of the host, the targets' disks or the Ceph cluster that differed
+    between the two runs (analysis/testbed.py), as the terminal shows its values."""
+    diffs = testbed.differences(base.run.inventory, other.run.inventory)
+    return [{"setting": k, "base": _shown(a), "other": _shown(b)} for k, a, b in diffs]
+
+
+def _warnings(sides: list[tuple[str, list[str]]]) -> list[tuple[str, str]]:
+    """(runs, line) for each line of advice: a line both runs get is said once, of both."""
+    by_line: dict[str, list[str]] = {}
+    for label, lines in sides:
+        for line in lines:
+            by_line.setdefault(line, []).append(label)
+    return [(" and ".join(dict.fromkeys(labels)), line) for line, labels in by_line.items()]
+
+
+def _shown(value: Any) -> str:
+    return "(none)" if value is None else str(value)
+
+
+def _axes(s: PointSummary) -> str:
+    return " ".join(f"{k}={v}" for k, v in s.axes.items())
+
+
+def _rows(base: RunResults, other: RunResults, cmp: Comparison) -> list[dict[str, Any]]:
+    return [
+        {
+            "label": m.label,
+            "base_ref": base.anchor(m.base),
+            "other_ref": other.anchor(m.other),
+            "base_iops": fmt_iops(m.base.total_iops) if m.base.runs else "-",
+            "other_iops": fmt_iops(m.other.total_iops) if m.other.runs else "-",
+            "iops": pct(m.iops_change_pct),
+            "bw": pct(m.bw_change_pct),
+            "lat": pct(m.mean_lat_change_pct),
+            "p99": pct(m.p99_lat_change_pct),
+            "beat": m.beat,
+            "verdict": m.verdict,
+            "p": f"{m.p_value:.3g}" if m.p_value is not None else "",
+            "note": pair_note(m, cmp),
+        }
+        for m in cmp.matched
+    ]
+
+
+def comparison_context(runs: list[RunResults], cmps: list[Comparison]) -> list[dict[str, Any]]:
+    """Each later run against the first, for templates/comparison.html and the test bed
+    section: the headline, the warnings, the averages, every point, the test beds."""
+    base = runs[0]
+    advice = {id(res): run_advice(res) for res in runs}
+    out = []
+    for other, cmp in zip(runs[1:], cmps, strict=True):
+        out.append(
+            {
+                "base": base.label,
+                "other": other.label,
+                "wins": cmp.wins,
+                "total": cmp.total,
+                "avg_iops": pct(cmp.avg_iops_gain_pct),
+                "avg_lat": pct(cmp.avg_lat_reduction_pct),
+                "warnings": _warnings([(r.label, advice[id(r)]) for r in (base, other)]),
+                "differs": [(k, str(b), str(o)) for k, (b, o) in cmp.differs.items()],
+                "by_iodepth": [(v, pct(a), pct(b)) for v, (a, b) in cmp.by_iodepth.items()],
+                "by_bs": [(v, pct(a), pct(b)) for v, (a, b) in cmp.by_bs.items()],
+                "rows": _rows(base, other, cmp),
+                "only_base": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_base],
+                "only_other": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_other],
+                "testbed": testbed_rows(base, other),
+            }
+        )
+    return out
