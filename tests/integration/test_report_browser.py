@@ -708,3 +708,38 @@ def test_report_steady_state_rounds_chart_in_chromium(
     assert f"window rounds {first}-{last}" in chart["text"]
     assert chart["width"] > 300 and chart["steady"] > 0, chart
     assert_clean(page, url)
+
+
+# ---------------------------------------------------------------------------- quick, first look
+
+
+def test_report_quick_answers_with_its_table_at_the_top_in_chromium(
+    browser: DevTools, tmp_path: Path
+) -> None:
+    """quick has no answer of its own: its table of points is the answer, and it shows at
+    the top of the first screen, before any chart and the test bed (a real quick run)."""
+    db = tmp_path / "q.db"
+    r = sb(
+        *("run", "quick", "--target", f"file:{tmp_path / 'quick.dat'}"),
+        *("--set", "runtime=1", "--set", "ramp_time=0", "--set", "size=16m"),
+        db=db,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = tmp_path / "quick.html"
+    assert sb("report", "latest", "-o", str(report), db=db).returncode == 0
+    url = report.resolve().as_uri()
+    page = Page(browser, url)
+    assert_clean(page, url)
+    tops = page.js(ORDER_JS)
+    assert tops["answer"] is None and tops["summary"] is not None, tops
+    assert tops["summary"] < tops["testbed"], tops
+    if tops["chart"] is not None:
+        assert tops["summary"] < tops["chart"] < tops["testbed"], tops
+    first = page.js(
+        "(() => { const t = document.querySelector('#summary table');"
+        " const r = t.getBoundingClientRect();"
+        " return {top: r.top + scrollY, height: innerHeight,"
+        " text: t.innerText}; })()"
+    )
+    assert first["top"] < first["height"], first  # on the first screen, not below the fold
+    assert "randread" in first["text"] and "write" in first["text"], first["text"]
