@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench import histpack
 from storbench.analysis.stats import Spread, spread
 from storbench.metrics import (
     DIRECTIONS,
@@ -350,22 +351,23 @@ def needs_bins(s: PointSummary) -> bool:
 
 def fill_percentiles(
     s: PointSummary,
-    histograms: Iterable[tuple[str, Mapping[Any, int] | str]],
+    histograms: Iterable[tuple[str, Mapping[Any, int] | str | bytes]],
     *,
     percentiles: Iterable[float] = PERCENTILES,
     directions: bool = True,
 ) -> None:
     """Set the percentiles :func:`summarize` could not compute without bins.
 
-    ``histograms`` are the clat bins (``{bucket ns: count}``, or that as the JSON text the
-    store keeps) of every direction of every usable repetition of ``s``, as
+    ``histograms`` are the clat bins (``{bucket ns: count}``, its JSON text, or its packed
+    form as the store keeps it: storbench.histpack) of every direction of every usable
+    repetition of ``s``, as
     ``(direction, bins)``. They are summed per direction (unless ``directions`` is false:
     the point's own figures only) and over all directions; a sum that does not hold exactly
     the samples the summary counted (a histogram missing) leaves those percentiles empty
     rather than wrong. Only ``percentiles`` are computed; the bins are not kept.
     """
     wanted = tuple(percentiles)
-    per_dir: dict[str, list[Mapping[Any, int] | str]] = {}
+    per_dir: dict[str, list[Mapping[Any, int] | str | bytes]] = {}
     for ddir, bins in histograms:
         per_dir.setdefault(ddir, []).append(bins)
     if directions:
@@ -382,13 +384,18 @@ def fill_percentiles(
 _BINS_TEXT = str.maketrans('{}":,', "     ")
 
 
-def _bin_pairs(hists: list[Mapping[Any, int] | str]) -> Any:
+def _bin_pairs(hists: list[Mapping[Any, int] | str | bytes]) -> Any:
     """All ``(bucket, count)`` pairs of ``hists`` as an (n, 2) int64 array. A histogram may
-    be a mapping or its JSON text as the store keeps it (parsed by numpy, in C: a big run's
-    thousands of histograms are read in a fraction of what ``json.loads`` takes)."""
+    be a mapping, its packed form as the store keeps it (storbench.histpack), or its JSON
+    text (parsed by numpy, in C: a big run's thousands of histograms are read in a fraction
+    of what ``json.loads`` takes)."""
     import numpy as np  # here: only merged percentiles need it, and it is slow to import
 
     parts = []
+    packed = [h for h in hists if isinstance(h, bytes)]
+    if packed:
+        parts.append(histpack.pairs_array(packed))
+        hists = [h for h in hists if not isinstance(h, bytes)]
     texts = [h for h in hists if isinstance(h, str)]
     if texts:
         joined = " ".join(texts)
@@ -409,7 +416,7 @@ def _bin_pairs(hists: list[Mapping[Any, int] | str]) -> Any:
 
 
 def _merged_percentiles(
-    hists: list[Mapping[Any, int] | str], samples: int, percentiles: tuple[float, ...]
+    hists: list[Mapping[Any, int] | str | bytes], samples: int, percentiles: tuple[float, ...]
 ) -> dict[str, float]:
     """fio's percentiles (:func:`storbench.metrics.percentiles_from_bins`: the first bucket
     where the cumulative count reaches fio's rank) of the sum of ``hists``; none when the

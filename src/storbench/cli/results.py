@@ -124,7 +124,7 @@ def load_summaries_nogc(
     summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
     need = {s.key: s for s in summaries if needs_bins(s)}
     if need:
-        for key, hists in store.point_histograms(run_id, "clat"):  # bins: JSON text
+        for key, hists in store.point_histograms(run_id, "clat"):  # bins: packed (histpack)
             s = need.get(key)
             if s is not None:
                 fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)

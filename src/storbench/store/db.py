@@ -9,6 +9,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 from storbench.errors import NotFoundError, UserError
 from storbench.store.base import RedactingConnection, _locked
@@ -26,6 +27,9 @@ from storbench.store.rows import default_db_path
 from storbench.store.runs import _Runs
 from storbench.store.schema import _MIGRATIONS, _SCHEMA, SCHEMA_VERSION, _statements
 from storbench.store.series import _Series
+
+#: The page size of a database storbench creates (SQLite's default is 4096).
+PAGE_SIZE = 8192
 
 
 class Store(_Runs, _Measurements, _Events, _Series, _HostSamples):
@@ -60,6 +64,10 @@ class Store(_Runs, _Measurements, _Events, _Series, _HostSamples):
                     check_same_thread=False,
                     factory=RedactingConnection,
                 )
+                # a new database's pages (no effect on one that has tables): a stored point
+                # is about 3 KB, and 8 KiB pages hold its rows with less left over than 4 KiB
+                # (bench/dbsize: 3.9 against 5.3 KB a point)
+                self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
@@ -129,11 +137,15 @@ class Store(_Runs, _Measurements, _Events, _Series, _HostSamples):
             self._refuse_newer(version)
             if version == SCHEMA_VERSION:
                 return
+            scripts: list[Any]
             if version is None:
                 scripts = [_SCHEMA]
             else:
                 scripts = [_MIGRATIONS[v] for v in range(version + 1, SCHEMA_VERSION + 1)]
             for script in scripts:
+                if callable(script):
+                    script(self.db)
+                    continue
                 for statement in _statements(script):
                     self.db.execute(statement)
             self.db.execute(

@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from storbench import redact
+from storbench import histpack, rawpack, redact
 from storbench.errors import NotFoundError, UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
@@ -69,17 +69,15 @@ class _Measurements(_Connection):
                     meas.engine_version,
                     json.dumps(command) if command else None,
                     job_file,
-                    zlib.compress(redact.clean(raw_output).encode(), 6)
-                    if raw_output is not None
-                    else None,
+                    rawpack.pack(redact.clean(raw_output)) if raw_output is not None else None,
                     stderr,
-                    json.dumps(data),
+                    pack_data(data),
                 ),
             )
             mid = int(cur.lastrowid or 0)
             self.db.executemany(
                 "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
-                [(mid, host, ddir, metric, json.dumps(bins)) for host, ddir, metric, bins in hists],
+                [(mid, host, ddir, metric, histpack.encode(b)) for host, ddir, metric, b in hists],
             )
         return mid
 
@@ -103,9 +101,9 @@ class _Measurements(_Connection):
                 hist.setdefault(h["measurement_id"], []).append(h)
         out = []
         for r in rows:
-            data = json.loads(r["data"])
+            data = unpack_data(r["data"])
             for h in hist.get(r["id"], []):
-                _put_bins(data, h["host"], h["direction"], h["metric"], json.loads(h["bins"]))
+                _put_bins(data, h["host"], h["direction"], h["metric"], histpack.decode(h["bins"]))
             out.append(
                 MeasurementRow(
                     id=r["id"],
@@ -135,9 +133,7 @@ class _Measurements(_Connection):
         return {
             "command": json.loads(r["command"]) if r["command"] else None,
             "job_file": r["job_file"],
-            "raw_output": zlib.decompress(r["raw_output"]).decode()
-            if r["raw_output"] is not None
-            else None,
+            "raw_output": rawpack.unpack(r["raw_output"]) if r["raw_output"] is not None else None,
             "stderr": r["stderr"],
         }
 
@@ -145,9 +141,9 @@ class _Measurements(_Connection):
         self, run_id: int, metric: str = "clat"
     ) -> Iterator[tuple[str, Iterator[tuple[str, str]]]]:
         """The aggregate histograms of ``metric`` of a run's measurements that did not fail,
-        grouped by point key: ``(key, ((direction, bins JSON text), ...))`` per point, one
-        point at a time (a big run's histograms are hundreds of MiB as objects: streamed,
-        parsed by the caller). The store's lock is held until the iteration ends."""
+        grouped by point key: ``(key, ((direction, stored bins), ...))`` per point, one point
+        at a time (a big run's histograms are hundreds of MiB as objects: streamed, read by
+        the caller with storbench.histpack). The store's lock is held until the iteration ends."""
         with self._lock, self._translated():
             cur = self.db.execute(
                 "SELECT p.key, h.direction, h.bins FROM histograms h"
@@ -169,6 +165,16 @@ class _Measurements(_Connection):
             yield mid, self.raw(mid)
 
 
+def pack_data(data: dict[str, Any]) -> bytes:
+    """A measurement's figures as stored (schema 7): zlib of their JSON, about half of it."""
+    return zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 6)
+
+
+def unpack_data(value: bytes | str) -> dict[str, Any]:
+    """A measurement's stored figures: zlib of JSON (schema 7), or JSON text (before)."""
+    return json.loads(zlib.decompress(value) if isinstance(value, bytes) else value)
+
+
 def _strip_bins(
     data: dict[str, Any], host: str, out: list[tuple[str, str, str, dict[int, int]]]
 ) -> None:
@@ -183,7 +189,7 @@ def _strip_bins(
 
 
 def _put_bins(
-    data: dict[str, Any], host: str, ddir: str, metric: str, bins: dict[str, int]
+    data: dict[str, Any], host: str, ddir: str, metric: str, bins: dict[int, int]
 ) -> None:
     target = data if not host else (data.get("hosts") or {}).get(host)
     if target is None:
