@@ -19,6 +19,7 @@ import glob
 import os
 import re
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -436,15 +437,23 @@ def create_files(points: list[Point], locks: TargetLocks | None = None) -> list[
 
 
 def take_inventory(points: list[Point]) -> dict[str, Any]:
-    targets = []
-    for t in dict.fromkeys(p.target for p in points):
-        if t.ceph or t.kind == "s3":
-            targets.append(t.to_dict())  # the cluster's inventory is under "ceph"; s3: its
-            continue  # service and bucket (the keys are not in the target: where they are)
-        entry: dict[str, Any] = {**t.to_dict(), **inv.target_inventory(t.kind, t.path)}
-        entry["identity"] = inv.disk_identity(t.path)
-        targets.append(entry)
-    return {"host": inv.host_inventory(), "targets": targets}
+    """The host's and the targets' inventory: the host's in a thread beside the targets'
+    (both wait on commands, not on Python: ``ipmitool`` may take seconds), each command
+    asked once (inventory.one_look: a file target's filesystem and disk identity ask
+    ``findmnt`` and ``lsblk`` the same)."""
+    with inv.one_look(), ThreadPoolExecutor(max_workers=1) as pool:
+        host = pool.submit(inv.host_inventory)
+        targets = []
+        for t in dict.fromkeys(p.target for p in points):
+            if t.ceph or t.kind == "s3":
+                # the cluster's inventory is under "ceph"; s3: its service and bucket (the
+                # keys are not in the target: where they are)
+                targets.append(t.to_dict())
+                continue
+            entry: dict[str, Any] = {**t.to_dict(), **inv.target_inventory(t.kind, t.path)}
+            entry["identity"] = inv.disk_identity(t.path)
+            targets.append(entry)
+        return {"host": host.result(), "targets": targets}
 
 
 def run_preflight(

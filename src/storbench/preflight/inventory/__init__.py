@@ -14,7 +14,7 @@ from __future__ import annotations
 from storbench.preflight.inventory.devices import DEVICE_KEYS
 from storbench.preflight.inventory.host import host_inventory
 from storbench.preflight.inventory.identity import disk_identity
-from storbench.preflight.inventory.probe import COMMAND_TIMEOUT
+from storbench.preflight.inventory.probe import COMMAND_TIMEOUT, one_look
 from storbench.preflight.inventory.targets import FS_KEYS, target_inventory
 
 __all__ = [
@@ -23,5 +23,6 @@ __all__ = [
     "FS_KEYS",
     "disk_identity",
     "host_inventory",
+    "one_look",
     "target_inventory",
 ]

@@ -5,10 +5,12 @@ so that a missing tool or an unreadable file only leaves a field unknown.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,36 @@ def _which(cmd: str) -> str | None:
     return shutil.which(cmd, path=os.pathsep.join([path, *_EXTRA_PATH]))
 
 
+#: Within :func:`one_look`: each command's answer by its arguments.
+_answers: dict[tuple[str, ...], str | None] | None = None
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within: a command asked again with the same arguments gives its first answer, so one
+    inventory is one look at the machine (a file target's filesystem and its disk identity
+    ask ``findmnt`` and ``lsblk`` the same questions). For the inventory only: safety checks
+    ask the machine themselves, each time."""
+    global _answers
+    before, _answers = _answers, {}
+    try:
+        yield
+    finally:
+        _answers = before
+
+
 def _run(args: list[str], ok_codes: tuple[int, ...] = (0,)) -> str | None:
     """stdout of a command (argument list, never a shell), or None when missing/failed/hung."""
+    answers = _answers
+    if answers is None:
+        return _ask(args, ok_codes)
+    asked = (*args, *map(str, ok_codes))
+    if asked not in answers:
+        answers[asked] = _ask(args, ok_codes)
+    return answers[asked]
+
+
+def _ask(args: list[str], ok_codes: tuple[int, ...]) -> str | None:
     exe = _which(args[0])
     if exe is None:
         return None
