@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from fractions import Fraction
 from itertools import pairwise
 from typing import Any
@@ -156,6 +156,37 @@ class LatencyStats:
         )
 
 
+#: Values that ``copy.deepcopy`` gives back as they are.
+_ATOMS = frozenset((int, float, str, bool, type(None)))
+
+
+def _plain(obj: Any) -> Any:
+    """``dataclasses.asdict``'s conversion (dataclasses to dicts, containers copied, the
+    rest deep-copied), atoms kept as they are and a dict of atoms copied at once."""
+    kind = type(obj)
+    if kind in _ATOMS:
+        return obj
+    if kind is dict:
+        if all(type(k) in _ATOMS and type(v) in _ATOMS for k, v in obj.items()):
+            return dict(obj)
+        return {_plain(k): _plain(v) for k, v in obj.items()}
+    if kind is list:
+        return [_plain(v) for v in obj]
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _plain(getattr(obj, f.name)) for f in fields(obj)}
+    return _asdict_value(obj)
+
+
+def _asdict_value(obj: Any) -> Any:
+    """Anything else as ``dataclasses.asdict`` converts it (tuples, other mappings...)."""
+    return asdict(_Box(obj))["value"]
+
+
+@dataclass
+class _Box:
+    value: Any
+
+
 def _min_all(values: Iterable[float | None]) -> float | None:
     """The smallest of values that all exist (None when one is missing)."""
     vs = list(values)
@@ -225,7 +256,9 @@ class Measurement:
         return d if d is not None and d.active else None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """What ``dataclasses.asdict`` gives (a copy throughout), without its deep copy of
+        every number of every histogram (3/4 of the time of recording a point)."""
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Measurement:

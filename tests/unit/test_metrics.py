@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -211,6 +212,24 @@ def test_measurement_dict_round_trip(path: Path) -> None:
     meas, _ = fio.parse_output(path.read_text())
     data = json.loads(json.dumps(meas.to_dict()))  # as stored: JSON, int keys become strings
     assert Measurement.from_dict(data) == meas
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.json")), ids=lambda p: p.stem)
+def test_measurement_to_dict_is_asdict_copied(path: Path) -> None:
+    """to_dict is exactly dataclasses.asdict (as stored), types and order included, and a
+    copy: changing it leaves the measurement as it was."""
+    meas, _ = fio.parse_output(path.read_text())
+    meas.extra.update(nested={"t": (1, [2, {"x": 3}])}, hosts=["a", "b"])
+    got, want = meas.to_dict(), dataclasses.asdict(meas)
+    assert got == want
+    assert json.dumps(got) == json.dumps(want)  # the same order throughout
+    assert repr(got) == repr(want)  # and the same types (tuples stay tuples)
+    for d in got["directions"].values():
+        for lat in ("slat", "clat", "lat"):
+            if d[lat] and d[lat]["bins"]:
+                d[lat]["bins"].clear()
+    got["extra"]["nested"]["t"][1][1]["x"] = 4
+    assert meas.to_dict() == want
 
 
 def test_merge_leaves_out_what_a_part_does_not_report() -> None:
