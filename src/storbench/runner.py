@@ -19,8 +19,7 @@ import os
 import shutil
 import signal
 import tempfile
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Protocol
@@ -29,8 +28,9 @@ from storbench import engines, liveness, power, procguard
 from storbench.drills import Drill
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.engines.process import CephClient
-from storbench.hostload import HostSample, Sampler
+from storbench.hostload import Sampler
 from storbench.hostsampling import note_power, note_unsampled, sample_sources
+from storbench.later import Later
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
 from storbench.plan import Point
@@ -46,6 +46,7 @@ from storbench.preflight import (
 from storbench.preflight import locks as target_locks
 from storbench.preflight.locks import TargetLocks
 from storbench.rounds import run_steady
+from storbench.runstore import StoreEvents, StoreSeries, _Heartbeat
 from storbench.series import Interval
 from storbench.steady import Verdict
 from storbench.store import RunRow, Store, StoreError
@@ -84,6 +85,10 @@ class _Stop:
 
     def __call__(self) -> bool:
         return self.requested
+
+    def request(self) -> None:
+        """Stop as after one Ctrl-C (the running engine process is asked to end)."""
+        self.requested = True
 
 
 @contextlib.contextmanager
@@ -192,7 +197,9 @@ def _execute(
     sizes = scratch_sizes(points)
     try:
         with _signals(stop):
-            _run_points(store, run, series, points, sessions, sizes, observer, outcome, fail_fast)
+            _run_points(
+                store, run, series, points, sessions, sizes, observer, outcome, fail_fast, stop
+            )
     except StoreError:
         outcome.status = "failed"
         raise
@@ -222,52 +229,97 @@ def _run_points(
     observer: Observer,
     outcome: Outcome,
     fail_fast: bool,
+    stop: _Stop,
 ) -> None:
-    """Each point in turn through its engine's session, each result recorded at once."""
-    pre = Preconditioner(run.events, series, observer.round_finished, observer.phase)
-    for n, point in enumerate(points, 1):
-        if run.should_stop():
-            outcome.status = "interrupted"
-            break
-        observer.point_started(point, n, len(points))
-        try:
-            restore_layout(point, sizes)
-            series.clear(point.index)  # of an earlier, interrupted try
-            result = _measure(run, sessions[point.engine], point, series, observer, pre)
-        except KeyboardInterrupt:
-            outcome.status = "interrupted"
-            observer.point_interrupted(point)
-            break
-        cut = result.interrupted or run.should_stop()
-        if cut and not _keeps_cut(point, result):
-            outcome.status = "interrupted"
-            observer.point_interrupted(point)
-            break
-        meas = result.measurement or Measurement(status="failed", error="no result")
-        store.record(
-            run.run_id,
-            point,
-            meas,
-            engine=engines.get(point.engine).label,
-            command=result.command,
-            job_file=result.job_text,
-            raw_output=result.raw_output,
-            stderr=result.stderr,
-            started_at=result.started_at,
-            ended_at=result.ended_at,
-        )
-        outcome.ran += 1
-        seconds = result.ended_at - result.started_at
-        observer.point_finished(point, meas, n, len(points), seconds)
-        if cut:  # a soak point, kept with what it ran until Ctrl-C: the run ends here
-            outcome.status = "completed" if n == len(points) else "interrupted"
-            break
-        if meas.status != "ok":
-            outcome.failed += 1
-            outcome.failures.append((point, meas.error or meas.status))
-            if fail_fast:
-                outcome.status = "failed"
+    """Each point in turn through its engine's session, each result recorded at once: the
+    moment the next point's engine has started (later.py), before anything looks at the
+    next result."""
+    later = Later(stop=stop.request)
+    pre = Preconditioner(  # what it says comes after the progress lines waiting in `later`
+        run.events,
+        series,
+        lambda *a: later.call(observer.round_finished, *a),
+        lambda *a: later.call(observer.phase, *a),
+    )
+    try:
+        for n, point in enumerate(points, 1):
+            if run.should_stop():
+                outcome.status = "interrupted"
                 break
+            later.call(observer.point_started, point, n, len(points))
+            if not _starts_at_once(point, sizes):
+                later.done()  # not kept waiting through a slow start
+            try:
+                restore_layout(point, sizes)
+                series.clear(point.index)  # of an earlier, interrupted try
+                result = _measure(run, sessions[point.engine], point, series, observer, pre)
+            except KeyboardInterrupt:
+                later.done()
+                outcome.status = "interrupted"
+                observer.point_interrupted(point)
+                break
+            later.done()  # the point before is recorded by now
+            cut = result.interrupted or run.should_stop()
+            if cut and not _keeps_cut(point, result):
+                outcome.status = "interrupted"
+                observer.point_interrupted(point)
+                break
+            meas = result.measurement or Measurement(status="failed", error="no result")
+            later.defer(_record, store, run.run_id, point, result, meas, outcome)
+            seconds = result.ended_at - result.started_at
+            later.defer(observer.point_finished, point, meas, n, len(points), seconds)
+            if cut:  # a soak point, kept with what it ran until Ctrl-C: the run ends here
+                outcome.status = "completed" if n == len(points) else "interrupted"
+                break
+            if meas.status != "ok":
+                outcome.failed += 1
+                outcome.failures.append((point, meas.error or meas.status))
+                if fail_fast:
+                    outcome.status = "failed"
+                    break
+    except BaseException:
+        later.done(raise_error=False)  # what waits is done; this exception goes on
+        raise
+    later.done()  # the last point recorded, or the run's stop
+
+
+def _starts_at_once(point: Point, sizes: dict[str, int]) -> bool:
+    """Whether nothing slow comes before the point's engine starts its process, so that the
+    bookkeeping of the point before may wait for that start (later.py): a fio point
+    without preconditioning, purge or drill, no objects to write first (rados, s3) and
+    no scratch file to lay out again (restore_layout)."""
+    if point.engine != "fio" or point.precondition != "none" or point.purge or point.actions:
+        return False
+    if any(t.kind in ("rados", "s3") for t in point.targets):
+        return False
+    for p in local_points([point]):
+        path = p.target.path
+        if path in sizes and os.path.isfile(path) and os.path.getsize(path) < sizes[path]:
+            return False
+    return True
+
+
+def _record(
+    store: Store,
+    run_id: int,
+    point: Point,
+    result: PointResult,
+    meas: Measurement,
+    outcome: Outcome,
+) -> None:
+    store.record(
+        run_id,
+        point,
+        meas,
+        engine=engines.get(point.engine).label,
+        command=result.command,
+        job_file=result.job_text,
+        raw_output=result.raw_output,
+        stderr=result.stderr,
+        started_at=result.started_at,
+        ended_at=result.ended_at,
+    )
+    outcome.ran += 1
 
 
 def _measure(
@@ -327,97 +379,6 @@ def _keeps_cut(point: Point, result: PointResult) -> bool:
         return False
     meas.extra["cut_short"] = round(result.ended_at - result.started_at, 3)
     return True
-
-
-class StoreSeries:
-    """Where the engines' intervals go while a point runs: into the database at once. A
-    database that fails then (disk full) costs the series, not the point: the engine's
-    process is not left running behind an exception."""
-
-    def __init__(self, store: Store, run_id: int, observer: Observer | None = None) -> None:
-        self.store, self.run_id = store, run_id
-        self.observer = observer  # hears each batch too (progress shows the latest figures)
-        self.failed: str | None = None
-        self.shift: dict[int, tuple[int, int]] = {}  # point -> (ms, seq) added to its rows
-        self.next_seq: dict[int, int] = {}
-
-    def clear(self, point_idx: int) -> None:
-        """The point starts (again): what an earlier, interrupted try of it left goes."""
-        self.store.clear_intervals(self.run_id, point_idx)
-        self.store.clear_host_samples(self.run_id, point_idx)
-        self.shift.pop(point_idx, None)
-        self.next_seq.pop(point_idx, None)
-
-    def host_sink(self, point: Point) -> Callable[[list[HostSample]], None]:
-        """Where the point's host samples go (storbench.hostload): into the store at once;
-        a failing database costs the samples, not the point."""
-
-        def sink(rows: list[HostSample]) -> None:
-            with contextlib.suppress(StoreError):
-                self.store.add_host_samples(self.run_id, point.index, rows)
-
-        return sink
-
-    def continue_at(self, point_idx: int, t_ms: int) -> None:
-        """What comes next for the point (a steady-state round's own series, from 0)
-        continues its series: ``t_ms`` after it began, numbered after what it has."""
-        self.shift[point_idx] = (t_ms, self.next_seq.get(point_idx, 0))
-
-    def __call__(self, point: Point, rows: list[Interval]) -> None:
-        if self.failed is not None or not rows:
-            return
-        t, seq = self.shift.get(point.index, (0, 0))
-        if t or seq:
-            rows = [dataclasses.replace(r, t_ms=r.t_ms + t, seq=r.seq + seq) for r in rows]
-        last = max(r.seq for r in rows) + 1
-        self.next_seq[point.index] = max(self.next_seq.get(point.index, 0), last)
-        if self.observer is not None:
-            self.observer.intervals(point, rows)
-        try:
-            self.store.add_intervals(self.run_id, point.index, rows)
-        except StoreError as e:
-            self.failed = str(e)
-
-
-class StoreEvents:
-    """The run's events in the store, as engines see them (engines/base.RunEvents)."""
-
-    def __init__(self, store: Store, run_id: int) -> None:
-        self.store = store
-        self.run_id = run_id
-
-    def add(self, kind: str, message: str, data: dict[str, Any]) -> None:
-        self.store.add_event(self.run_id, kind, message, data)
-
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        return [e.data for e in self.store.events(self.run_id, kind)]
-
-    def recorded(self) -> set[int]:
-        return {m.point_idx for m in self.store.measurements(self.run_id)}
-
-
-class _Heartbeat:
-    """Writes the run's heartbeat every liveness.HEARTBEAT_INTERVAL seconds from a thread
-    of its own, for as long as the run executes."""
-
-    def __init__(self, store: Store, run_id: int) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
-
-    def _beat(self) -> None:
-        while not self.done.wait(liveness.HEARTBEAT_INTERVAL):
-            with contextlib.suppress(Exception):  # a busy database: the next beat
-                self.store.beat(self.run_id)
-
-    def __enter__(self) -> _Heartbeat:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.thread.join()
 
 
 def _health_monitors(

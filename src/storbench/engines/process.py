@@ -5,9 +5,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from storbench import procguard
+
+#: What waits for the next engine process to start (:func:`when_started`), and the
+#: thread that asked (only that thread does it).
+_waiting: list[Callable[[], None]] = []
+_waiting_thread: int | None = None
 
 
 def tool_version(path: str | None) -> str | None:
@@ -26,6 +33,27 @@ def pdeathsig_prefix() -> list[str]:
     orphan goes on writing. Empty when setpriv (util-linux) is missing."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+
+
+def when_started(work: Callable[[], None]) -> None:
+    """Have ``work`` done the moment an engine has started the process(es) of its next
+    load (:func:`started`), by this thread: the runner's bookkeeping of the point before
+    (recording, progress) then overlaps the engine's start-up (fio takes 0.1 to 0.4 s to
+    load, check its clock and lay files out before its first I/O) instead of delaying
+    it. ``work`` must not raise; the runner does what is left itself when no process
+    starts (:func:`started` again)."""
+    global _waiting_thread
+    _waiting.append(work)
+    _waiting_thread = threading.get_ident()
+
+
+def started() -> None:
+    """The load's process(es) just started: do what waits for that (:func:`when_started`).
+    Called by the engines, and by the runner for what is still waiting."""
+    if threading.get_ident() != _waiting_thread:
+        return
+    while _waiting:
+        _waiting.pop(0)()
 
 
 def start_logged(

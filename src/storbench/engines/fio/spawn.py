@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from storbench.engines.fio.tool import FIO, fio_path
 from storbench.engines.process import start_logged
+from storbench.engines.process import started as started_hook
 from storbench.metrics import (
     Measurement,
 )
@@ -77,6 +78,7 @@ def _run_fio(
     started = time.time()
     interrupted = False
     proc = start_logged(cmd, workdir, out_path, err_path, env)
+    started_hook()  # the runner's bookkeeping of the point before, while fio starts up
     with open(out_path, errors="replace") as growing:
 
         def read_more() -> None:

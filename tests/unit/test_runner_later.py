@@ -1,0 +1,94 @@
+"""The runner's bookkeeping of a point done while the next point's engine starts up
+(storbench.later): in order, once the engine says its process started or when the runner
+needs it done; an error in it stops the run and is raised, never lost."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from storbench.engines import process
+from storbench.errors import UserError
+from storbench.later import Later
+from storbench.plan import Point, parse_plan
+from storbench.runner import _starts_at_once
+
+
+def test_runner_later_waits_for_the_next_start_in_order() -> None:
+    said: list[str] = []
+    later = Later(stop=lambda: said.append("stop"))
+    later.call(said.append, "started 1")  # nothing waits: at once
+    later.defer(said.append, "recorded 1")
+    later.defer(said.append, "finished 1")
+    later.call(said.append, "started 2")  # after what waits
+    assert said == ["started 1"]
+    process.started()  # the engine started point 2's process
+    assert said == ["started 1", "recorded 1", "finished 1", "started 2"]
+    later.done()
+    later.call(said.append, "now")
+    assert said[-1] == "now"
+
+
+def test_runner_later_done_does_what_no_start_did() -> None:
+    said: list[str] = []
+    later = Later(stop=lambda: None)
+    later.defer(said.append, "recorded")
+    later.done()  # no engine process started (the run ends, a point failed before it)
+    assert said == ["recorded"]
+    process.started()  # nothing left for it
+    assert said == ["recorded"]
+
+
+def test_runner_later_error_stops_the_run_and_is_raised() -> None:
+    said: list[str] = []
+
+    def record() -> None:
+        raise UserError("point 1 of run 1 is recorded already")
+
+    later = Later(stop=lambda: said.append("stop"))
+    later.defer(record)
+    later.defer(said.append, "finished 1")  # not said: the record failed
+    process.started()  # inside the engine: nothing may escape into it
+    assert said == ["stop"]
+    with pytest.raises(UserError, match="recorded already"):
+        later.done()
+    later.defer(record)
+    later.done(raise_error=False)  # another exception is on its way out: it wins
+
+
+def test_runner_later_only_the_runner_thread_does_the_work() -> None:
+    said: list[str] = []
+    later = Later(stop=lambda: None)
+    later.defer(said.append, "recorded")
+    other = threading.Thread(target=process.started)  # e.g. a drill's thread
+    other.start()
+    other.join()
+    assert said == []
+    later.done()
+    assert said == ["recorded"]
+
+
+def _point(tmp_path: Path, target: str = "") -> Point:
+    target = target or f"file: {tmp_path / 'x.dat'}"
+    text = (
+        f"name: t\ntargets:\n  - {target}\nworkloads:\n"
+        "  - name: w\n    rw: randread\n    bs: 4k\n    size: 1m\n"
+    )
+    (point,) = parse_plan(text, "p.yaml").expand()
+    return point
+
+
+def test_runner_later_waits_only_through_a_quick_start(tmp_path: Path) -> None:
+    """The point before is recorded at once when something slow comes before the next
+    point's engine starts: preconditioning, objects to write, a scratch file to lay out."""
+    plain = _point(tmp_path)
+    assert _starts_at_once(plain, {})
+    pre = f"file: {tmp_path / 'x.dat'}\n    precondition: sequential"
+    assert not _starts_at_once(_point(tmp_path, target=pre), {})
+    assert not _starts_at_once(_point(tmp_path, target="rados: bench"), {})
+    scratch = tmp_path / "x.dat"
+    scratch.write_bytes(b"x" * 1000)
+    assert _starts_at_once(plain, {str(scratch): 1000})
+    assert not _starts_at_once(plain, {str(scratch): 1 << 20})  # shrunk: laid out again
