@@ -14,6 +14,12 @@ MAX_POINTS = 100_000
 #: Seconds between two samples of a Ceph cluster's health while a run executes.
 HEALTH_INTERVAL = 10.0
 
+#: Points the table of ``show`` (and of ``run`` at its end) lists by default (``--limit``):
+#: every built-in suite whole at its defaults (matrix: 112 points); past that the suite's
+#: answer and the first rows say more than thousands of rows would, and take a second to
+#: print (``show RUN --all`` lists them all).
+SHOW_LIMIT = 120
+
 #: Where the results database is when neither --db nor $STORBENCH_DB says.
 DEFAULT_DB = "~/.local/share/storbench/results.db"
 

@@ -1,5 +1,6 @@
-"""``show RUN --point N``: one point: its command, preconditioning, steady-state rounds,
-time series, host samples, job file and raw output."""
+"""``show RUN --point N``: one point, read alone from the store (its cost does not grow with
+the run: not even the run's counts are read): its command, preconditioning, steady-state
+rounds, time series, host samples, job file and raw output."""
 
 from __future__ import annotations
 
@@ -11,45 +12,42 @@ from storbench.hostload import summary
 from storbench.report.series import timeline
 from storbench.report.soak import host_rows
 from storbench.report.steady import rounds_text
-from storbench.store import RunRow, Store
+from storbench.store import Store
 
 
-def show_point(store: Store, r: RunRow, point_no: int) -> None:
+def show_point(store: Store, run_id: int, point_no: int) -> None:
     """``show RUN --point N``: the point's command, steady-state rounds, time series, job
     file and raw output."""
-    rows = [m for m in store.measurements(r.id) if m.point_idx == point_no - 1]
-    if not rows:
+    m = store.measurement(run_id, point_no - 1) if point_no >= 1 else None
+    if m is None:
         raise NotFoundError(
-            f"run {r.id} has no measurement for point {point_no}",
-            fix=f"points are numbered 1..{r.points}",
+            f"run {run_id} has no measurement for point {point_no}",
+            fix=f"points are numbered 1..{store.run(run_id).points}",
         )
-    raw = store.raw(rows[0].id)
-    out.print(
-        f"# run {r.id} point {point_no}: status {rows[0].status}"
-        + (f" ({rows[0].error})" if rows[0].error else ""),
-        markup=False,
-    )
+    raw = store.raw(m.id)
+    error = f" ({m.error})" if m.error else ""
+    out.print(f"# run {run_id} point {point_no}: status {m.status}{error}", markup=False)
     for cmd in commands(raw["command"]):
         out.print("# command: " + shlex.join(cmd), markup=False)
-    for e in store.events(r.id, "precondition"):
+    for e in store.events(run_id, "precondition"):
         if e.data.get("point") == point_no - 1:
             out.print(f"# preconditioning ({e.data.get('mode')}): {e.message}", markup=False)
             if e.data.get("mode") == "purge":  # blkdiscard: no series (storbench.purge)
                 out.print("# purge command: " + shlex.join(e.data["command"]), markup=False)
                 continue
-            phase = store.intervals(r.id, -point_no)  # precondition.phase_index
+            phase = store.intervals(run_id, -point_no)  # precondition.phase_index
             if phase:
                 out.print(timeline(phase, most=20), markup=False, highlight=False)
-    rounds = rounds_text(rows[0].measurement)
+    rounds = rounds_text(m.measurement)
     if rounds:
         out.print("# steady state (SNIA PTS rounds):", markup=False)
         out.print(rounds, markup=False, highlight=False)
-    series = store.intervals(r.id, point_no - 1)
+    series = store.intervals(run_id, point_no - 1)
     if series:
         out.print("# time series (t: end of each interval, s after the engine started):")
         out.print(timeline(series), markup=False, highlight=False)
-    for host in store.sampled_hosts(r.id, point_no - 1):
-        samples = store.host_samples(r.id, point_no - 1, host)
+    for host in store.sampled_hosts(run_id, point_no - 1):
+        samples = store.host_samples(run_id, point_no - 1, host)
         for figure, value, _ in host_rows(summary(samples), host or "this host"):
             out.print(f"# {figure}: {value}", markup=False)
     if raw["job_file"]:

@@ -22,7 +22,7 @@ from storbench.cli.app import (
     out,
     output_option,
 )
-from storbench.constants import default_db_path
+from storbench.constants import SHOW_LIMIT, default_db_path
 from storbench.errors import UserError
 
 if TYPE_CHECKING:
@@ -79,10 +79,12 @@ def runs(db_path: str | None, limit: int | None) -> None:
 
 @cli.command(
     context_settings=CONTEXT,
-    epilog="""\b
+    epilog=f"""\b
 Examples:
   storbench show latest
   storbench show latest~1
+  storbench show 12 --all            every point in the table (default: the
+                                     first {SHOW_LIMIT})
   storbench show 12 --point 3        point 3: its command, time series (IOPS,
                                      MiB/s, latency per interval), job file and
                                      raw fio output
@@ -98,21 +100,35 @@ Examples:
     metavar="N",
     help="Show point N (1-based): its time series, job file, fio command and raw fio output.",
 )
-def show(run_ref: str, db_path: str | None, point_no: int | None) -> None:
+@click.option(
+    "--limit",
+    "-n",
+    type=int,
+    default=SHOW_LIMIT,
+    show_default=True,
+    metavar="N",
+    help="List the first N points in the table (a line says how many more there are).",
+)
+@click.option("--all", "show_all", is_flag=True, help="List every point in the table.")
+def show(
+    run_ref: str, db_path: str | None, point_no: int | None, limit: int, show_all: bool
+) -> None:
     """Show a run: its suite's answer, a table of its points, then its test bed. RUN is an
     id, latest or latest~N."""
     from storbench.store import Store
 
+    if limit < 1:
+        raise click.BadParameter(f"{limit} is not a number of points", param_hint="--limit")
+
     store = Store(db_path, write=False)
-    r = store.run(run_ref)
-    if point_no is not None:
+    if point_no is not None:  # one point: the run's counts are not read either
         from storbench.cli.pointview import show_point
 
-        show_point(store, r, point_no)
+        show_point(store, store.resolve_run(run_ref), point_no)
         return
     from storbench.cli.runview import show_run
 
-    show_run(store, r)
+    show_run(store, store.run(run_ref), None if show_all else limit)
 
 
 @cli.command(
@@ -203,13 +219,13 @@ def export(
         if r.inventory.get("report"):
             found = suite_answer(
                 r.inventory["report"],
-                load_summaries(store, r.id),
+                load_summaries(store, r.id, rows=rows),
                 r.inventory,
                 store.run_series(r.id),
             )
             answer = answer_data(found) if found else None
         points = {m.point_idx: store.intervals(r.id, m.point_idx, host=None) for m in rows}
-        drills = [asdict(d) for d in drills_of(store, r.id)]
+        drills = [asdict(d) for d in drills_of(store, r.id, rows)]
         text = export_mod.to_json(r, rows, store.events(r.id), answer, points, drills)
     else:
         text = export_mod.to_csv(r, rows)

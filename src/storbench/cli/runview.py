@@ -1,5 +1,6 @@
 """What ``show RUN`` prints, and ``run``, ``resume`` and ``import`` at their end: the run's
-suite answer, a table of its points, hosts, drills, timeline and test bed."""
+suite answer, a table of its points (the first ``--limit`` of them), hosts, drills, timeline
+and test bed. The run's measurements are read once and every part works from them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from storbench.analysis.objects import S3Answer
 from storbench.analysis.soak import SoakAnswer
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.cli.app import out
+from storbench.constants import SHOW_LIMIT
 from storbench.metrics import PERCENTILES
 from storbench.netbaseline import fmt_bits
 from storbench.report import suites as suite_report
@@ -21,7 +23,7 @@ from storbench.report.drill import drill_text, drills_of
 from storbench.report.objects import s3_text
 from storbench.report.soak import soak_text
 from storbench.report.terminal import summary_table
-from storbench.store import RunRow, Store
+from storbench.store import MeasurementRow, RunRow, Store
 from storbench.units import fmt_duration
 
 
@@ -37,24 +39,32 @@ def load_summaries(
     *,
     percentiles: tuple[float, ...] = PERCENTILES,
     dirs: bool = True,
+    rows: list[MeasurementRow] | None = None,
 ) -> list[PointSummary]:
     """A run's per-point summaries, fast: the measurements without histograms (no raw
-    output either), then the clat histograms of only the points whose percentiles need
-    merging (repetitions, several directions), streamed one point at a time. Merged
-    percentiles are computed for ``percentiles`` only, per direction only with ``dirs``."""
+    output either; ``rows`` when the caller has read them already), then the clat
+    histograms of only the points whose percentiles need merging (repetitions, several
+    directions), streamed one point at a time. Merged percentiles are computed for
+    ``percentiles`` only, per direction only with ``dirs``."""
     gc_was_on = gc.isenabled()
     gc.disable()  # a big run is millions of objects and no cycles: collecting only costs time
     try:
-        return load_summaries_nogc(store, run_id, percentiles=percentiles, dirs=dirs)
+        if rows is None:
+            rows = store.measurements(run_id, bins=False)
+        return load_summaries_nogc(store, run_id, rows, percentiles=percentiles, dirs=dirs)
     finally:
         if gc_was_on:
             gc.enable()
 
 
 def load_summaries_nogc(
-    store: Store, run_id: int, *, percentiles: tuple[float, ...], dirs: bool
+    store: Store,
+    run_id: int,
+    rows: list[MeasurementRow],
+    *,
+    percentiles: tuple[float, ...],
+    dirs: bool,
 ) -> list[PointSummary]:
-    rows = store.measurements(run_id, bins=False)
     summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
     need = {s.key: s for s in summaries if needs_bins(s)}
     if need:
@@ -65,9 +75,20 @@ def load_summaries_nogc(
     return summaries
 
 
-def show_run(store: Store, r: RunRow) -> None:
+def show_run(store: Store, r: RunRow, limit: int | None) -> None:
     """``show RUN``: a header (what ran, when, with which engines), then :func:`print_run`
     with the test bed."""
+    gc_was_on = gc.isenabled()
+    gc.disable()  # as in load_summaries: a big run's rows, summaries and table cells are
+    try:  # many objects and few cycles; collecting them while they are made costs 10 %
+        _show_run(store, r, limit)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _show_run(store: Store, r: RunRow, limit: int | None) -> None:
+    rows = store.measurements(r.id, bins=False)
     out.print(
         f"run {r.id}: {r.name}  [{r.effective_status}]  {r.kind} from {r.source}", markup=False
     )
@@ -76,7 +97,7 @@ def show_run(store: Store, r: RunRow) -> None:
     # 16.2.15"), else the run's fio
     engines = dict.fromkeys(
         " ".join(v.split()[:3]) if v.startswith("ceph version") else v
-        for m in store.measurements(r.id)
+        for m in rows
         if (v := m.measurement.engine_version)
     )
     versions = ", ".join(engines) or r.fio_version or "fio ?"
@@ -87,23 +108,42 @@ def show_run(store: Store, r: RunRow) -> None:
     if r.overrides:
         out.print("  overrides: " + " ".join(r.overrides), markup=False)
     out.print()
-    print_run(store, r.id, testbed=testbed_lines(store, r))
+    print_run(store, r.id, testbed=testbed_lines(store, r), limit=limit, rows=rows, run=r)
 
 
-def print_run(store: Store, run_id: int, testbed: list[str] | None = None) -> None:
-    """A run as a reviewer reads it: its suite's answer first, then the table of its points,
-    hosts, drills and timeline, then ``testbed`` (show's inventory lines)."""
-    r = store.run(run_id)
-    summaries = load_summaries(store, run_id)
+def print_run(
+    store: Store,
+    run_id: int,
+    testbed: list[str] | None = None,
+    *,
+    limit: int | None = SHOW_LIMIT,
+    rows: list[MeasurementRow] | None = None,
+    run: RunRow | None = None,
+) -> None:
+    """A run as a reviewer reads it: its suite's answer first, then the table of its points
+    (the first ``limit``; None: all), hosts, drills and timeline, then ``testbed`` (show's
+    inventory lines). ``rows`` (the run's measurements, without histograms) and ``run``:
+    what the caller has read already."""
+    r = run or store.run(run_id)
+    if rows is None:
+        rows = store.measurements(run_id, bins=False)
+    summaries = load_summaries(store, run_id, rows=rows)
     title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
     answer = suite_answer(r.inventory.get("report"), summaries, r.inventory, store.run_series(r.id))
     _print_answer(answer, summaries)
     if summaries:
-        out.print(summary_table(summaries, title=title))
+        out.print(summary_table(summaries, title=title, limit=limit))
+        if limit is not None and len(summaries) > limit:
+            out.print(
+                f"(the first {limit:,} of {len(summaries):,} points; every point: storbench show "
+                f"{r.id} --all, or --limit N; one point whole: storbench show {r.id} --point N)",
+                markup=False,
+                highlight=False,
+            )
     else:
         out.print(title)
-    _print_hosts(store, run_id, summaries)
-    drill_rows = drills_of(store, run_id)
+    _print_hosts(rows, summaries, limit)
+    drill_rows = drills_of(store, run_id, rows)
     if drill_rows:
         out.print(drill_text(drill_rows), markup=False, highlight=False)
     for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
@@ -139,18 +179,28 @@ def _print_answer(answer: Any, summaries: list[PointSummary]) -> None:
             out.print(line)
 
 
-def _print_hosts(store: Store, run_id: int, summaries: list[PointSummary]) -> None:
-    """A run on several hosts: each point's aggregate beside every host's own figures, the
-    points to read with care (partial, hosts overlapping < 90 %), client scaling."""
-
-    rows = [m for m in store.measurements(run_id) if m.measurement.hosts]
+def _print_hosts(
+    rows: list[MeasurementRow], summaries: list[PointSummary], limit: int | None
+) -> None:
+    """A run on several hosts: each point's aggregate beside every host's own figures (of
+    the first ``limit`` such points), the points to read with care (partial, hosts
+    overlapping < 90 %), client scaling."""
+    rows = [m for m in rows if m.measurement.hosts]
     if not rows:
         return
     if all(m.measurement.extra.get("engine") == "rados bench" for m in rows):
         title = "per client (each a rados bench process)"
     else:
         title = "per host (ran: seconds from the servers' start)"
-    out.print(term.hosts_table(rows, title=title))
+    shown = rows if limit is None else rows[:limit]
+    out.print(term.hosts_table(shown, title=title))
+    if len(shown) < len(rows):
+        out.print(
+            f"(the first {len(shown):,} of {len(rows):,} points run on several hosts; "
+            "every one: --all)",
+            markup=False,
+            highlight=False,
+        )
     for line in term.host_notes(rows) + term.client_scaling_lines(summaries):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
 
