@@ -139,6 +139,7 @@ def print_run(
                 f"{r.id} --all, or --limit N; one point whole: storbench show {r.id} --point N)",
                 markup=False,
                 highlight=False,
+                soft_wrap=True,  # one line, whatever the width: commands to copy
             )
     else:
         out.print(title)
@@ -200,6 +201,7 @@ def _print_hosts(
             "every one: --all)",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
     for line in term.host_notes(rows) + term.client_scaling_lines(summaries):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
