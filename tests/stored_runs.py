@@ -55,3 +55,16 @@ def stored_run(
         )
     store.set_status(run_id, "completed")
     return run_id
+
+
+def stored_text(db: Path | str) -> str:
+    """Everything a results database holds of its runs, unpacked (raw outputs, figures:
+    store/archive.py), as one text: what a secret must not be found in (the file's bytes
+    alone hide what the store keeps compressed)."""
+    import json
+
+    store = Store(str(db), write=False)
+    try:
+        return "\n".join(json.dumps(store.dump_run(r.id)) for r in store.runs())
+    finally:
+        store.close()

@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any, Protocol
 
 from storbench import engines, liveness, power, procguard
+from storbench.constants import HEALTH_INTERVAL
 from storbench.drills import Drill
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.engines.process import CephClient
@@ -51,9 +52,8 @@ from storbench.series import Interval
 from storbench.steady import Verdict
 from storbench.store import RunRow, Store, StoreError
 
-#: Seconds between two samples of a Ceph cluster's health while a run executes.
-HEALTH_INTERVAL = 10.0
-#: ... and while a run with a failure drill executes (the time to heal is measured with it)
+#: Seconds between two samples of a Ceph cluster's health (HEALTH_INTERVAL) while a run with
+#: a failure drill executes (the time to heal is measured with it)
 DRILL_HEALTH_INTERVAL = 2.0
 
 

@@ -16,7 +16,6 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import zlib
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -24,6 +23,8 @@ from typing import Any
 
 import pytest
 from scipy import stats as scipy_stats
+
+from storbench import rawpack
 
 pytestmark = pytest.mark.integration
 
@@ -91,7 +92,7 @@ def raw_docs(db: Path, run_id: int) -> list[tuple[dict[str, Any], dict[str, Any]
         con.close()
     out = []
     for spec, raw in rows:
-        text = zlib.decompress(raw).decode()
+        text = rawpack.unpack(raw)
         doc, _ = json.JSONDecoder().raw_decode(text, text.index("{"))
         out.append((json.loads(spec), doc))
     return out

@@ -37,6 +37,9 @@ from storbench.engines import fio
 from storbench.metrics import OVERLAP_MIN, merge_bins, percentiles_from_bins
 from storbench.store import Store
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from stored_runs import stored_text
+
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
 PREFIX = "storbench-test"
@@ -677,6 +680,7 @@ def test_s3_three_hosts_put_and_get_aggregate_exactly(
     assert get["read"]["io_bytes"] == 24 * 65536
     for f in db.parent.glob(db.name + "*"):
         assert s3net.secret.encode() not in f.read_bytes()
+    assert s3net.secret not in stored_text(db)  # nor in what the store keeps compressed
 
 
 def test_network_baseline_before_a_multi_host_run(tmp_path: Path, db: Path, lab: Lab) -> None:

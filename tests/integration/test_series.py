@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import sqlite3
 import subprocess
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from storbench.store.measurements import unpack_data
 
 pytestmark = pytest.mark.integration
 
@@ -73,7 +74,7 @@ def bed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_series_of_a_real_fio_point_sums_to_its_measurement(bed: dict[str, Path]) -> None:
     db = bed["db"]
     (data,) = rows(db, "SELECT data FROM measurements WHERE run_id=1")
-    meas = json.loads(data[0])
+    meas = unpack_data(data[0])
     for ddir in ("read", "write"):
         got = rows(
             db,

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from storbench.store.measurements import unpack_data
+
 pytestmark = pytest.mark.integration
 
 
@@ -131,5 +133,5 @@ def test_soak_ctrl_c_ends_it_cleanly_with_a_verdict(tmp_path: Path) -> None:
     run_status = con.execute("SELECT status FROM runs").fetchone()[0]
     con.close()
     assert status == "ok" and run_status == "completed"
-    cut = json.loads(data)["extra"]["cut_short"]
+    cut = unpack_data(data)["extra"]["cut_short"]
     assert 2 <= cut < 100  # what ran, not the planned 120 s

@@ -10,11 +10,13 @@ import os
 import sqlite3
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from storbench import rawpack
+from storbench.store.measurements import unpack_data
 
 pytestmark = pytest.mark.integration
 
@@ -79,7 +81,7 @@ def _stored(db: Path, run: int) -> tuple[dict[str, Any], str]:
     finally:
         con.close()
 
-    return json.loads(data), zlib.decompress(raw).decode()
+    return unpack_data(data), rawpack.unpack(raw)
 
 
 def _round_outputs(raw: str) -> list[dict[str, Any]]:

@@ -42,9 +42,7 @@ def test_store_schema7_histograms_pack_exactly_and_small() -> None:
     assert sum(map(len, packed)) * 4 < text, "packed is not much smaller than JSON"
     # numpy's reading of many at once is the same pairs
     pairs = _bin_pairs(packed)
-    assert sorted(map(tuple, pairs.tolist())) == sorted(
-        (k, c) for h in hists for k, c in h.items()
-    )
+    assert sorted(map(tuple, pairs.tolist())) == sorted((k, c) for h in hists for k, c in h.items())
 
 
 def test_store_schema7_refuses_what_it_did_not_pack() -> None:

@@ -1,26 +1,54 @@
 """storbench's command line: parse arguments, call the pipeline, print. Nothing else.
 
 One module per group of commands (app.py holds the group, the consoles and the shared
-options); the engines add commands of their own (``storbench agent``) through the
-registry's ``commands()`` hook.
+options), each imported when one of its commands is asked for (``COMMANDS`` below); the
+engines add commands of their own (``storbench agent``) through the registry's
+``COMMANDS``.
+
+Start-up is kept light: ``storbench --help`` and ``storbench COMMAND --help`` import click,
+the commands' modules and storbench/constants.py, and nothing heavy (rich, ruamel.yaml,
+numpy, scipy, matplotlib, jinja2, botocore: tests/unit/test_cli_startup.py checks it). The
+commands' modules import what a command needs inside the command (what ``show`` prints is
+runview.py and pointview.py), and the consoles make themselves on first use (app.py).
 """
 
 from __future__ import annotations
 
-import sqlite3
 import sys
+from typing import Any, cast
 
 import click
 
 from storbench import engines, redact
-from storbench.cli import plans, reports, results, running  # noqa: F401  (they add commands)
-from storbench.cli.app import cli, err
-from storbench.cli.results import load_summaries as _load_summaries  # noqa: F401  (tests)
+from storbench.cli.app import LazyGroup, cli, err
 from storbench.errors import PreflightError, UserError
 
-for _engine in engines.all_engines():  # commands of the engines' own: `storbench agent`
-    for _command in _engine.commands():
-        cli.add_command(_command)
+
+def _load_summaries(*args: Any, **kwargs: Any) -> list[Any]:
+    """runview.load_summaries (for the tests), which --help does not import."""
+    from storbench.cli.runview import load_summaries
+
+    return load_summaries(*args, **kwargs)
+
+
+#: every command, by the module that defines it ("module:attribute"), imported when the
+#: command is asked for (app.LazyGroup); the engines add commands of their own (`storbench
+#: agent`) through engines.COMMANDS
+COMMANDS: dict[str, str] = {
+    "chart": "storbench.cli.reports:chart_cmd",
+    "cleanup": "storbench.cli.running:cleanup",
+    "compare": "storbench.cli.reports:compare_cmd",
+    "export": "storbench.cli.results:export",
+    "import": "storbench.cli.results:import_",
+    "plan": "storbench.cli.plans:plan",
+    "report": "storbench.cli.reports:report_cmd",
+    "resume": "storbench.cli.running:resume",
+    "run": "storbench.cli.running:run",
+    "runs": "storbench.cli.results:runs",
+    "show": "storbench.cli.results:show",
+    "suites": "storbench.cli.plans:suites",
+} | engines.COMMANDS
+cast(LazyGroup, cli).lazy.update(COMMANDS)
 
 
 def main() -> None:
@@ -40,7 +68,9 @@ def main() -> None:
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(0)
-    except sqlite3.Error as e:  # the Store says what failed in words; this is the last net
+    except Exception as e:  # the Store says what failed in words; this is the last net
+        if not _sqlite_error(e):
+            raise
         err.print(
             f"storbench: error: the results database failed (sqlite: {e})\n"
             "  fix: check the database given with --db or STORBENCH_DB",
@@ -52,3 +82,10 @@ def main() -> None:
 
 
 __all__ = ["PreflightError", "cli", "main"]
+
+
+def _sqlite_error(e: Exception) -> bool:
+    """Whether ``e`` is sqlite3's (without importing sqlite3 for --help: a command that
+    touched a database has imported it)."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(e, sqlite3.Error)

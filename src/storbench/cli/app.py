@@ -2,48 +2,63 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
 from storbench import __version__
+from storbench.constants import CHART_KINDS, HEALTH_INTERVAL, MAX_POINTS, default_db_path
 from storbench.errors import UserError
-from storbench.plan import (
-    MAX_POINTS,
-)
-from storbench.report import safe
-from storbench.runner import (
-    HEALTH_INTERVAL,
-)
-from storbench.store import default_db_path
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Console:
+    """The console of stdout or stderr, made on first use: the commands' modules import
+    ``out`` and ``err`` at their top, yet ``--help`` (which prints through click) never
+    loads rich. ``out.print(...)`` and any other attribute go to the console itself;
+    ``out.console`` is the console, for what needs a real one (a Live display)."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._made: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._made is None:
+            self._made = _console(self._stderr)
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
 
 
 def _console(stderr: bool = False) -> Console:
     """A console that prints every string as text (report/safe.py): names, paths and fio's
     messages are never read as markup or emoji codes, and control characters show as \\x1b."""
+    from storbench.report import safe
+
     c = safe.console(stderr)
     if not c.is_terminal and "COLUMNS" not in os.environ:
         c = safe.console(stderr, width=160)  # logs: no 80-column wrap
     return c
 
 
-out = _console()
-err = _console(stderr=True)
+out = _Console(stderr=False)
+err = _Console(stderr=True)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def chart_kinds() -> list[str]:
-    from storbench.report.charts import KINDS
-
-    return list(KINDS)
+    return list(CHART_KINDS)
 
 
 def db_option(f: F) -> F:
@@ -128,7 +143,29 @@ def plan_options(f: F) -> F:
     return f
 
 
+class LazyGroup(click.Group):
+    """A group that imports a command's module when the command is asked for (to run it,
+    or for ``--help``, which lists them all): ``lazy`` maps each name to "module:attribute".
+    ``storbench show`` imports the module of ``show``, not those of ``run`` or ``report``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module, _, attr = self.lazy[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attr)
+            if cmd_name not in self.commands:  # not added by the module's own decorator
+                self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+
 @click.group(
+    cls=LazyGroup,
     context_settings=CONTEXT,
     epilog="""\b
 Examples:
@@ -155,6 +192,8 @@ def cli() -> None:
 
 
 def write_output(path: str, text: str | bytes) -> None:
+    from pathlib import Path
+
     try:
         if isinstance(text, bytes):
             Path(path).write_bytes(text)

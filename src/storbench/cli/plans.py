@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,15 +17,11 @@ from storbench.cli.app import (
     out,
     plan_options,
 )
-from storbench.plan import (
-    Plan,
-    Point,
-    load_plan,
-    schema,
-    suite_names,
-)
-from storbench.report import safe
+from storbench.suites import names as suite_names
 from storbench.units import fmt_duration
+
+if TYPE_CHECKING:
+    from storbench.plan import Plan, Point
 
 
 @cli.group(context_settings=CONTEXT)
@@ -57,6 +53,8 @@ def plan() -> None:
 @plan.command("keys", context_settings=CONTEXT)
 def plan_keys() -> None:
     """Every key a plan file may hold, what it takes and does, as Markdown."""
+    from storbench.plan import schema
+
     sys.stdout.write(schema.keys_markdown())
 
 
@@ -86,6 +84,8 @@ def plan_check(
     that are not absolute paths, negative times, sizes of 0, a `bs` larger than `size`, and
     plans of more than --max-points points (counted before expanding).
     """
+    from storbench.plan import load_plan
+
     p = load_plan(
         plan_ref,
         sets=list(sets),
@@ -124,6 +124,8 @@ def plan_show(
     endpoint: str | None,
 ) -> None:
     """Print the expanded points of PLAN and the exact fio job file of each (a dry run)."""
+    from storbench.plan import load_plan
+
     p = load_plan(
         plan_ref,
         sets=list(sets),
@@ -184,6 +186,8 @@ def _modes(pt: Point) -> list[str]:
 @cli.command(context_settings=CONTEXT)
 def suites() -> None:
     """List the built-in suites."""
+    import shutil
+
     from ruamel.yaml import YAML
 
     from storbench.plan import suite_text
@@ -215,6 +219,8 @@ def planned_time(points: list[Point]) -> str:
 
 
 def header(p: Plan, points: list[Point]) -> None:
+    from storbench.report import safe
+
     planned = planned_time(points)
     targets = ", ".join(dict.fromkeys(pt.target.label for pt in points))
     if p.hosts:

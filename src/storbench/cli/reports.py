@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from storbench import engines
-from storbench.analysis import testbed
-from storbench.analysis.compare import Comparison
-from storbench.analysis.compare import compare as compare_points
-from storbench.analysis.select import parse_run_spec, select
-from storbench.analysis.summary import PointSummary
 from storbench.cli.app import (
     CONTEXT,
     chart_kinds,
@@ -25,14 +19,12 @@ from storbench.cli.app import (
     output_option,
     write_output,
 )
-from storbench.cli.results import load_summaries
 from storbench.errors import UserError
-from storbench.report import markdown as md
-from storbench.report.ceph import ceph_report
-from storbench.report.drill import drills_of
-from storbench.report.safe import one_line
-from storbench.report.terminal import comparison_text
-from storbench.store import Store
+
+if TYPE_CHECKING:
+    from storbench.analysis.compare import Comparison
+    from storbench.analysis.summary import PointSummary
+    from storbench.store import Store
 
 
 @cli.command(
@@ -77,6 +69,8 @@ def report_cmd(
     RUN is an id, latest or latest~N, optionally with a filter keeping some of its points:
     RUN:target=/dev/sdb, RUN:bs=4k,iodepth=32 (target, workload or any workload option).
     """
+    from storbench.store import Store
+
     store = Store(db_path, write=False)
     if fmt == "html":
         from storbench.report import html as html_report
@@ -106,6 +100,10 @@ def _side_name(run_id: int, run_name: str, filters: tuple[tuple[str, str], ...])
 def _comparisons(store: Store, refs: list[str]) -> list[Comparison]:
     """Each of refs[1:] against refs[0]; refs are RUN or RUN:key=value,... (each run loaded
     once, however many subsets of it are compared)."""
+    from storbench.analysis.compare import compare as compare_points
+    from storbench.analysis.select import parse_run_spec, select
+    from storbench.cli.runview import load_summaries
+
     loaded: dict[int, list[PointSummary]] = {}
     sides: list[tuple[str, list[PointSummary]]] = []
     for text in refs:
@@ -122,6 +120,12 @@ def _comparisons(store: Store, refs: list[str]) -> list[Comparison]:
 
 
 def _markdown_report(store: Store, refs: list[str]) -> str:
+    from storbench.analysis.select import parse_run_spec, select
+    from storbench.cli.runview import load_summaries
+    from storbench.report import markdown as md
+    from storbench.report.ceph import ceph_report
+    from storbench.report.drill import drills_of
+
     if len(refs) > 1:
         return md.report_markdown([], _comparisons(store, refs))
     spec = parse_run_spec(refs[0])
@@ -189,12 +193,18 @@ def compare_cmd(
     baseline: str, others: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
 ) -> None:
     """Compare runs (or subsets of runs) point by point against BASELINE."""
+    from storbench.report import markdown as md
+    from storbench.report.terminal import comparison_text
+    from storbench.store import Store
+
     store = Store(db_path, write=False)
     cmps = _comparisons(store, [baseline, *others])
     diffs = _testbed_diffs(store, [baseline, *others])
     for line in _advice(store, [baseline, *others]):
         err.print(f"warning: {line}", style="yellow", markup=False)
     if fmt == "json":
+        import json
+
         doc = {"comparisons": [c.to_dict() for c in cmps]}
         for d, c in zip(diffs, doc["comparisons"], strict=True):
             c["testbed_differences"] = [{"setting": k, "base": a, "other": b} for k, a, b in d]
@@ -211,6 +221,8 @@ def compare_cmd(
 def _advice(store: Store, refs: list[str]) -> list[str]:
     """What a reviewer would warn of in the compared runs' points (engines' advice: e.g.
     iodepth with a synchronous ioengine), once per run."""
+    from storbench.analysis.select import parse_run_spec
+
     out: list[str] = []
     for run_id in dict.fromkeys(store.run(parse_run_spec(ref).run).id for ref in refs):
         points = [m.point for m in store.measurements(run_id, bins=False) if m.point]
@@ -221,6 +233,9 @@ def _advice(store: Store, refs: list[str]) -> list[str]:
 def _testbed_diffs(store: Store, refs: list[str]) -> list[list[tuple[str, Any, Any]]]:
     """What differed between the base run's test bed and each other's (settings of the
     host, the targets' disks, the Ceph cluster: inventory/tuning.py)."""
+    from storbench.analysis import testbed
+    from storbench.analysis.select import parse_run_spec
+
     runs = [store.run(parse_run_spec(ref).run) for ref in refs]
     return [testbed.differences(runs[0].inventory, r.inventory) for r in runs[1:]]
 
@@ -235,6 +250,8 @@ def _diff_lines(diffs: list[tuple[str, Any, Any]], bullet: str) -> str:
 
 
 def _shown(value: Any) -> str:
+    from storbench.report.safe import one_line
+
     return "(none)" if value is None else one_line(str(value))
 
 
@@ -289,8 +306,9 @@ def chart_cmd(run_refs: tuple[str, ...], db_path: str | None, kind: str, output:
     RUN is an id, latest or latest~N, optionally filtered: RUN:target=/dev/sdb,bs=4k.
     """
     from storbench.report import charts
+    from storbench.store import Store
 
-    fmt = Path(output).suffix.lower().lstrip(".")
+    fmt = os.path.splitext(output)[1].lower().lstrip(".")
     if fmt not in ("png", "svg"):
         raise UserError(
             f"cannot tell the chart format from {output!r}",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from storbench import __version__, drills, engines, sshagents
+from storbench import __version__, engines
 from storbench.cli.app import (
     CONTEXT,
     cli,
@@ -18,28 +19,15 @@ from storbench.cli.app import (
     plan_options,
 )
 from storbench.cli.plans import header, show_plan
-from storbench.cli.results import print_run
+from storbench.constants import HEALTH_INTERVAL
 from storbench.errors import PreflightError, UserError
-from storbench.plan import (
-    Plan,
-    Point,
-    load_plan,
-    suite_names,
-)
-from storbench.preflight import Preflight, run_preflight
-from storbench.preflight.ceph import remove_images
-from storbench.report.terminal import ProgressReporter
-from storbench.runner import (
-    HEALTH_INTERVAL,
-    cleanup_engines,
-    cleanup_files,
-    concurrent_refusal,
-    execute,
-    note_scratch_files,
-    remove_leftovers,
-    scratch_files,
-)
-from storbench.store import Store, StoreError
+from storbench.suites import names as suite_names
+
+if TYPE_CHECKING:
+    from storbench.plan import Plan, Point
+    from storbench.preflight import Preflight
+    from storbench.sshagents import Agents
+    from storbench.store import Store
 
 
 @cli.command(
@@ -128,6 +116,11 @@ def run(
     committed to the database as soon as it finishes; Ctrl-C stops fio cleanly and keeps
     what finished (finish later with `storbench resume RUN`).
     """
+    from storbench import sshagents
+    from storbench.plan import load_plan
+    from storbench.runner import concurrent_refusal
+    from storbench.store import Store
+
     p = load_plan(
         plan,
         sets=list(sets),
@@ -159,9 +152,11 @@ def run(
 
 
 def _preflight(
-    points: list[Point], agents: sshagents.Agents, destroy_data: list[str], allow_unhealthy: bool
+    points: list[Point], agents: Agents, destroy_data: list[str], allow_unhealthy: bool
 ) -> Preflight:
     """Preflight with the ssh hosts' agents running (sshagents.py), their inventory in it."""
+    from storbench.preflight import run_preflight
+
     for a in agents.agents:
         fio_of = (a.info.get("host") or {}).get("fio_version") or "no fio"
         out.print(
@@ -173,8 +168,10 @@ def _preflight(
     return pre
 
 
-def _agent_events(store: Store, run_id: int, agents: sshagents.Agents) -> None:
+def _agent_events(store: Store, run_id: int, agents: Agents) -> None:
     """The ssh hosts' agents in the run's events: started (now) and stopped (at the end)."""
+    from storbench.store import StoreError
+
     for a in agents.agents:
         store.add_event(
             run_id,
@@ -197,7 +194,7 @@ def _record_and_execute(
     points: list[Point],
     pre: Preflight,
     overrides: list[str],
-    agents: sshagents.Agents,
+    agents: Agents,
     fail_fast: bool,
     keep_files: bool,
     health_interval: float,
@@ -234,6 +231,12 @@ def _execute(
     keep_files: bool,
     health_interval: float = HEALTH_INTERVAL,
 ) -> None:
+    from storbench.cli.runview import print_run
+    from storbench.preflight.ceph import remove_images
+    from storbench.report.terminal import ProgressReporter
+    from storbench.runner import cleanup_files, execute, note_scratch_files, scratch_files
+    from storbench.store import StoreError
+
     try:
         for w in pre.warnings:
             err.print(f"warning: {w}", style="yellow", markup=False)
@@ -246,7 +249,7 @@ def _execute(
                 f"created rbd image {pool}/{image} (written once end to end)",
                 {"pool": pool, "image": image, "created": True},
             )
-        with ProgressReporter(out, points) as rep:
+        with ProgressReporter(out.console, points) as rep:
             outcome = execute(
                 store,
                 run_id,
@@ -292,6 +295,9 @@ def _execute(
 def _undo_preflight(points: list[Point], pre: Preflight) -> None:
     """Remove what preflight made (scratch files, rbd images) and let go of the targets:
     for when the run cannot start after all."""
+    from storbench.preflight.ceph import remove_images
+    from storbench.runner import cleanup_files
+
     try:
         cleanup_files(points, pre.created, pre.locks)
         remove_images(pre.images)
@@ -341,6 +347,10 @@ def resume(
 
     RUN is a run id, `latest`, or `latest~N`. The same preflight checks run again first.
     """
+    from storbench import sshagents
+    from storbench.runner import concurrent_refusal, remove_leftovers
+    from storbench.store import Store
+
     store = Store(db_path)
     r = store.run(run_ref)
     if r.kind != "run":
@@ -403,6 +413,9 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
     points `storbench resume` would run; this removes them (and any object of fio's rados
     engine named after the run). `storbench resume` does the same at its start and end.
     """
+    from storbench.runner import cleanup_engines, cleanup_files, remove_leftovers, scratch_files
+    from storbench.store import Store
+
     store = Store(db_path)
     r = store.run(run_ref)
     if r.live:
@@ -427,6 +440,8 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
 
 def _refuse_drill(points: list[Point], allowed: bool) -> None:
     """A failure drill's Ceph steps only with --allow-disruption: refused before any load."""
+    from storbench import drills
+
     why = drills.refusal(points, allowed)
     if why:
         raise PreflightError(

@@ -3,8 +3,9 @@
 Everything outside ``engines/`` reaches an engine through this registry and the interface
 in ``base.py``; it never imports one. To add an engine, write a package beside ``fio/``
 and ``rados/`` whose ``engine.py`` has a class with :class:`base.Engine`'s operations,
-and add one line to :data:`REGISTRY`. Engines are imported when first asked for, so a run
-of fio alone never loads the others.
+and add one line to :data:`REGISTRY` (and its own commands, if any, to :data:`COMMANDS`).
+Engines are imported when first asked for, so a run of fio alone never loads the others,
+and ``storbench --help`` loads none.
 """
 
 from __future__ import annotations
@@ -20,6 +21,14 @@ if TYPE_CHECKING:
 REGISTRY: dict[str, str] = {
     "rados-bench": "storbench.engines.rados.engine:RadosBenchEngine",
     "fio": "storbench.engines.fio.engine:FioEngine",
+}
+
+#: the engines' own commands the CLI offers (fio: ``storbench agent``), like datasette's
+#: ``register_commands`` hook: name -> "module:attribute" of a click command. The CLI adds
+#: them without knowing what they do, and imports one only when it is asked for (a module
+#: of its own, light at import: ``storbench --help`` lists it).
+COMMANDS: dict[str, str] = {
+    "agent": "storbench.engines.fio.agent:agent",
 }
 
 #: the engine whose version a run records with itself (the runs table's ``fio_version``)

@@ -25,8 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import click
-
 from storbench.metrics import Measurement
 from storbench.plan import Point
 from storbench.series import Interval
@@ -188,11 +186,6 @@ class Engine(Protocol):
         """Read a result the engine printed elsewhere (``storbench import``): one per result
         the document holds (fio: per reporting group); UserError when ``text`` is not one
         (or the engine has no output storbench can import)."""
-        ...
-
-    def commands(self) -> list[click.Command]:
-        """Commands of its own the CLI offers (fio: ``storbench agent``), like datasette's
-        ``register_commands`` hook; the CLI adds them without knowing what they do."""
         ...
 
     def cleanup(self, run: RunContext, points: list[Point], *, keep_recorded: bool) -> list[str]:

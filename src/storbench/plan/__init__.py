@@ -29,33 +29,76 @@ the expansion), ``sources`` (files, suites).
 
 from __future__ import annotations
 
-from storbench.plan.checks import (  # noqa: F401
-    job_value_problem,
-    name_problem,
-    path_problem,
-)
-from storbench.plan.model import (  # noqa: F401
-    Plan,
-    Point,
-    PointHost,
-    Target,
-    job_section_name,
-    output_files,
-    point_key,
-)
-from storbench.plan.rules import (  # noqa: F401
-    DEFAULT_CEPH_CONF,
-    LOG_TYPES,
-    MAX_POINTS,
-    PATH_OPTIONS,
-    RADOS_BENCH,
-)
-from storbench.plan.sources import (  # noqa: F401
-    load_plan,
-    parse_plan,
-    suite_names,
-    suite_text,
-)
-from storbench.plan.targets import (  # noqa: F401
-    parse_target_arg,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from storbench.plan.checks import (  # noqa: F401
+        job_value_problem,
+        name_problem,
+        path_problem,
+    )
+    from storbench.plan.model import (  # noqa: F401
+        Plan,
+        Point,
+        PointHost,
+        Target,
+        job_section_name,
+        output_files,
+        point_key,
+    )
+    from storbench.plan.rules import (  # noqa: F401
+        DEFAULT_CEPH_CONF,
+        LOG_TYPES,
+        MAX_POINTS,
+        PATH_OPTIONS,
+        RADOS_BENCH,
+    )
+    from storbench.plan.sources import (  # noqa: F401
+        load_plan,
+        parse_plan,
+        suite_names,
+        suite_text,
+    )
+    from storbench.plan.targets import (  # noqa: F401
+        parse_target_arg,
+    )
+
+#: what the package gives, by the module that has it, imported when first asked for: the
+#: model (Point, Target) alone does not load the YAML loader (``show``, ``compare`` and the
+#: store read points, never a plan file)
+_WHERE = {
+    "job_value_problem": "storbench.plan.checks",
+    "name_problem": "storbench.plan.checks",
+    "path_problem": "storbench.plan.checks",
+    "Plan": "storbench.plan.model",
+    "Point": "storbench.plan.model",
+    "PointHost": "storbench.plan.model",
+    "Target": "storbench.plan.model",
+    "job_section_name": "storbench.plan.model",
+    "output_files": "storbench.plan.model",
+    "point_key": "storbench.plan.model",
+    "DEFAULT_CEPH_CONF": "storbench.plan.rules",
+    "LOG_TYPES": "storbench.plan.rules",
+    "MAX_POINTS": "storbench.plan.rules",
+    "PATH_OPTIONS": "storbench.plan.rules",
+    "RADOS_BENCH": "storbench.plan.rules",
+    "load_plan": "storbench.plan.sources",
+    "parse_plan": "storbench.plan.sources",
+    "suite_names": "storbench.plan.sources",
+    "suite_text": "storbench.plan.sources",
+    "parse_target_arg": "storbench.plan.targets",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``plan.NAME`` from the module that has it (looked up at each use, as in
+    engines/fio/__init__.py)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import storbench.plan.schema as schema
+from storbench.constants import MAX_POINTS  # noqa: F401  (--max-points)
 from storbench.plan.checks import MAX_NAME_CHARS, MAX_VALUE_BYTES  # noqa: F401
 from storbench.plan.schema import DEFAULT_FIO_PORT, LOCAL, MAX_SIZE  # noqa: F401
 from storbench.plan.yamlpos import MAX_DEPTH  # noqa: F401
@@ -111,8 +112,6 @@ RANGE_WHY = {
     "iodepth": "fio allocates a buffer per entry; libaio's default aio-max-nr is 65536",
     "clients": "rados bench starts a process on this machine for each",
 }
-#: Plans larger than this many points are refused before they are expanded (``--max-points``).
-MAX_POINTS = 100_000
 #: How many values a plan's YAML may hold once its aliases are expanded (a "billion laughs"
 #: plan holds 9**9 through 9 lines of aliases); how deep it may nest is yamlpos.MAX_DEPTH.
 MAX_YAML_VALUES = 1_000_000

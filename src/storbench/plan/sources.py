@@ -12,14 +12,10 @@ from storbench.errors import NotFoundError, PlanError, suggestion
 from storbench.plan.load import _Loader
 from storbench.plan.model import Plan
 from storbench.plan.rules import MAX_DEPTH, MAX_POINTS
+from storbench.suites import names as suite_names
 
 
 @cache
-def suite_names() -> tuple[str, ...]:
-    files = resources.files("storbench.suites").iterdir()
-    return tuple(sorted(f.name[:-5] for f in files if f.name.endswith(".yaml")))
-
-
 def suite_text(name: str) -> str:
     return resources.files("storbench.suites").joinpath(f"{name}.yaml").read_text()
 

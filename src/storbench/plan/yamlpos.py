@@ -3,10 +3,12 @@ look at nesting before the parser sees the text."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
+if TYPE_CHECKING:  # ruamel.yaml is imported where a YAML node is handled: a command that
+    # reads no plan (show, compare) imports the plan's model (Point), not the YAML parser
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import MarkedYAMLError
 
 #: How deep a plan's YAML may nest (ruamel's scanner slows down with the square of the depth).
 MAX_DEPTH = 64
@@ -84,6 +86,8 @@ def _compound(value: Any) -> bool:
 
 
 def _submap(node: CommentedMap | dict[str, Any], keys: dict[str, Any]) -> Any:
+    from ruamel.yaml.comments import CommentedMap
+
     if isinstance(node, CommentedMap):
         sub = CommentedMap()
         for k in keys:
@@ -97,6 +101,8 @@ def _submap(node: CommentedMap | dict[str, Any], keys: dict[str, Any]) -> Any:
 
 def _position(node: Any, key: Any = None) -> tuple[int | None, int | None]:
     """1-based (line, column) of a key in a mapping / index in a sequence, or of the node."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     try:
         if key is not None and isinstance(node, CommentedMap) and key in node.lc.data:
             line, col = node.lc.key(key)

@@ -214,11 +214,15 @@ class ProgressReporter:
         self._say(f"interrupted during {point.label()}: that point is not recorded", "yellow")
 
 
-def summary_table(summaries: list[PointSummary], title: str | None = None) -> Table:
-    """One row per point and direction: the point's swept values, IOPS, MiB/s, latency."""
+def summary_table(
+    summaries: list[PointSummary], title: str | None = None, limit: int | None = None
+) -> Table:
+    """One row per point and direction: the point's swept values, IOPS, MiB/s, latency;
+    with ``limit``, of the first ``limit`` points only (the columns are the whole run's)."""
     layout = SummaryLead.of(summaries)
     reps = layout.reps
-    show_err = any(s.failed for s in summaries)
+    shown = summaries if limit is None else summaries[:limit]
+    show_err = any(s.failed for s in shown)
     metrics = [ds.latency_metric for s in summaries for ds in s.dirs.values()]
     label = latency_label(metrics)
     t = Table(title=title, title_justify="left")
@@ -234,7 +238,7 @@ def summary_table(summaries: list[PointSummary], title: str | None = None) -> Ta
             t.add_column("IOPS ±95%", justify="right")
     if show_err:
         t.add_column("error")
-    for s in summaries:
+    for s in shown:
         lead = layout.cells(s)
         dirs = [d for d in DIRECTIONS if d in s.dirs] or ["-"]
         for i, d in enumerate(dirs):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.errors import NotFoundError, UserError
+from storbench.store.archive import _Archive
 from storbench.store.base import RedactingConnection, _locked
 from storbench.store.events import _Events
 from storbench.store.faults import (
@@ -32,7 +33,7 @@ from storbench.store.series import _Series
 PAGE_SIZE = 8192
 
 
-class Store(_Runs, _Measurements, _Events, _Series, _HostSamples):
+class Store(_Runs, _Measurements, _Events, _Series, _HostSamples, _Archive):
     """The results database. ``write``: the command records (run, import, resume, cleanup),
     so a database that cannot take a write is refused at once, before anything else
     happens; otherwise a database on read-only media is opened read-only."""

@@ -84,13 +84,7 @@ class _Measurements(_Connection):
     @_locked
     def measurements(self, run_id: int, *, bins: bool = False) -> list[MeasurementRow]:
         """Measurements of a run in point order, each with its point."""
-        rows = self.db.execute(
-            "SELECT m.id, m.run_id, m.point_idx, m.status, m.error, m.started_at, m.ended_at,"
-            " m.engine, m.engine_version, m.data, p.spec FROM measurements m"
-            " LEFT JOIN points p ON p.run_id=m.run_id AND p.idx=m.point_idx"
-            " WHERE m.run_id=? ORDER BY m.point_idx",
-            (run_id,),
-        ).fetchall()
+        rows = self.db.execute(_MEASUREMENT_SELECT + " ORDER BY m.point_idx", (run_id,)).fetchall()
         hist: dict[int, list[sqlite3.Row]] = {}
         if bins and rows:
             for h in self.db.execute(
@@ -99,27 +93,24 @@ class _Measurements(_Connection):
                 (run_id,),
             ):
                 hist.setdefault(h["measurement_id"], []).append(h)
-        out = []
-        for r in rows:
-            data = unpack_data(r["data"])
-            for h in hist.get(r["id"], []):
-                _put_bins(data, h["host"], h["direction"], h["metric"], histpack.decode(h["bins"]))
-            out.append(
-                MeasurementRow(
-                    id=r["id"],
-                    run_id=r["run_id"],
-                    point_idx=r["point_idx"],
-                    status=r["status"],
-                    error=r["error"],
-                    started_at=r["started_at"],
-                    ended_at=r["ended_at"],
-                    engine=r["engine"],
-                    engine_version=r["engine_version"],
-                    measurement=Measurement.from_dict(data),
-                    point=Point.from_dict(json.loads(r["spec"])) if r["spec"] else None,
-                )
-            )
-        return out
+        return _measurement_rows(rows, hist)
+
+    @_locked
+    def measurement(
+        self, run_id: int, point_idx: int, *, bins: bool = False
+    ) -> MeasurementRow | None:
+        """The measurement of one point of a run (None when it has none), read alone: what
+        ``show RUN --point N`` costs does not grow with the run."""
+        rows = self.db.execute(
+            _MEASUREMENT_SELECT + " AND m.point_idx=?", (run_id, point_idx)
+        ).fetchall()
+        hist: dict[int, list[sqlite3.Row]] = {}
+        if bins and rows:
+            hist[rows[0]["id"]] = self.db.execute(
+                "SELECT * FROM histograms WHERE measurement_id=?", (rows[0]["id"],)
+            ).fetchall()
+        found = _measurement_rows(rows, hist)
+        return found[0] if found else None
 
     @_locked
     def raw(self, measurement_id: int) -> dict[str, Any]:
@@ -173,6 +164,40 @@ def pack_data(data: dict[str, Any]) -> bytes:
 def unpack_data(value: bytes | str) -> dict[str, Any]:
     """A measurement's stored figures: zlib of JSON (schema 7), or JSON text (before)."""
     return json.loads(zlib.decompress(value) if isinstance(value, bytes) else value)
+
+
+_MEASUREMENT_SELECT = (
+    "SELECT m.id, m.run_id, m.point_idx, m.status, m.error, m.started_at, m.ended_at,"
+    " m.engine, m.engine_version, m.data, p.spec FROM measurements m"
+    " LEFT JOIN points p ON p.run_id=m.run_id AND p.idx=m.point_idx"
+    " WHERE m.run_id=?"
+)
+
+
+def _measurement_rows(
+    rows: list[sqlite3.Row], hist: dict[int, list[sqlite3.Row]]
+) -> list[MeasurementRow]:
+    out = []
+    for r in rows:
+        data = unpack_data(r["data"])
+        for h in hist.get(r["id"], []):
+            _put_bins(data, h["host"], h["direction"], h["metric"], histpack.decode(h["bins"]))
+        out.append(
+            MeasurementRow(
+                id=r["id"],
+                run_id=r["run_id"],
+                point_idx=r["point_idx"],
+                status=r["status"],
+                error=r["error"],
+                started_at=r["started_at"],
+                ended_at=r["ended_at"],
+                engine=r["engine"],
+                engine_version=r["engine_version"],
+                measurement=Measurement.from_dict(data),
+                point=Point.from_dict(json.loads(r["spec"])) if r["spec"] else None,
+            )
+        )
+    return out
 
 
 def _strip_bins(

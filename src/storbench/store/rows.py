@@ -4,28 +4,17 @@ default.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from storbench import liveness
+from storbench.constants import DEFAULT_DB, default_db_path  # noqa: F401
 from storbench.errors import UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
 
-DEFAULT_DB = "~/.local/share/storbench/results.db"
 #: Event kinds a run records for its own housekeeping (see EventRow.bookkeeping).
 BOOKKEEPING_EVENTS = ("scratch-file", "workdir", "cluster-io")  # cluster-io: per sample
-
-
-def default_db_path() -> str:
-    env = os.environ.get("STORBENCH_DB")
-    if env:
-        return env
-    base = os.environ.get("XDG_DATA_HOME")
-    if base:
-        return os.path.join(base, "storbench", "results.db")
-    return os.path.expanduser(DEFAULT_DB)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from cephcluster import CephCluster, missing_packages
+from stored_runs import stored_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ceph]
 
@@ -121,6 +122,7 @@ workloads:
     secret = rgw.rgw_keys[1]
     for f in tmp_path.glob("r.db*"):
         assert secret.encode() not in f.read_bytes()
+    assert secret not in stored_text(db)  # nor in what the store keeps compressed
     assert secret not in r.stdout + r.stderr
 
 

@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the harness modules
+from stored_runs import stored_text
+
 pytestmark = pytest.mark.integration
 
 VERSITYGW = "/usr/local/lib/storbench/bin/versitygw"
@@ -221,6 +224,9 @@ def test_s3_suite_runs_cleans_up_and_never_keeps_a_key(tmp_path: Path, gateway: 
     for f in tmp_path.glob("r.db*"):
         data = f.read_bytes()
         assert gateway.secret.encode() not in data and gateway.key_id.encode() not in data
+    stored = stored_text(db)  # what the store keeps compressed, unpacked
+    assert gateway.secret not in stored and gateway.key_id not in stored
+    assert "job options" in stored  # fio's echo of its options is there, the keys redacted
     assert "http_s3_key=${STORBENCH_S3_SECRET}" in shown
 
 

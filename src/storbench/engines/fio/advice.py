@@ -14,11 +14,13 @@ given, so that a table along them measures nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from storbench.metrics import Measurement
-from storbench.plan import Point
 from storbench.units import UnitError, parse_time
+
+if TYPE_CHECKING:
+    from storbench.metrics import Measurement
+    from storbench.plan import Point
 
 #: ioengines fio runs one I/O at a time per job (FIO_SYNCIO in fio 3.33's engines/*.c)
 SYNC_ENGINES = frozenset(

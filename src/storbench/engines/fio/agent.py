@@ -1,6 +1,6 @@
 """``storbench agent``: a fio server on a host to be measured, started and stopped with a
-pid file (the ``hosts:`` of a plan reach it). The command is the fio engine's own (its
-``commands()``); the CLI adds it without knowing what it does.
+pid file (the ``hosts:`` of a plan reach it). The command is the fio engine's own (in
+``engines.COMMANDS``); the CLI adds it without knowing what it does.
 
 A fio server runs any job it is sent -- including fio's ``exec`` engine, which runs
 commands -- with no authentication and no encryption, so the agent binds to a benchmark
@@ -15,8 +15,6 @@ import ipaddress
 import os
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -24,9 +22,9 @@ from pathlib import Path
 
 import click
 
-from storbench import hostcounters, netbaseline
+# what serving needs (sockets, processes, the counters, iperf3) is imported where it is used:
+# `storbench --help` lists this command, and loads this module for it
 from storbench.engines import fio
-from storbench.engines.process import pdeathsig_prefix
 from storbench.errors import PreflightError, UserError
 
 
@@ -209,6 +207,8 @@ def bind_refusal(address: str, any_address: bool) -> str | None:
     network or loopback: all addresses (0.0.0.0, ::) and public (globally routable)
     addresses only with ``any_address``.
     """
+    import socket
+
     if any_address:
         return None
     if address in ("", "*", "0.0.0.0", "::", "[::]"):
@@ -235,6 +235,8 @@ def bind_refusal(address: str, any_address: bool) -> str | None:
 
 def resolve_bind(address: str) -> str:
     """The IP literal the agent binds to (fio wants one)."""
+    import socket
+
     try:
         ipaddress.ip_address(address)
         return address
@@ -244,6 +246,8 @@ def resolve_bind(address: str) -> str:
 
 def bind_unavailable(address: str) -> str | None:
     """Why no socket can be bound to ``address`` on this host (not one of its addresses)."""
+    import socket
+
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
         try:
@@ -272,6 +276,11 @@ def _iperf(addr: str, port: int, pid_file: str, *, daemon: bool) -> int | None:
     """iperf3's server beside the fio server (netbaseline.py), when iperf3 is installed and
     its port is free: in a session of its own with a pid file (daemon), or dying with this
     process (foreground, which becomes the fio server). Its port, or None (with a word)."""
+    import subprocess
+
+    from storbench import netbaseline
+    from storbench.engines.process import pdeathsig_prefix
+
     iport = netbaseline.iperf_port(port)
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
     if shutil.which("iperf3") is None or iport is None:
@@ -317,6 +326,8 @@ def _counters_pid_file(pid_file: str) -> str:
 def _counters_port_free(addr: str, port: int) -> int | None:
     """The port of the host's counters (storbench.hostcounters) when it is free, else None
     (with a word: the controller then samples no utilisation of this host)."""
+    from storbench import hostcounters
+
     cport = hostcounters.counters_port(port)
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
     if cport is None:
@@ -330,6 +341,10 @@ def _counters_port_free(addr: str, port: int) -> int | None:
 def _start_counters(addr: str, cport: int, pid_file: str) -> int | None:
     """The counters endpoint in a process of its own session, its pid in a pid file beside
     the fio server's; None (with a word) when it did not start listening."""
+    import subprocess
+
+    from storbench import hostcounters
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "storbench.hostcounters", addr, str(cport)],
         stdin=subprocess.DEVNULL,
@@ -365,6 +380,8 @@ def _stop_counters(pid_file: str) -> None:
 def _fork_counters(addr: str, cport: int) -> None:
     """The foreground agent's counters: a child process that serves them until the fio
     server (this process, after its exec) is gone."""
+    from storbench import hostcounters
+
     parent = os.getpid()
     if os.fork() != 0:
         return

@@ -15,8 +15,6 @@ import subprocess
 import tempfile
 from typing import Any
 
-import click
-
 from storbench import netbaseline, s3bucket
 from storbench.engines import fio
 from storbench.engines.base import (
@@ -117,11 +115,6 @@ class FioEngine:
                 )
             )
         return out
-
-    def commands(self) -> list[click.Command]:
-        from storbench.engines.fio.agent import agent  # only when the CLI asks
-
-        return [agent]
 
     def object_bytes(self, point: Point) -> int:
         return fio.rados_object_size(point)

@@ -13,8 +13,6 @@ import shutil
 import subprocess
 from typing import Any
 
-import click
-
 from storbench.engines.base import (
     CheckOptions,
     CheckResult,
@@ -71,9 +69,6 @@ class RadosBenchEngine:
             "rados bench's output cannot be imported yet",
             fix="run the benchmark from a plan (engine: rados-bench)",
         )
-
-    def commands(self) -> list[click.Command]:
-        return []
 
     def object_bytes(self, point: Point) -> int:
         """Each object a write point stores is one op of ``bs`` bytes."""

@@ -9,23 +9,10 @@ from dataclasses import dataclass, field
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.soak import SeriesSource
 from storbench.analysis.summary import PointSummary, summarize
+from storbench.constants import CHART_KINDS as KINDS  # noqa: F401
 from storbench.metrics import LatencyStats
 from storbench.store import MeasurementRow, RunRow, Store
 from storbench.units import fmt_iops, fmt_ns
-
-KINDS = (
-    "iops-vs-iodepth",
-    "bw-vs-iodepth",
-    "lat-vs-iodepth",
-    "iops-vs-numjobs",
-    "bw-vs-numjobs",
-    "lat-vs-numjobs",
-    "iops-vs-bs",
-    "bw-vs-bs",
-    "lat-vs-bs",
-    "lat-percentiles",
-    "compare",
-)
 
 #: Most panels one figure shows; the rest are named in the chart's note (values stay in tables).
 MAX_PANELS = 12

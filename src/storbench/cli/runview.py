@@ -1,0 +1,251 @@
+"""What ``show RUN`` prints, and ``run``, ``resume`` and ``import`` at their end: the run's
+suite answer, a table of its points (the first ``--limit`` of them), hosts, drills, timeline
+and test bed. The run's measurements are read once and every part works from them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+from typing import Any
+
+from storbench.analysis.answers import suite_answer
+from storbench.analysis.objects import S3Answer
+from storbench.analysis.soak import SoakAnswer
+from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
+from storbench.cli.app import out
+from storbench.constants import SHOW_LIMIT
+from storbench.metrics import PERCENTILES
+from storbench.netbaseline import fmt_bits
+from storbench.report import suites as suite_report
+from storbench.report import terminal as term
+from storbench.report.ceph import ceph_report
+from storbench.report.drill import drill_text, drills_of
+from storbench.report.objects import s3_text
+from storbench.report.soak import soak_text
+from storbench.report.terminal import summary_table
+from storbench.store import MeasurementRow, RunRow, Store
+from storbench.units import fmt_duration
+
+
+def when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def load_summaries(
+    store: Store,
+    run_id: int,
+    *,
+    percentiles: tuple[float, ...] = PERCENTILES,
+    dirs: bool = True,
+    rows: list[MeasurementRow] | None = None,
+) -> list[PointSummary]:
+    """A run's per-point summaries, fast: the measurements without histograms (no raw
+    output either; ``rows`` when the caller has read them already), then the clat
+    histograms of only the points whose percentiles need merging (repetitions, several
+    directions), streamed one point at a time. Merged percentiles are computed for
+    ``percentiles`` only, per direction only with ``dirs``."""
+    gc_was_on = gc.isenabled()
+    gc.disable()  # a big run is millions of objects and no cycles: collecting only costs time
+    try:
+        if rows is None:
+            rows = store.measurements(run_id, bins=False)
+        return load_summaries_nogc(store, run_id, rows, percentiles=percentiles, dirs=dirs)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def load_summaries_nogc(
+    store: Store,
+    run_id: int,
+    rows: list[MeasurementRow],
+    *,
+    percentiles: tuple[float, ...],
+    dirs: bool,
+) -> list[PointSummary]:
+    summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
+    need = {s.key: s for s in summaries if needs_bins(s)}
+    if need:
+        for key, hists in store.point_histograms(run_id, "clat"):  # bins: packed (histpack)
+            s = need.get(key)
+            if s is not None:
+                fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
+    return summaries
+
+
+def show_run(store: Store, r: RunRow, limit: int | None) -> None:
+    """``show RUN``: a header (what ran, when, with which engines), then :func:`print_run`
+    with the test bed."""
+    gc_was_on = gc.isenabled()
+    gc.disable()  # as in load_summaries: a big run's rows, summaries and table cells are
+    try:  # many objects and few cycles; collecting them while they are made costs 10 %
+        _show_run(store, r, limit)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _show_run(store: Store, r: RunRow, limit: int | None) -> None:
+    rows = store.measurements(r.id, bins=False)
+    out.print(
+        f"run {r.id}: {r.name}  [{r.effective_status}]  {r.kind} from {r.source}", markup=False
+    )
+    dur = fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-"
+    # the engines' versions as recorded with the measurements (rados bench: "ceph version
+    # 16.2.15"), else the run's fio
+    engines = dict.fromkeys(
+        " ".join(v.split()[:3]) if v.startswith("ceph version") else v
+        for m in rows
+        if (v := m.measurement.engine_version)
+    )
+    versions = ", ".join(engines) or r.fio_version or "fio ?"
+    out.print(
+        f"  started {when(r.started_at)}, took {dur}; {versions}, storbench {r.storbench_version}",
+        markup=False,
+    )
+    if r.overrides:
+        out.print("  overrides: " + " ".join(r.overrides), markup=False)
+    out.print()
+    print_run(store, r.id, testbed=testbed_lines(store, r), limit=limit, rows=rows, run=r)
+
+
+def print_run(
+    store: Store,
+    run_id: int,
+    testbed: list[str] | None = None,
+    *,
+    limit: int | None = SHOW_LIMIT,
+    rows: list[MeasurementRow] | None = None,
+    run: RunRow | None = None,
+) -> None:
+    """A run as a reviewer reads it: its suite's answer first, then the table of its points
+    (the first ``limit``; None: all), hosts, drills and timeline, then ``testbed`` (show's
+    inventory lines). ``rows`` (the run's measurements, without histograms) and ``run``:
+    what the caller has read already."""
+    r = run or store.run(run_id)
+    if rows is None:
+        rows = store.measurements(run_id, bins=False)
+    summaries = load_summaries(store, run_id, rows=rows)
+    title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
+    answer = suite_answer(r.inventory.get("report"), summaries, r.inventory, store.run_series(r.id))
+    _print_answer(answer, summaries)
+    if summaries:
+        out.print(summary_table(summaries, title=title, limit=limit))
+        if limit is not None and len(summaries) > limit:
+            out.print(
+                f"(the first {limit:,} of {len(summaries):,} points; every point: storbench show "
+                f"{r.id} --all, or --limit N; one point whole: storbench show {r.id} --point N)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,  # one line, whatever the width: commands to copy
+            )
+    else:
+        out.print(title)
+    _print_hosts(rows, summaries, limit)
+    drill_rows = drills_of(store, run_id, rows)
+    if drill_rows:
+        out.print(drill_text(drill_rows), markup=False, highlight=False)
+    for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    if testbed:
+        out.print("test bed:", markup=False)
+        for line in testbed:
+            out.print(line, markup=False, highlight=False)
+    out.print(
+        f"results: run {r.id} in {store.path}  "
+        f"(storbench show {r.id} | storbench export {r.id} --format csv)"
+    )
+
+
+def _print_answer(answer: Any, summaries: list[PointSummary]) -> None:
+    kind = answer.kind if answer else None
+    if isinstance(answer, SoakAnswer):
+        out.print(soak_text(answer), markup=False, highlight=False)
+    if isinstance(answer, S3Answer):
+        out.print(s3_text(answer), markup=False, highlight=False)
+    if answer is not None and kind == "qualify":
+        if answer.rows:
+            out.print(suite_report.qualify_text(answer.rows))
+            out.print()
+            out.print(suite_report.qualify_markdown(answer.rows), markup=False)
+    elif answer is not None and kind == "profiles":
+        out.print(suite_report.profiles_table(answer.rows))
+        out.print(suite_report.profiles_latency_table(answer.rows))
+    elif answer is not None and kind == "matrix":
+        for t in suite_report.matrix_tables(summaries):
+            out.print(t)
+        for line in suite_report.matrix_saturation(answer.rows):
+            out.print(line)
+
+
+def _print_hosts(
+    rows: list[MeasurementRow], summaries: list[PointSummary], limit: int | None
+) -> None:
+    """A run on several hosts: each point's aggregate beside every host's own figures (of
+    the first ``limit`` such points), the points to read with care (partial, hosts
+    overlapping < 90 %), client scaling."""
+    rows = [m for m in rows if m.measurement.hosts]
+    if not rows:
+        return
+    if all(m.measurement.extra.get("engine") == "rados bench" for m in rows):
+        title = "per client (each a rados bench process)"
+    else:
+        title = "per host (ran: seconds from the servers' start)"
+    shown = rows if limit is None else rows[:limit]
+    out.print(term.hosts_table(shown, title=title))
+    if len(shown) < len(rows):
+        out.print(
+            f"(the first {len(shown):,} of {len(rows):,} points run on several hosts; "
+            "every one: --all)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    for line in term.host_notes(rows) + term.client_scaling_lines(summaries):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def testbed_lines(store: Store, r: RunRow) -> list[str]:
+    """The run's test bed as ``show`` lists it after the results: host, power, targets,
+    fio servers, the Ceph cluster."""
+    lines = []
+    host = r.inventory.get("host") or {}
+    if host:
+        lines.append(
+            f"  host {host.get('hostname')}: {host.get('distribution')}, kernel "
+            f"{host.get('kernel')}, {host.get('cpu_count')} x {host.get('cpu_model')}"
+        )
+        pw = host.get("power") or {}
+        if pw:
+            src = pw.get("source")
+            lines.append(f"  power: {src} sensor" if src else f"  power: none ({pw.get('why')})")
+    for t in r.inventory.get("targets") or []:
+        ident = t.get("identity") or {}
+        lines.append(
+            f"  target {t.get('path')}: {t.get('kind')}"
+            + (f", {ident.get('model')}" if ident.get("model") else "")
+            + (f", {ident.get('type')}" if ident.get("type") else "")
+            + (f" {ident.get('proto')}" if ident.get("proto") else "")
+            + (f", {t.get('fstype')} on {t.get('source')}" if t.get("fstype") else "")
+        )
+    for h in r.inventory.get("hosts") or []:
+        lines.append(
+            f"  fio server {h.get('label')}: {h.get('hostname') or '?'}, {h.get('os') or '?'} "
+            f"{h.get('arch') or ''}, {h.get('fio_version') or 'fio ?'}; targets "
+            + ", ".join(str(t.get("path")) for t in h.get("targets") or [])
+        )
+        own = h.get("host") or {}
+        if own:  # a host with `ssh:`: what its agent said of it
+            lines.append(
+                f"    over ssh ({(h.get('agent') or {}).get('ssh')}): {own.get('distribution')}, "
+                f"kernel {own.get('kernel')}, {own.get('cpu_count')} x {own.get('cpu_model')}"
+            )
+    for n in r.inventory.get("network") or []:
+        lines.append(
+            f"  network to {n.get('host')}: {fmt_bits(n.get('to_host_bits_per_s'))}, back "
+            f"{fmt_bits(n.get('from_host_bits_per_s'))} (iperf3, {n.get('seconds')} s each way)"
+        )
+    lines += term.ceph_cluster_lines(ceph_report(r, store.events(r.id)))
+    return lines

@@ -1,0 +1,76 @@
+"""A run as one portable document and back (store/archive.py): a real database's runs
+(tests/data/store/v6-runs.sql: a real quick run with its series and host samples, and an
+imported client/server output with per-host histograms) dumped, loaded into another
+database and dumped again give the same document, apart from where it came from."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from storbench.errors import UserError
+from storbench.store import Store
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "store"
+
+
+@pytest.fixture
+def old(tmp_path: Path) -> Store:
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as c:
+        c.executescript((DATA / "v6-runs.sql").read_text())
+    return Store(str(db))
+
+
+def without_origin(doc: dict) -> dict:
+    doc = copy.deepcopy(doc)
+    doc.pop("from")
+    doc["run"]["inventory"].pop("provenance", None)
+    return doc
+
+
+def test_store_archive_round_trips_every_part_of_a_real_run(old: Store, tmp_path: Path) -> None:
+    new = Store(str(tmp_path / "new.db"))
+    for run in (1, 2):
+        doc = json.loads(json.dumps(old.dump_run(run)))  # through its file form
+        assert doc["measurements"] and doc["points"]
+        assert all(m["raw_output"] for m in doc["measurements"])
+        if run == 1:
+            assert doc["events"] and doc["intervals"]["rows"] and doc["host_samples"]["rows"]
+            assert all(m["job_file"] and m["command"] for m in doc["measurements"])
+        else:  # the import: client/server, each host's histograms kept
+            hosts = {h["host"] for m in doc["measurements"] for h in m["histograms"]}
+            assert len(hosts) >= 2
+        copied = new.load_run(doc, "test.sbz")
+        again = new.dump_run(copied)
+        assert without_origin(again) == without_origin(doc)
+        (prov,) = again["run"]["inventory"]["provenance"]
+        assert prov["db"] == old.path and prov["run"] == run and prov["via"] == "test.sbz"
+        assert prov["token"] == old.run(run).token != new.run(copied).token
+        assert new.run_with_token({old.run(run).token}) == copied
+        # what every command reads of it is what it was
+        assert [m.measurement for m in new.measurements(copied, bins=True)] == [
+            m.measurement for m in old.measurements(run, bins=True)
+        ]
+        assert new.raw(new.measurements(copied)[0].id) == old.raw(old.measurements(run)[0].id)
+
+
+def test_store_archive_refuses_what_it_cannot_take_whole(old: Store, tmp_path: Path) -> None:
+    new = Store(str(tmp_path / "new.db"))
+    doc = old.dump_run(1)
+    with pytest.raises(UserError, match=r"x\.json is not a storbench archive"):
+        new.load_run({"jobs": []}, "x.json")
+    with pytest.raises(UserError, match="of version 99"):
+        new.load_run({**doc, "version": 99}, "x.sbz")
+    with pytest.raises(UserError, match=r"damaged storbench archive \(no points, run.status\)"):
+        broken = {**doc, "run": {k: v for k, v in doc["run"].items() if k != "status"}}
+        new.load_run({**broken, "points": None}, "x.sbz")
+    hostile = copy.deepcopy(doc)
+    hostile["intervals"]["columns"][0] = "seq) VALUES (1); DROP TABLE runs; --"
+    with pytest.raises(UserError, match="intervals do not fit"):
+        new.load_run(hostile, "x.sbz")
+    assert new.runs() == []  # nothing of a refused archive stays
