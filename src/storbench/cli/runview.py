@@ -210,7 +210,11 @@ def _print_hosts(
 def testbed_lines(store: Store, r: RunRow) -> list[str]:
     """The run's test bed as ``show`` lists it after the results: host, power, targets,
     fio servers, the Ceph cluster."""
-    lines = []
+    lines = [
+        f"  came from {p.get('db')} run {p.get('run')} (via {p.get('via')})"
+        for p in r.inventory.get("provenance") or []
+        if isinstance(p, dict)
+    ]
     host = r.inventory.get("host") or {}
     if host:
         lines.append(

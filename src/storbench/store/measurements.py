@@ -42,43 +42,87 @@ class _Measurements(_Connection):
         ``command`` is the engine's argv, or one argv per process when a point ran several
         (the ``rados bench`` clients of one point); it is stored as JSON either way and
         :meth:`raw` gives it back as it was given."""
+        with self.tx():
+            return self._insert(
+                run_id,
+                point,
+                meas,
+                engine,
+                command,
+                job_file,
+                raw_output,
+                stderr,
+                started_at,
+                ended_at,
+            )
+
+    @_locked
+    def record_file(
+        self, run_id: int, engine: str, items: list[tuple[Point, Measurement, str]]
+    ) -> None:
+        """The points and measurements one imported file gave (point, measurement, the
+        file's text as the raw output), stored in one transaction: all of them or none."""
+        with self.tx():
+            self.db.executemany(
+                "INSERT INTO points (run_id, idx, key, repetition, spec) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (run_id, p.index, p.key, p.repetition, json.dumps(p.to_dict()))
+                    for p, _, _ in items
+                ],
+            )
+            for p, meas, text in items:
+                self._insert(run_id, p, meas, engine, None, None, text, None, None, None)
+
+    def _insert(
+        self,
+        run_id: int,
+        point: Point,
+        meas: Measurement,
+        engine: str,
+        command: list[str] | list[list[str]] | None,
+        job_file: str | None,
+        raw_output: str | None,
+        stderr: str | None,
+        started_at: float | None,
+        ended_at: float | None,
+    ) -> int:
+        """One measurement and its histograms, in the caller's transaction."""
         data = meas.to_dict()
         hists: list[tuple[str, str, str, dict[int, int]]] = []
         _strip_bins(data, "", hists)
-        with self.tx():
-            if self.db.execute(
-                "SELECT 1 FROM measurements WHERE run_id=? AND point_idx=?", (run_id, point.index)
-            ).fetchone():
-                raise UserError(
-                    f"point {point.index + 1} of run {run_id} is recorded already: another "
-                    "process executed it at the same time; this measurement is not stored",
-                    fix=f"see `storbench show {run_id}`; run one `storbench resume` at a time",
-                )
-            cur = self.db.execute(
-                "INSERT INTO measurements (run_id, point_idx, status, error, started_at,"
-                " ended_at, engine, engine_version, command, job_file, raw_output, stderr, data)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    point.index,
-                    meas.status,
-                    meas.error,
-                    started_at,
-                    ended_at,
-                    engine,
-                    meas.engine_version,
-                    json.dumps(command) if command else None,
-                    job_file,
-                    rawpack.pack(redact.clean(raw_output)) if raw_output is not None else None,
-                    stderr,
-                    pack_data(data),
-                ),
+        if self.db.execute(
+            "SELECT 1 FROM measurements WHERE run_id=? AND point_idx=?", (run_id, point.index)
+        ).fetchone():
+            raise UserError(
+                f"point {point.index + 1} of run {run_id} is recorded already: another "
+                "process executed it at the same time; this measurement is not stored",
+                fix=f"see `storbench show {run_id}`; run one `storbench resume` at a time",
             )
-            mid = int(cur.lastrowid or 0)
-            self.db.executemany(
-                "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
-                [(mid, host, ddir, metric, histpack.encode(b)) for host, ddir, metric, b in hists],
-            )
+        cur = self.db.execute(
+            "INSERT INTO measurements (run_id, point_idx, status, error, started_at,"
+            " ended_at, engine, engine_version, command, job_file, raw_output, stderr, data)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                point.index,
+                meas.status,
+                meas.error,
+                started_at,
+                ended_at,
+                engine,
+                meas.engine_version,
+                json.dumps(command) if command else None,
+                job_file,
+                rawpack.pack(redact.clean(raw_output)) if raw_output is not None else None,
+                stderr,
+                pack_data(data),
+            ),
+        )
+        mid = int(cur.lastrowid or 0)
+        self.db.executemany(
+            "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
+            [(mid, host, ddir, metric, histpack.encode(b)) for host, ddir, metric, b in hists],
+        )
         return mid
 
     @_locked
