@@ -8,6 +8,7 @@ import datetime as dt
 import gc
 from typing import Any
 
+from storbench import engines
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.objects import S3Answer
 from storbench.analysis.soak import SoakAnswer
@@ -131,6 +132,8 @@ def print_run(
     title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
     answer = suite_answer(r.inventory.get("report"), summaries, r.inventory, store.run_series(r.id))
     _print_answer(answer, summaries)
+    for line in engines.advice([m.point for m in rows if m.point is not None]):
+        out.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     if summaries:
         out.print(summary_table(summaries, title=title, limit=limit))
         if limit is not None and len(summaries) > limit:
