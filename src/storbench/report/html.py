@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from storbench import __version__
@@ -78,9 +78,12 @@ def _visible(value: Any) -> Any:
     return visible(value) if isinstance(value, str) else value
 
 
-def _env() -> Environment:
+def template_env(*first: BaseLoader) -> Environment:
+    """The report's Jinja2 environment: autoescape, control characters written out; ``first``
+    are loaders searched before the report's templates (the web view's pages, storbench.web,
+    which include the report's sections: answer.html, summary.html, charts.html, ...)."""
     env = Environment(
-        loader=PackageLoader("storbench.report", "templates"),
+        loader=ChoiceLoader([*first, PackageLoader("storbench.report", "templates")]),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -387,7 +390,9 @@ def _charts(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the page
 
 
-def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
+def _run_context(store: Store, res: RunResults, *, details: bool = True) -> dict[str, Any]:
+    """What the report shows of one run; ``details``: with each point's details (its raw
+    outputs and job files read from the store), which the web view shows a page per point."""
     r = res.run
     inv = dict(r.inventory)
     host = inv.pop("host", None)
@@ -419,7 +424,7 @@ def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
         "axes": _plan_axes(res),
         "fixed": _fixed_params(res),
         "summary": summary_table(res),
-        "details": _point_details(store, res),
+        "details": _point_details(store, res) if details else [],
         "ceph": _ceph_context(ceph_report(r, store.events(r.id))),
     }
 
@@ -500,15 +505,21 @@ def render_report(store: Store, refs: list[str]) -> str:
 
 
 def render_runs(store: Store, runs: list[RunResults]) -> str:
-    env = _env()
+    return template_env().get_template("report.html").render(**report_context(store, runs))
+
+
+def report_context(store: Store, runs: list[RunResults], *, details: bool = True) -> dict[str, Any]:
+    """What report.html shows of ``runs`` (the first the base of the comparison); without
+    ``details`` no point's details (nor raw output, job file, time chart): the web view's
+    run and compare pages, which link to a page per point instead."""
     cmps = charts.comparisons(runs) if len(runs) > 1 else []
     title = "storbench report: " + (
         runs[0].label if len(runs) == 1 else " vs ".join(r.label for r in runs)
     )
-    run_ctx = [_run_context(store, res) for res in runs]
+    run_ctx = [_run_context(store, res, details=details) for res in runs]
     elided = _fit_raw_outputs(store, run_ctx)
-    left_out = pointcharts.time_charts(store, run_ctx)
-    ctx = {
+    left_out = pointcharts.time_charts(store, run_ctx) if details else 0
+    return {
         "title": title,
         "testbed": _testbed(run_ctx),
         "generated": dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
@@ -526,7 +537,6 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
         "has_ceph": any(r["ceph"] and r["ceph"]["clusters"] for r in run_ctx),
         "has_timeline": any(r["ceph"] and r["ceph"]["timeline"] for r in run_ctx),
     }
-    return env.get_template("report.html").render(**ctx)
 
 
 def _command_text(command: list[str] | list[list[str]] | None) -> str | None:
