@@ -13,7 +13,7 @@ import sys
 import click
 
 from storbench import engines, redact
-from storbench.cli import plans, reports, results, running  # noqa: F401  (they add commands)
+from storbench.cli import plans, reports, results, running, serve  # noqa: F401  (they add commands)
 from storbench.cli.app import cli, err
 from storbench.cli.results import load_summaries as _load_summaries  # noqa: F401  (tests)
 from storbench.errors import PreflightError, UserError

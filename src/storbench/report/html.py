@@ -261,54 +261,58 @@ def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
     for m in res.rows:
         if m.point is not None:
             by_key.setdefault(m.point.key, []).append(m)
-    out = []
-    for s in res.summaries:
-        reps = []
-        for m in sorted(by_key.get(s.key, []), key=lambda m: m.point.repetition if m.point else 0):
-            raw = store.raw(m.id)
-            text = raw["raw_output"]
-            reps.append(
-                {
-                    "repetition": (m.point.repetition + 1) if m.point else 1,
-                    "measurement": m.id,
-                    "status": m.status,
-                    "error": m.error,
-                    "started": _when(m.started_at),
-                    "took": fmt_duration(m.ended_at - m.started_at)
-                    if m.started_at and m.ended_at
-                    else "-",
-                    "engine": f"{m.engine} {m.engine_version or ''}".strip(),
-                    "command": _command_text(raw["command"]),
-                    "job_file": raw["job_file"],
-                    "raw_gz": _gz64(text) if text else None,
-                    "raw_size": fmt_bytes(len(text.encode())) if text else None,
-                    "elided": 0,  # histogram buckets left out (see _fit_raw_outputs)
-                    "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
-                    "stderr": raw["stderr"],
-                    "hosts": host_rows(m.measurement),
-                    "row": m,  # for its time chart (see report/pointcharts.py)
-                    "timechart": None,
-                    "timechart_left_out": False,
-                }
-            )
-        label = " ".join(f"{k}={v}" for k, v in s.axes.items())
-        params = {**s.params}
-        out.append(
+    return [point_detail(store, res, s, by_key.get(s.key, [])) for s in res.summaries]
+
+
+def point_detail(
+    store: Store, res: RunResults, s: PointSummary, rows: list[Any], *, gz: bool = True
+) -> dict[str, Any]:
+    """A point's details: its options and, per repetition (``rows``: its measurements), the
+    command, job file and raw output (gzip+base64 for the report's page to decompress, or
+    as text without ``gz``: the web view's point page, storbench.web)."""
+    reps = []
+    for m in sorted(rows, key=lambda m: m.point.repetition if m.point else 0):
+        raw = store.raw(m.id)
+        text = raw["raw_output"]
+        reps.append(
             {
-                "ref": res.anchor(s),
-                "title": f"#{s.index + 1} {s.target.label} · {s.workload} {label}".rstrip(),
-                "no": s.index + 1,
-                "target": s.target.label,
-                "target_path": s.target.path,
-                "workload": s.workload,
-                "label": label,
-                "headline": _headline(s),
-                "params": params,
-                "reps": reps,
-                "failed": s.runs == 0,
+                "repetition": (m.point.repetition + 1) if m.point else 1,
+                "measurement": m.id,
+                "status": m.status,
+                "error": m.error,
+                "started": _when(m.started_at),
+                "took": fmt_duration(m.ended_at - m.started_at)
+                if m.started_at and m.ended_at
+                else "-",
+                "engine": f"{m.engine} {m.engine_version or ''}".strip(),
+                "command": _command_text(raw["command"]),
+                "job_file": raw["job_file"],
+                "raw_gz": _gz64(text) if text and gz else None,
+                "raw_text": None if gz else text,
+                "raw_size": fmt_bytes(len(text.encode())) if text else None,
+                "elided": 0,  # histogram buckets left out (see _fit_raw_outputs)
+                "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
+                "stderr": raw["stderr"],
+                "hosts": host_rows(m.measurement),
+                "row": m,  # for its time chart (see report/pointcharts.py)
+                "timechart": None,
+                "timechart_left_out": False,
             }
         )
-    return out
+    label = " ".join(f"{k}={v}" for k, v in s.axes.items())
+    return {
+        "ref": res.anchor(s),
+        "title": f"#{s.index + 1} {s.target.label} · {s.workload} {label}".rstrip(),
+        "no": s.index + 1,
+        "target": s.target.label,
+        "target_path": s.target.path,
+        "workload": s.workload,
+        "label": label,
+        "headline": _headline(s),
+        "params": {**s.params},
+        "reps": reps,
+        "failed": s.runs == 0,
+    }
 
 
 def _headline(s: PointSummary) -> str:
