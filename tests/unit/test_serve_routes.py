@@ -175,3 +175,17 @@ def test_serve_point_links_of_report_anchors() -> None:
     assert pages.point_link("r12-p3") == "/runs/12/points/3"
     assert pages.point_link("r12s2-p30") == "/runs/12/points/30"
     assert pages.point_link("<x>") == "#<x>"
+
+
+def test_serve_big_run_draws_its_charts_when_asked(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pages, "DRAW_POINTS", 2)
+    monkeypatch.setattr(pages, "POINTS_PER_PAGE", 2)
+    r = client.get("/runs/1")
+    assert '<figure class="chart"' not in r.text
+    assert 'href="?charts=1#charts-left-out"' in r.text
+    assert 'id="answer"' in r.text and 'class="num summary"' in r.text
+    drawn = client.get("/runs/1", params={"charts": "1"})
+    assert '<figure class="chart"' in drawn.text
+    assert 'href="?page=2&amp;charts=1#summary"' in drawn.text  # paging keeps them

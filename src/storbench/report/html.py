@@ -512,10 +512,13 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
     return template_env().get_template("report.html").render(**report_context(store, runs))
 
 
-def report_context(store: Store, runs: list[RunResults], *, details: bool = True) -> dict[str, Any]:
+def report_context(
+    store: Store, runs: list[RunResults], *, details: bool = True, draw: bool = True
+) -> dict[str, Any]:
     """What report.html shows of ``runs`` (the first the base of the comparison); without
     ``details`` no point's details (nor raw output, job file, time chart): the web view's
-    run and compare pages, which link to a page per point instead."""
+    run and compare pages, which link to a page per point instead; without ``draw`` no
+    charts (the web view's page of a big run draws them when asked)."""
     cmps = charts.comparisons(runs) if len(runs) > 1 else []
     title = "storbench report: " + (
         runs[0].label if len(runs) == 1 else " vs ".join(r.label for r in runs)
@@ -535,7 +538,7 @@ def report_context(store: Store, runs: list[RunResults], *, details: bool = True
         "max_time_charts": pointcharts.MAX_TIME_CHARTS,
         "headlines": _headline_figures(runs),
         "answers": _answers(runs) + _drills(store, runs),
-        "chart_sections": _charts(runs, cmps),
+        "chart_sections": _charts(runs, cmps) if draw else [],
         "comparison": comparison_context(runs, cmps),
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],
         "has_ceph": any(r["ceph"] and r["ceph"]["clusters"] for r in run_ctx),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,9 @@ from storbench.web.views import Views
 
 #: Points a page of a run's summary table shows (a 20,000-point run: 200 pages).
 POINTS_PER_PAGE = 100
+#: Points of a run past which its page draws its charts only when asked (``?charts=1``):
+#: a 20,000-point run's take ~40 s to draw (bench/serve).
+DRAW_POINTS = 2000
 #: Runs the compare page offers to choose from (the newest; any other by its id in the URL).
 CHOICES = 500
 
@@ -86,7 +90,9 @@ def _page_numbers(page: int, pages: int) -> list[int]:
 def run_page(request: Request) -> HTMLResponse:
     s = site(request)
     run_id = request.path_params["run_id"]
-    view = s.views.run_page(run_id)
+    row = s.store.run(run_id)
+    draw = row.measured <= DRAW_POINTS or request.query_params.get("charts") == "1"
+    view = s.views.run_page(run_id, draw=draw)
     r = view["runs"][0]
     table = r["summary"]
     points = [row for row in table.rows if row["first"]]
@@ -98,7 +104,6 @@ def run_page(request: Request) -> HTMLResponse:
         rows=[row for row in table.rows if row["no"] in shown],
         show_err=table.show_err,
     )
-    row = s.store.run(run_id)
     others = [o for o in s.store.runs(CHOICES) if o.id != row.id]
     shown_r = {**r, "summary": paged}
     ctx = view | {
@@ -108,11 +113,19 @@ def run_page(request: Request) -> HTMLResponse:
         "r": shown_r,
         "runs": [shown_r],
         "page": page,
-        "pages": [(n, f"?page={n}" if n > 1 else "?") for n in _page_numbers(page, pages)],
+        "pages": _page_numbers(page, pages),
+        "page_q": lambda n: (
+            "?"
+            + urllib.parse.urlencode(
+                {"page": n} | ({"charts": 1} if request.query_params.get("charts") == "1" else {})
+            )
+        ),
         "last_page": pages,
         "point_count": len(points),
         "points_per_page": POINTS_PER_PAGE,
         "others": others,
+        "charts_left_out": not draw,
+        "draw_points": DRAW_POINTS,
     }
     return s.page("run.html", **ctx)
 

@@ -64,12 +64,15 @@ class Views:
         v = self.version(run_id)
         return self._cached(("run", *v), lambda: charts.load_run(self.store, str(v[0])))
 
-    def run_page(self, run_id: int) -> dict[str, Any]:
-        """The report's context of one run, without point details (each point has a page)."""
+    def run_page(self, run_id: int, *, draw: bool = True) -> dict[str, Any]:
+        """The report's context of one run, without point details (each point has a page);
+        ``draw``: with its charts."""
         v = self.version(run_id)
         return self._cached(
-            ("page", *v),
-            lambda: html_report.report_context(self.store, [self.run(v[0])], details=False),
+            ("page", draw, *v),
+            lambda: html_report.report_context(
+                self.store, [self.run(v[0])], details=False, draw=draw
+            ),
         )
 
     def compare_page(self, a: str, b: str) -> dict[str, Any]:
