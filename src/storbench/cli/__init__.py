@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "resume": "storbench.cli.running:resume",
     "run": "storbench.cli.running:run",
     "runs": "storbench.cli.results:runs",
+    "serve": "storbench.cli.serve:serve",
     "show": "storbench.cli.results:show",
     "suites": "storbench.cli.plans:suites",
 } | engines.COMMANDS

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from storbench import __version__
@@ -78,9 +78,12 @@ def _visible(value: Any) -> Any:
     return visible(value) if isinstance(value, str) else value
 
 
-def _env() -> Environment:
+def template_env(*first: BaseLoader) -> Environment:
+    """The report's Jinja2 environment: autoescape, control characters written out; ``first``
+    are loaders searched before the report's templates (the web view's pages, storbench.web,
+    which include the report's sections: answer.html, summary.html, charts.html, ...)."""
     env = Environment(
-        loader=PackageLoader("storbench.report", "templates"),
+        loader=ChoiceLoader([*first, PackageLoader("storbench.report", "templates")]),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -258,54 +261,58 @@ def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
     for m in res.rows:
         if m.point is not None:
             by_key.setdefault(m.point.key, []).append(m)
-    out = []
-    for s in res.summaries:
-        reps = []
-        for m in sorted(by_key.get(s.key, []), key=lambda m: m.point.repetition if m.point else 0):
-            raw = store.raw(m.id)
-            text = raw["raw_output"]
-            reps.append(
-                {
-                    "repetition": (m.point.repetition + 1) if m.point else 1,
-                    "measurement": m.id,
-                    "status": m.status,
-                    "error": m.error,
-                    "started": _when(m.started_at),
-                    "took": fmt_duration(m.ended_at - m.started_at)
-                    if m.started_at and m.ended_at
-                    else "-",
-                    "engine": f"{m.engine} {m.engine_version or ''}".strip(),
-                    "command": _command_text(raw["command"]),
-                    "job_file": raw["job_file"],
-                    "raw_gz": _gz64(text) if text else None,
-                    "raw_size": fmt_bytes(len(text.encode())) if text else None,
-                    "elided": 0,  # histogram buckets left out (see _fit_raw_outputs)
-                    "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
-                    "stderr": raw["stderr"],
-                    "hosts": host_rows(m.measurement),
-                    "row": m,  # for its time chart (see report/pointcharts.py)
-                    "timechart": None,
-                    "timechart_left_out": False,
-                }
-            )
-        label = " ".join(f"{k}={v}" for k, v in s.axes.items())
-        params = {**s.params}
-        out.append(
+    return [point_detail(store, res, s, by_key.get(s.key, [])) for s in res.summaries]
+
+
+def point_detail(
+    store: Store, res: RunResults, s: PointSummary, rows: list[Any], *, gz: bool = True
+) -> dict[str, Any]:
+    """A point's details: its options and, per repetition (``rows``: its measurements), the
+    command, job file and raw output (gzip+base64 for the report's page to decompress, or
+    as text without ``gz``: the web view's point page, storbench.web)."""
+    reps = []
+    for m in sorted(rows, key=lambda m: m.point.repetition if m.point else 0):
+        raw = store.raw(m.id)
+        text = raw["raw_output"]
+        reps.append(
             {
-                "ref": res.anchor(s),
-                "title": f"#{s.index + 1} {s.target.label} · {s.workload} {label}".rstrip(),
-                "no": s.index + 1,
-                "target": s.target.label,
-                "target_path": s.target.path,
-                "workload": s.workload,
-                "label": label,
-                "headline": _headline(s),
-                "params": params,
-                "reps": reps,
-                "failed": s.runs == 0,
+                "repetition": (m.point.repetition + 1) if m.point else 1,
+                "measurement": m.id,
+                "status": m.status,
+                "error": m.error,
+                "started": _when(m.started_at),
+                "took": fmt_duration(m.ended_at - m.started_at)
+                if m.started_at and m.ended_at
+                else "-",
+                "engine": f"{m.engine} {m.engine_version or ''}".strip(),
+                "command": _command_text(raw["command"]),
+                "job_file": raw["job_file"],
+                "raw_gz": _gz64(text) if text and gz else None,
+                "raw_text": None if gz else text,
+                "raw_size": fmt_bytes(len(text.encode())) if text else None,
+                "elided": 0,  # histogram buckets left out (see _fit_raw_outputs)
+                "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
+                "stderr": raw["stderr"],
+                "hosts": host_rows(m.measurement),
+                "row": m,  # for its time chart (see report/pointcharts.py)
+                "timechart": None,
+                "timechart_left_out": False,
             }
         )
-    return out
+    label = " ".join(f"{k}={v}" for k, v in s.axes.items())
+    return {
+        "ref": res.anchor(s),
+        "title": f"#{s.index + 1} {s.target.label} · {s.workload} {label}".rstrip(),
+        "no": s.index + 1,
+        "target": s.target.label,
+        "target_path": s.target.path,
+        "workload": s.workload,
+        "label": label,
+        "headline": _headline(s),
+        "params": {**s.params},
+        "reps": reps,
+        "failed": s.runs == 0,
+    }
 
 
 def _headline(s: PointSummary) -> str:
@@ -387,7 +394,9 @@ def _charts(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the page
 
 
-def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
+def _run_context(store: Store, res: RunResults, *, details: bool = True) -> dict[str, Any]:
+    """What the report shows of one run; ``details``: with each point's details (its raw
+    outputs and job files read from the store), which the web view shows a page per point."""
     r = res.run
     inv = dict(r.inventory)
     host = inv.pop("host", None)
@@ -419,7 +428,7 @@ def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
         "axes": _plan_axes(res),
         "fixed": _fixed_params(res),
         "summary": summary_table(res),
-        "details": _point_details(store, res),
+        "details": _point_details(store, res) if details else [],
         "ceph": _ceph_context(ceph_report(r, store.events(r.id))),
     }
 
@@ -500,15 +509,24 @@ def render_report(store: Store, refs: list[str]) -> str:
 
 
 def render_runs(store: Store, runs: list[RunResults]) -> str:
-    env = _env()
+    return template_env().get_template("report.html").render(**report_context(store, runs))
+
+
+def report_context(
+    store: Store, runs: list[RunResults], *, details: bool = True, draw: bool = True
+) -> dict[str, Any]:
+    """What report.html shows of ``runs`` (the first the base of the comparison); without
+    ``details`` no point's details (nor raw output, job file, time chart): the web view's
+    run and compare pages, which link to a page per point instead; without ``draw`` no
+    charts (the web view's page of a big run draws them when asked)."""
     cmps = charts.comparisons(runs) if len(runs) > 1 else []
     title = "storbench report: " + (
         runs[0].label if len(runs) == 1 else " vs ".join(r.label for r in runs)
     )
-    run_ctx = [_run_context(store, res) for res in runs]
+    run_ctx = [_run_context(store, res, details=details) for res in runs]
     elided = _fit_raw_outputs(store, run_ctx)
-    left_out = pointcharts.time_charts(store, run_ctx)
-    ctx = {
+    left_out = pointcharts.time_charts(store, run_ctx) if details else 0
+    return {
         "title": title,
         "testbed": _testbed(run_ctx),
         "generated": dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
@@ -520,13 +538,12 @@ def render_runs(store: Store, runs: list[RunResults]) -> str:
         "max_time_charts": pointcharts.MAX_TIME_CHARTS,
         "headlines": _headline_figures(runs),
         "answers": _answers(runs) + _drills(store, runs),
-        "chart_sections": _charts(runs, cmps),
+        "chart_sections": _charts(runs, cmps) if draw else [],
         "comparison": comparison_context(runs, cmps),
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],
         "has_ceph": any(r["ceph"] and r["ceph"]["clusters"] for r in run_ctx),
         "has_timeline": any(r["ceph"] and r["ceph"]["timeline"] for r in run_ctx),
     }
-    return env.get_template("report.html").render(**ctx)
 
 
 def _command_text(command: list[str] | list[list[str]] | None) -> str | None:
