@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from storbench import engines
+from storbench import engines, nogc
 from storbench.analysis import testbed
 from storbench.analysis.compare import Comparison
 from storbench.analysis.compare import compare as compare_points
@@ -27,6 +27,7 @@ from storbench.cli.app import (
 )
 from storbench.cli.results import load_summaries
 from storbench.errors import UserError
+from storbench.plan import Point
 from storbench.report import markdown as md
 from storbench.report.ceph import ceph_report
 from storbench.report.drill import drills_of
@@ -103,10 +104,13 @@ def _side_name(run_id: int, run_name: str, filters: tuple[tuple[str, str], ...])
     return f"run {run_id} [{','.join(f'{k}={v}' for k, v in filters)}]"
 
 
-def _comparisons(store: Store, refs: list[str]) -> list[Comparison]:
+def _comparisons(
+    store: Store, refs: list[str], loaded: dict[int, list[PointSummary]] | None = None
+) -> list[Comparison]:
     """Each of refs[1:] against refs[0]; refs are RUN or RUN:key=value,... (each run loaded
-    once, however many subsets of it are compared)."""
-    loaded: dict[int, list[PointSummary]] = {}
+    once, however many subsets of it are compared, into ``loaded``: run id -> summaries of
+    all its points)."""
+    loaded = {} if loaded is None else loaded
     sides: list[tuple[str, list[PointSummary]]] = []
     for text in refs:
         spec = parse_run_spec(text)
@@ -190,9 +194,17 @@ def compare_cmd(
 ) -> None:
     """Compare runs (or subsets of runs) point by point against BASELINE."""
     store = Store(db_path, write=False)
-    cmps = _comparisons(store, [baseline, *others])
-    diffs = _testbed_diffs(store, [baseline, *others])
-    for line in _advice(store, [baseline, *others]):
+    with nogc.paused():  # two big runs are millions of objects and no cycles
+        text = _compare_text(store, [baseline, *others], fmt)
+    emit(output, text, f"{len(others)} comparison(s)")
+
+
+def _compare_text(store: Store, refs: list[str], fmt: str) -> str:
+    """``compare``'s output (its warnings printed on stderr)."""
+    loaded: dict[int, list[PointSummary]] = {}
+    cmps = _comparisons(store, refs, loaded)
+    diffs = _testbed_diffs(store, refs)
+    for line in _advice(loaded):
         err.print(f"warning: {line}", style="yellow", markup=False)
     if fmt == "json":
         doc = {"comparisons": [c.to_dict() for c in cmps]}
@@ -205,15 +217,18 @@ def compare_cmd(
     else:
         pairs = zip(cmps, diffs, strict=True)
         text = "\n".join(comparison_text(c) + _diff_lines(d, "  ") for c, d in pairs)
-    emit(output, text, f"{len(cmps)} comparison(s)")
+    return text
 
 
-def _advice(store: Store, refs: list[str]) -> list[str]:
+def _advice(loaded: dict[int, list[PointSummary]]) -> list[str]:
     """What a reviewer would warn of in the compared runs' points (engines' advice: e.g.
-    iodepth with a synchronous ioengine), once per run."""
+    iodepth with a synchronous ioengine), once per run. The advice reads a point's
+    workload and options, which its summary holds: the runs are not read again."""
     out: list[str] = []
-    for run_id in dict.fromkeys(store.run(parse_run_spec(ref).run).id for ref in refs):
-        points = [m.point for m in store.measurements(run_id, bins=False) if m.point]
+    for run_id, summaries in loaded.items():
+        points = [
+            Point(s.index, s.key, 0, s.target, s.workload, s.params, s.axes) for s in summaries
+        ]
         out += [f"run {run_id}: {line}" for line in engines.advice(points)]
     return out
 

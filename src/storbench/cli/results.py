@@ -120,8 +120,8 @@ def load_summaries(
 def load_summaries_nogc(
     store: Store, run_id: int, *, percentiles: tuple[float, ...], dirs: bool
 ) -> list[PointSummary]:
-    rows = store.measurements(run_id, bins=False)
-    summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
+    rows = store.iter_measurements(run_id)  # folded one at a time, never all in memory
+    summaries = summarize((m.point, m.measurement) for m in rows if m.point is not None)
     need = {s.key: s for s in summaries if needs_bins(s)}
     if need:
         for key, hists in store.point_histograms(run_id, "clat"):  # bins: JSON text

@@ -141,6 +141,33 @@ class _Measurements(_Connection):
             "stderr": r["stderr"],
         }
 
+    def iter_measurements(self, run_id: int) -> Iterator[MeasurementRow]:
+        """:meth:`measurements` of a run (without histograms) one at a time, as SQLite reads
+        them: a caller that folds them (summaries of 20,000 points) never holds them all.
+        The store's lock is held until the iteration ends."""
+        with self._lock, self._translated():
+            cur = self.db.execute(
+                "SELECT m.id, m.run_id, m.point_idx, m.status, m.error, m.started_at,"
+                " m.ended_at, m.engine, m.engine_version, m.data, p.spec FROM measurements m"
+                " LEFT JOIN points p ON p.run_id=m.run_id AND p.idx=m.point_idx"
+                " WHERE m.run_id=? ORDER BY m.point_idx",
+                (run_id,),
+            )
+            for mid, rid, idx, status, error, t0, t1, engine, version, data, spec in cur:
+                yield MeasurementRow(
+                    id=mid,
+                    run_id=rid,
+                    point_idx=idx,
+                    status=status,
+                    error=error,
+                    started_at=t0,
+                    ended_at=t1,
+                    engine=engine,
+                    engine_version=version,
+                    measurement=Measurement.from_dict(json.loads(data)),
+                    point=Point.from_dict(json.loads(spec)) if spec else None,
+                )
+
     def point_histograms(
         self, run_id: int, metric: str = "clat"
     ) -> Iterator[tuple[str, Iterator[tuple[str, str]]]]:
