@@ -3,22 +3,29 @@ its actions and then each figure; the same table in the terminal, Markdown and H
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from storbench.analysis.drill import HOLD_S, DrillRow, drill_row
 from storbench.plan.actionkeys import step_label
 from storbench.report.fmt import AnswerTable, text_table
 from storbench.report.safe import md_table, md_text
 from storbench.report.soak import host_rows
-from storbench.store import Store
+from storbench.store import MeasurementRow, Store
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 HEADERS = ["figure", "value"]
 EVENT_KINDS = ("action", "health", "cluster-io")
 
 
-def drills_of(store: Store, run_id: int) -> list[DrillRow]:
-    """The drill report of every measured point of the run that had actions."""
+def drills_of(
+    store: Store, run_id: int, measured: Iterable[MeasurementRow] | None = None
+) -> list[DrillRow]:
+    """The drill report of every measured point of the run that had actions; ``measured``:
+    the run's measurements when the caller has them already (else read one at a time)."""
     r = store.run(run_id)
-    rows = [m for m in store.measurements(run_id) if m.point is not None and m.point.actions]
+    if measured is None:
+        measured = store.iter_measurements(run_id)
+    rows = [m for m in measured if m.point is not None and m.point.actions]
     if not rows:
         return []
     events = [(e.kind, e.at, e.data) for e in store.events(run_id) if e.kind in EVENT_KINDS]
