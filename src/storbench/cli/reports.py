@@ -43,6 +43,7 @@ from storbench.store import Store
 Examples:
   storbench report latest -o run.html              one run: test bed, plan, table, charts
   storbench report 3 4 -o proxmox-vs-vmware.html   several runs: compared with the first
+  storbench report latest --raw -o run.html        with each point's raw fio output
   storbench report latest~1 latest --db results.db -o cmp.html
   storbench report 12:target=/dev/sdb 12:target=/dev/sdc -o sdb-vs-sdc.html
   storbench report latest --format markdown        the seeds' tables: qualify -> the Ceph
@@ -53,10 +54,13 @@ Examples:
 The HTML file is self-contained (no request leaves it; open it offline, mail it): the test
 bed (host and target inventory, versions), the plan, a summary table, charts against iodepth
 and numjobs and latency percentiles with the values on hover, and for every point its fio
-job file and raw output one click away. With several runs, each later one is compared with
-the first as `compare` does: the verdict, the warnings of either run (iodepth with a
-synchronous ioengine), the tables, bars labelled with the % change, and in the test bed
-section the settings that differed between the test beds.
+command and job file one click away; its raw output too with --raw (else the page names
+`storbench show RUN --point N`, which prints it). A big run's page holds the first 2,000
+points in its table and the details of the first 500, and says how to see the others
+(show, export, or a report of a part: RUN:bs=4k). With several runs, each later one is
+compared with the first as `compare` does: the verdict, the warnings of either run (iodepth
+with a synchronous ioengine), the tables, bars labelled with the % change, and in the test
+bed section the settings that differed between the test beds.
 """,
 )
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
@@ -69,9 +73,15 @@ section the settings that differed between the test beds.
     show_default=True,
     help="Report format.",
 )
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="HTML: put each point's raw engine output in the page (compressed; off by default: "
+    "it is most of a big run's size, and `storbench show RUN --point N` prints it).",
+)
 @output_option
 def report_cmd(
-    run_refs: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
+    run_refs: tuple[str, ...], db_path: str | None, fmt: str, raw: bool, output: str | None
 ) -> None:
     """Report one or several runs; the first is the base every other run is compared with.
 
@@ -82,7 +92,7 @@ def report_cmd(
     if fmt == "html":
         from storbench.report import html as html_report
 
-        text = html_report.render_report(store, list(run_refs))
+        text = html_report.render_report(store, list(run_refs), raw=raw)
     else:
         text = _markdown_report(store, list(run_refs))
     if output:

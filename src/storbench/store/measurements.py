@@ -18,6 +18,10 @@ from storbench.plan import Point
 from storbench.store.base import _Connection, _locked
 from storbench.store.rows import MeasurementRow
 
+#: Ids one ``IN (...)`` query names at most (SQLite's limit on parameters is 999 in old
+#: versions).
+_CHUNK = 500
+
 
 class _Measurements(_Connection):
     """The Store's measurements (a part of :class:`~storbench.store.db.Store`)."""
@@ -140,6 +144,34 @@ class _Measurements(_Connection):
             else None,
             "stderr": r["stderr"],
         }
+
+    @_locked
+    def originals(
+        self, measurement_ids: list[int], *, raw_output: bool = True
+    ) -> dict[int, dict[str, Any]]:
+        """:meth:`raw` of many measurements at once, by id (a report of many points reads
+        them in a few queries); without ``raw_output`` the engine's output is neither read
+        nor decompressed (``"raw_output"`` is None; ``"has_raw"`` says whether there is
+        one)."""
+        cols = "id, command, job_file, stderr, raw_output IS NOT NULL AS has_raw"
+        cols += ", raw_output" if raw_output else ""
+        out: dict[int, dict[str, Any]] = {}
+        ids = list(dict.fromkeys(measurement_ids))
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.execute(
+                f"SELECT {cols} FROM measurements WHERE id IN ({marks})", chunk
+            ):
+                blob = r["raw_output"] if raw_output else None
+                out[r["id"]] = {
+                    "command": json.loads(r["command"]) if r["command"] else None,
+                    "job_file": r["job_file"],
+                    "raw_output": zlib.decompress(blob).decode() if blob is not None else None,
+                    "has_raw": bool(r["has_raw"]),
+                    "stderr": r["stderr"],
+                }
+        return out
 
     def iter_measurements(self, run_id: int) -> Iterator[MeasurementRow]:
         """:meth:`measurements` of a run (without histograms) one at a time, as SQLite reads
