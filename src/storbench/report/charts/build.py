@@ -335,7 +335,8 @@ def _capped(chart: Chart) -> Chart:
         chart.note = (
             f"{len(rest)} more panel{'s' if len(rest) > 1 else ''} not drawn "
             f"({', '.join(p.title for p in rest[:6])}{', …' if len(rest) > 6 else ''}); "
-            "their values are in the summary table"
+            "their values are in `storbench show` and `storbench export` (a big run's report "
+            "table holds only its first points)"
         )
     return chart
 
