@@ -400,7 +400,7 @@ def test_report_loads_offline_escapes_names_and_draws_its_charts(
     # by default no raw output: each repetition names the command that prints it
     assert page1.js("document.querySelectorAll('details.raw').length") == 0
     pointers = page1.js(
-        "[...document.querySelectorAll('p.raw-pointer code')].map(c => c.textContent)"
+        "[...document.querySelectorAll('p.raw-pointer code:first-child')].map(c => c.textContent)"
     )
     assert pointers and all(p.startswith("storbench show 1 --point ") for p in pointers)
     assert time.monotonic() - t0 < 90
