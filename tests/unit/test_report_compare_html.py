@@ -137,3 +137,22 @@ def test_single_run_report_has_no_comparison_or_differences(store: Store) -> Non
     a = _run(store, name="a", ioengine="psync", scheduler="none")
     page = html.render_report(store, [str(a)])
     assert 'id="comparison"' not in page and 'id="testbed-differences"' not in page
+
+
+def test_compare_html_lists_the_first_points_and_says_how_many_more(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two big runs: the point-by-point table lists the first MAX_ROWS matched points and
+    names the command that lists them all (here MAX_ROWS is made 1 to keep the runs small)."""
+    from storbench.report import htmlcompare
+
+    monkeypatch.setattr(htmlcompare, "MAX_ROWS", 1)
+    a = _run(store, name="a", ioengine="libaio", scheduler="none")
+    b = _run(store, name="b", ioengine="libaio", scheduler="none")
+    cmp = _section(
+        html.render_report(store, [str(a), str(b)]), '<section id="comparison">', "</section>"
+    )
+    table = _section(cmp, "<h4>Point by point</h4>", "</table>")
+    assert table.count("<tr>") == 1 + 1  # the header and one point
+    assert "the first 1 matched points (1 more)" in cmp
+    assert f"<code>storbench compare {a} {b}</code>" in cmp

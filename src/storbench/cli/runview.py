@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+from collections.abc import Iterable
 from typing import Any
 
 from storbench import engines
@@ -50,9 +51,8 @@ def load_summaries(
     gc_was_on = gc.isenabled()
     gc.disable()  # a big run is millions of objects and no cycles: collecting only costs time
     try:
-        if rows is None:
-            rows = store.measurements(run_id, bins=False)
-        return load_summaries_nogc(store, run_id, rows, percentiles=percentiles, dirs=dirs)
+        measured = store.iter_measurements(run_id) if rows is None else rows  # folded as read
+        return load_summaries_nogc(store, run_id, measured, percentiles=percentiles, dirs=dirs)
     finally:
         if gc_was_on:
             gc.enable()
@@ -61,12 +61,12 @@ def load_summaries(
 def load_summaries_nogc(
     store: Store,
     run_id: int,
-    rows: list[MeasurementRow],
+    rows: Iterable[MeasurementRow],
     *,
     percentiles: tuple[float, ...],
     dirs: bool,
 ) -> list[PointSummary]:
-    summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
+    summaries = summarize((m.point, m.measurement) for m in rows if m.point is not None)
     need = {s.key: s for s in summaries if needs_bins(s)}
     if need:
         for key, hists in store.point_histograms(run_id, "clat"):  # bins: packed (histpack)

@@ -18,6 +18,10 @@ from storbench.plan import Point
 from storbench.store.base import _Connection, _locked
 from storbench.store.rows import MeasurementRow
 
+#: Ids one ``IN (...)`` query names at most (SQLite's limit on parameters is 999 in old
+#: versions).
+_CHUNK = 500
+
 
 class _Measurements(_Connection):
     """The Store's measurements (a part of :class:`~storbench.store.db.Store`)."""
@@ -171,6 +175,61 @@ class _Measurements(_Connection):
             "raw_output": rawpack.unpack(r["raw_output"]) if r["raw_output"] is not None else None,
             "stderr": r["stderr"],
         }
+
+    @_locked
+    def originals(
+        self, measurement_ids: list[int], *, raw_output: bool = True
+    ) -> dict[int, dict[str, Any]]:
+        """:meth:`raw` of many measurements at once, by id (a report of many points reads
+        them in a few queries); without ``raw_output`` the engine's output is neither read
+        nor decompressed (``"raw_output"`` is None; ``"has_raw"`` says whether there is
+        one)."""
+        cols = "id, command, job_file, stderr, raw_output IS NOT NULL AS has_raw"
+        cols += ", raw_output" if raw_output else ""
+        out: dict[int, dict[str, Any]] = {}
+        ids = list(dict.fromkeys(measurement_ids))
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.execute(
+                f"SELECT {cols} FROM measurements WHERE id IN ({marks})", chunk
+            ):
+                blob = r["raw_output"] if raw_output else None
+                out[r["id"]] = {
+                    "command": json.loads(r["command"]) if r["command"] else None,
+                    "job_file": r["job_file"],
+                    "raw_output": rawpack.unpack(blob) if blob is not None else None,
+                    "has_raw": bool(r["has_raw"]),
+                    "stderr": r["stderr"],
+                }
+        return out
+
+    def iter_measurements(self, run_id: int) -> Iterator[MeasurementRow]:
+        """:meth:`measurements` of a run (without histograms) one at a time, as SQLite reads
+        them: a caller that folds them (summaries of 20,000 points) never holds them all.
+        The store's lock is held until the iteration ends."""
+        with self._lock, self._translated():
+            cur = self.db.execute(
+                "SELECT m.id, m.run_id, m.point_idx, m.status, m.error, m.started_at,"
+                " m.ended_at, m.engine, m.engine_version, m.data, p.spec FROM measurements m"
+                " LEFT JOIN points p ON p.run_id=m.run_id AND p.idx=m.point_idx"
+                " WHERE m.run_id=? ORDER BY m.point_idx",
+                (run_id,),
+            )
+            for mid, rid, idx, status, error, t0, t1, engine, version, data, spec in cur:
+                yield MeasurementRow(
+                    id=mid,
+                    run_id=rid,
+                    point_idx=idx,
+                    status=status,
+                    error=error,
+                    started_at=t0,
+                    ended_at=t1,
+                    engine=engine,
+                    engine_version=version,
+                    measurement=Measurement.from_dict(unpack_data(data)),
+                    point=Point.from_dict(json.loads(spec)) if spec else None,
+                )
 
     def point_histograms(
         self, run_id: int, metric: str = "clat"

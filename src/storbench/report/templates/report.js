@@ -11,7 +11,8 @@
   document.addEventListener("mouseover", function (e) {
     var g = pt(e);
     if (!g) { tip.hidden = true; return; }
-    tip.textContent = g.getAttribute("data-tip") + (g.getAttribute("data-ref") ? "\n(click: job file and raw output)" : "");
+    var ref = g.getAttribute("data-ref");
+    tip.textContent = g.getAttribute("data-tip") + (!ref ? "" : document.getElementById(ref) ? "\n(click: the point's details)" : "\n(details: " + showCommand(ref) + ")");
     tip.hidden = false;
   });
   document.addEventListener("mousemove", function (e) {
@@ -21,10 +22,23 @@
     if (y + r.height > window.innerHeight) y = Math.max(0, e.clientY - r.height - 14);
     tip.style.left = x + "px"; tip.style.top = y + "px";
   });
+  // A point whose details the page does not hold (past the first {{ max_details }} of a run):
+  // the command that shows them; its anchor is r<run>[s<side>]-p<point>.
+  function showCommand(id) {
+    var m = /^r(\d+)(?:s\d+)?-p(\d+)$/.exec(id);
+    return m ? "storbench show " + m[1] + " --point " + m[2] : "not in this report";
+  }
   // A point's detail: open it and bring it into view (chart click, table link, #anchor).
-  function openPoint(id) {
+  function openPoint(id, e) {
     var d = document.getElementById(id);
-    if (!d || d.tagName !== "DETAILS") return;
+    if (!d) {  // say where its details are, where it was clicked
+      if (!e) return;
+      tip.textContent = "details not in this report: " + showCommand(id);
+      tip.style.left = e.clientX + 14 + "px"; tip.style.top = e.clientY + 14 + "px";
+      tip.hidden = false;
+      return;
+    }
+    if (d.tagName !== "DETAILS") return;
     d.open = true;
     d.scrollIntoView({block: "start"});
     d.classList.add("flash");
@@ -35,11 +49,11 @@
     if (g && g.getAttribute("data-ref")) {
       var ref = g.getAttribute("data-ref");
       history.replaceState(null, "", "#" + ref);
-      openPoint(ref);
+      openPoint(ref, e);
       return;
     }
     var a = e.target && e.target.closest ? e.target.closest("a[data-open]") : null;
-    if (a) { e.preventDefault(); history.replaceState(null, "", "#" + a.getAttribute("data-open")); openPoint(a.getAttribute("data-open")); }
+    if (a) { e.preventDefault(); history.replaceState(null, "", "#" + a.getAttribute("data-open")); openPoint(a.getAttribute("data-open"), e); }
   });
   function fromHash() { if (location.hash.length > 1) openPoint(decodeURIComponent(location.hash.slice(1))); }
   window.addEventListener("hashchange", fromHash);
