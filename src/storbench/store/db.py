@@ -187,6 +187,23 @@ class Store(_Runs, _Measurements, _Events, _Series, _HostSamples, _Archive):
                     self.db.execute(statement)
             self.db.execute(SET_VERSION, (str(SCHEMA_VERSION),))
 
+    def same_database(self, other: Store) -> bool:
+        """Whether ``other`` is this very database (the same file, or the same database of
+        the same PostgreSQL server however its URL names it)."""
+        if self.dialect is not other.dialect:
+            return False
+        if self.dialect is SQLITE:
+            return os.path.samefile(self.path, other.path)
+        return bool(self._identity() == other._identity())
+
+    @_locked
+    def _identity(self) -> tuple[Any, ...]:
+        row = self.db.execute(
+            "SELECT (SELECT system_identifier FROM pg_control_system()), inet_server_port(),"
+            " current_database(), current_schema()"
+        ).fetchone()
+        return tuple(row)
+
     @_locked
     def close(self) -> None:
         self.db.close()
