@@ -43,10 +43,12 @@ def runs(db_path: str | None, limit: int | None) -> None:
     from storbench.store import Store
     from storbench.units import fmt_duration
 
-    path = os.path.abspath(os.path.expanduser(db_path or default_db_path()))
-    if not os.path.exists(path):
-        out.print(f"no runs in {path} yet; try `storbench run quick --target ./x.dat`")
-        return
+    path = db_path or default_db_path()
+    if "://" not in path:  # a file (SQLite): none there yet is no runs yet
+        path = os.path.abspath(os.path.expanduser(path))
+        if not os.path.exists(path):
+            out.print(f"no runs in {path} yet; try `storbench run quick --target ./x.dat`")
+            return
     store = Store(path, write=False)
     rows = store.runs(limit)
     if not rows:

@@ -224,6 +224,10 @@ def _imported_point(index: int, got: Imported, path: str) -> tuple[Point, Measur
 Examples:
   storbench merge ~/lab-b/results.db              every run of lab B's database
   storbench merge other.db --run 12 --run 14      two of its runs
+  storbench merge ./mine.db --db postgresql://bench@dbhost/storbench
+                                                  my runs into the team's database
+
+OTHER_DB and --db are each a file (SQLite) or a PostgreSQL URL: runs move both ways.
 
 Each run is copied whole (plan, inventory, events, measurements with their raw outputs,
 series) as a new run here, in one transaction each; its inventory's `provenance` says
@@ -232,7 +236,7 @@ database's own) is skipped, so merging twice copies nothing twice; a run still r
 there is skipped too.
 """,
 )
-@click.argument("other", metavar="OTHER_DB", type=click.Path(dir_okay=False, exists=True))
+@click.argument("other", metavar="OTHER_DB")
 @db_option
 @click.option("--run", "runs", multiple=True, metavar="RUN", help="Only this run of OTHER_DB.")
 def merge(other: str, db_path: str | None, runs: tuple[str, ...]) -> None:
@@ -243,7 +247,7 @@ def merge(other: str, db_path: str | None, runs: tuple[str, ...]) -> None:
 
     source = Store(other, write=False)
     store = Store(db_path)
-    if os.path.samefile(source.path, store.path):
+    if source.same_database(store):
         raise UserError("OTHER_DB is this database", fix="name another results database")
     chosen = [source.run(ref) for ref in runs] if runs else list(reversed(source.runs()))
     copied = 0

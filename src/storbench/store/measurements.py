@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import sqlite3
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +15,7 @@ from storbench.errors import NotFoundError, UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
 from storbench.store.base import _Connection, _locked
+from storbench.store.dialect import returned_id
 from storbench.store.rows import MeasurementRow
 
 #: Ids one ``IN (...)`` query names at most (SQLite's limit on parameters is 999 in old
@@ -94,18 +94,11 @@ class _Measurements(_Connection):
         data = meas.to_dict()
         hists: list[tuple[str, str, str, dict[int, int]]] = []
         _strip_bins(data, "", hists)
-        if self.db.execute(
-            "SELECT 1 FROM measurements WHERE run_id=? AND point_idx=?", (run_id, point.index)
-        ).fetchone():
-            raise UserError(
-                f"point {point.index + 1} of run {run_id} is recorded already: another "
-                "process executed it at the same time; this measurement is not stored",
-                fix=f"see `storbench show {run_id}`; run one `storbench resume` at a time",
-            )
         cur = self.db.execute(
             "INSERT INTO measurements (run_id, point_idx, status, error, started_at,"
             " ended_at, engine, engine_version, command, job_file, raw_output, stderr, data)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (run_id, point_idx) DO NOTHING RETURNING id",
             (
                 run_id,
                 point.index,
@@ -122,7 +115,13 @@ class _Measurements(_Connection):
                 pack_data(data),
             ),
         )
-        mid = int(cur.lastrowid or 0)
+        mid = returned_id(cur)
+        if mid is None:  # the point's row is there: in one statement, on either database
+            raise UserError(
+                f"point {point.index + 1} of run {run_id} is recorded already: another "
+                "process executed it at the same time; this measurement is not stored",
+                fix=f"see `storbench show {run_id}`; run one `storbench resume` at a time",
+            )
         self.db.executemany(
             "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
             [(mid, host, ddir, metric, histpack.encode(b)) for host, ddir, metric, b in hists],
@@ -133,7 +132,7 @@ class _Measurements(_Connection):
     def measurements(self, run_id: int, *, bins: bool = False) -> list[MeasurementRow]:
         """Measurements of a run in point order, each with its point."""
         rows = self.db.execute(_MEASUREMENT_SELECT + " ORDER BY m.point_idx", (run_id,)).fetchall()
-        hist: dict[int, list[sqlite3.Row]] = {}
+        hist: dict[int, list[Any]] = {}
         if bins and rows:
             for h in self.db.execute(
                 "SELECT h.* FROM histograms h JOIN measurements m ON m.id=h.measurement_id"
@@ -152,7 +151,7 @@ class _Measurements(_Connection):
         rows = self.db.execute(
             _MEASUREMENT_SELECT + " AND m.point_idx=?", (run_id, point_idx)
         ).fetchall()
-        hist: dict[int, list[sqlite3.Row]] = {}
+        hist: dict[int, list[Any]] = {}
         if bins and rows:
             hist[rows[0]["id"]] = self.db.execute(
                 "SELECT * FROM histograms WHERE measurement_id=?", (rows[0]["id"],)
@@ -277,9 +276,7 @@ _MEASUREMENT_SELECT = (
 )
 
 
-def _measurement_rows(
-    rows: list[sqlite3.Row], hist: dict[int, list[sqlite3.Row]]
-) -> list[MeasurementRow]:
+def _measurement_rows(rows: list[Any], hist: dict[int, list[Any]]) -> list[MeasurementRow]:
     out = []
     for r in rows:
         data = unpack_data(r["data"])
