@@ -139,12 +139,17 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
     from storbench.report.ceph import ceph_report
     from storbench.report.drill import drills_of
 
-    if len(refs) > 1:
-        return md.report_markdown([], _comparisons(store, refs))
+    if len(refs) > 1:  # as `compare --format markdown`: with the advice and test beds
+        loaded: dict[int, list[PointSummary]] = {}
+        cmps = _comparisons(store, refs, loaded)
+        pairs = zip(cmps, _testbed_diffs(store, refs), strict=True)
+        text = "\n".join(md.comparison_markdown(c) + _diff_lines(d, "- ") for c, d in pairs)
+        return _advice_markdown(_advice(loaded)) + text
     spec = parse_run_spec(refs[0])
     r = store.run(spec.run)
     summaries = select(load_summaries(store, r.id), spec.filters, what=f"run {r.id}")
-    return md.run_markdown(
+    advice = _advice({r.id: summaries})
+    return _advice_markdown(advice) + md.run_markdown(
         md.RunReport(
             id=r.id,
             name=r.name,
@@ -162,6 +167,14 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
             ],
         )
     )
+
+
+def _advice_markdown(lines: list[str]) -> str:
+    from storbench.report.safe import md_text
+
+    if not lines:
+        return ""
+    return "**Warnings**\n\n" + "".join(f"- {md_text(line)}\n" for line in lines) + "\n"
 
 
 @cli.command(

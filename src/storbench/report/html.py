@@ -43,7 +43,7 @@ from storbench.report.details import (  # noqa: F401  (point_detail: the web vie
 )
 from storbench.report.drill import drill_tables, drills_of
 from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_spread
-from storbench.report.htmlcompare import comparison_context
+from storbench.report.htmlcompare import comparison_context, run_advice
 from storbench.report.safe import visible
 from storbench.report.suites import AnswerTable, answer_tables
 from storbench.store import Store
@@ -449,6 +449,8 @@ def report_context(
         "answers": _answers(runs) + _drills(store, runs),
         "chart_sections": _charts(runs, cmps) if draw else [],
         "comparison": comparison_context(runs, cmps),
+        # one run's warnings (a comparison says those of both runs in its own section)
+        "advice": run_advice(runs[0]) if len(runs) == 1 else [],
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],
         "has_ceph": any(r["ceph"] and r["ceph"]["clusters"] for r in run_ctx),
         "has_timeline": any(r["ceph"] and r["ceph"]["timeline"] for r in run_ctx),
