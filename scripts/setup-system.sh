@@ -36,6 +36,9 @@ for cmd in "${!need[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin:/sbin" command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
 done
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+# PostgreSQL: tests/pgserver.py starts a real server (initdb, pg_ctl) for the store's tests
+# on PostgreSQL; Debian keeps those commands off PATH, in /usr/lib/postgresql/VERSION/bin
+compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || missing+=(postgresql)
 
 install_missing() {
   [ ${#missing[@]} -gt 0 ] || return 0

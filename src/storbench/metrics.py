@@ -8,6 +8,7 @@ repetitions are always computed from merged bins, never by averaging percentiles
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from fractions import Fraction
@@ -272,7 +273,8 @@ class Measurement:
                 stddev=d.get("stddev"),
                 min=d.get("min"),
                 max=d.get("max"),
-                percentiles=dict(d.get("percentiles") or {}),
+                # one key object for every measurement's "99.9": a big run holds thousands
+                percentiles={sys.intern(k): v for k, v in (d.get("percentiles") or {}).items()},
                 bins={int(k): int(v) for k, v in bins.items()} if bins else None,
             )
 

@@ -86,7 +86,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         r = sb("run", str(plan), db=db, cwd=tmp)
         assert r.returncode == 0, r.stdout + r.stderr
     out = {}
-    for name, refs in (("one", ["1"]), ("two", ["1", "2"])):
+    # the two-run report with the raw outputs (--raw), the one-run report as by default
+    for name, refs in (("one", ["1"]), ("two", ["1", "2", "--raw"])):
         path = tmp / f"{name}.html"
         r = sb("report", *refs, "-o", str(path), db=db)
         assert r.returncode == 0, r.stderr
@@ -396,6 +397,12 @@ def test_report_loads_offline_escapes_names_and_draws_its_charts(
     assert [r[0] for r in optimal[1:]] == [IMG_NAME, IMG_NAME], "the name shows as text"
     assert page1.js("document.querySelector('#answer img')") is None
     assert page1.js("document.querySelectorAll('figure.chart').length") >= 6
+    # by default no raw output: each repetition names the command that prints it
+    assert page1.js("document.querySelectorAll('details.raw').length") == 0
+    pointers = page1.js(
+        "[...document.querySelectorAll('p.raw-pointer code:first-child')].map(c => c.textContent)"
+    )
+    assert pointers and all(p.startswith("storbench show 1 --point ") for p in pointers)
     assert time.monotonic() - t0 < 90
 
 

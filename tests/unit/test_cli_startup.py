@@ -1,6 +1,7 @@
 """storbench starts light: ``storbench --help`` and ``storbench COMMAND --help`` import none of
-the heavy libraries (rich, ruamel.yaml, numpy, scipy, matplotlib, jinja2, botocore), so that
-the help and the start of every command cost a fraction of what they did (0.4 s before).
+the heavy libraries (rich, ruamel.yaml, numpy, scipy, matplotlib, jinja2, botocore,
+sqlalchemy, psycopg), so that the help and the start of every command cost a fraction of
+what they did (0.4 s before).
 
 A behavioural test, not a timing one: each case runs the click app in a fresh interpreter
 (``-c``) and prints the heavy modules that ended up in ``sys.modules``. What a command does
@@ -19,7 +20,17 @@ import pytest
 from storbench.cli import COMMANDS, cli
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-HEAVY = ("rich", "ruamel", "numpy", "scipy", "matplotlib", "jinja2", "botocore")
+HEAVY = (
+    "rich",
+    "ruamel",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "jinja2",
+    "botocore",
+    "sqlalchemy",  # and psycopg: only a database given by URL (PostgreSQL) loads them
+    "psycopg",
+)
 
 #: runs the command line on its arguments (standalone_mode=False: --help returns), then
 #: prints the heavy top-level packages it imported, one line
@@ -102,3 +113,11 @@ def test_cli_startup_check_sees_a_heavy_import() -> None:
     heavy, r = _heavy_after("suites")
     assert r.returncode == 0, r.stderr
     assert {"ruamel", "rich"} <= set(heavy)
+
+
+def test_cli_startup_sqlite_database_loads_no_postgresql_driver(tmp_path: Path) -> None:
+    """A command on the default kind of database (a file: SQLite) does not pay for
+    PostgreSQL's libraries: SQLAlchemy and psycopg are imported only for a URL."""
+    heavy, r = _heavy_after("runs", "--db", str(tmp_path / "results.db"))
+    assert r.returncode == 0, r.stderr
+    assert not {"sqlalchemy", "psycopg"} & set(heavy), heavy

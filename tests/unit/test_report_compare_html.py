@@ -137,3 +137,51 @@ def test_single_run_report_has_no_comparison_or_differences(store: Store) -> Non
     a = _run(store, name="a", ioengine="psync", scheduler="none")
     page = html.render_report(store, [str(a)])
     assert 'id="comparison"' not in page and 'id="testbed-differences"' not in page
+
+
+def test_compare_html_lists_the_first_points_and_says_how_many_more(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two big runs: the point-by-point table lists the first MAX_ROWS matched points and
+    names the command that lists them all (here MAX_ROWS is made 1 to keep the runs small)."""
+    from storbench.report import htmlcompare
+
+    monkeypatch.setattr(htmlcompare, "MAX_ROWS", 1)
+    a = _run(store, name="a", ioengine="libaio", scheduler="none")
+    b = _run(store, name="b", ioengine="libaio", scheduler="none")
+    cmp = _section(
+        html.render_report(store, [str(a), str(b)]), '<section id="comparison">', "</section>"
+    )
+    table = _section(cmp, "<h4>Point by point</h4>", "</table>")
+    assert table.count("<tr>") == 1 + 1  # the header and one point
+    assert "the first 1 matched points (1 more)" in cmp
+    assert f"<code>storbench compare {a} {b}</code>" in cmp
+
+
+def test_report_html_of_one_run_warns_after_its_answer_and_before_its_summary(
+    store: Store,
+) -> None:
+    a = _run(store, name="psync", ioengine="psync", scheduler="none")
+    page = html.render_report(store, [str(a)])
+    main = page[page.index("<main>") :]
+    warn = main.index('<div class="warn advice">')
+    assert warn < main.index('<section id="summary">')
+    block = _section(main, '<div class="warn advice">', "</div>")
+    (item,) = re.findall(r"<li>.*?</li>", block, re.S)
+    assert "iodepth 32 with ioengine=psync does nothing" in item and HOSTILE not in page
+    b = _run(store, name="libaio", ioengine="libaio", scheduler="none")
+    assert 'class="warn advice"' not in html.render_report(store, [str(b)])
+
+
+def test_report_markdown_warns_and_lists_the_test_beds_differences(store: Store) -> None:
+    from storbench.cli.reports import _markdown_report
+
+    a = _run(store, name="psync", ioengine="psync", scheduler="none", dirty="20")
+    b = _run(store, name="libaio", ioengine="libaio", scheduler="mq-deadline", dirty="40")
+    one = _markdown_report(store, [str(a)])
+    assert one.startswith("**Warnings**\n\n- ") and "ioengine=psync does nothing" in one
+    two = _markdown_report(store, [str(a), str(b)])
+    assert two.index("**Warnings**") < two.index("## ") and f"run {a}: " in two
+    assert "test beds differ (base -> other):" in two
+    assert "- host.tuning.sysctl.vm.dirty_ratio: 20 -> 40" in two
+    assert HOSTILE not in one + two

@@ -1,6 +1,7 @@
 """The HTML report and its charts on runs made with the Store API from recorded fio outputs:
 escaping of everything that came from a plan, a host or fio; a hover title and a link for
-every data point; raw output kept byte for byte; size of a 500-point report."""
+every data point; raw output kept byte for byte (with --raw; by default named, not held);
+size of a 500-point report; what a bigger run's page leaves out."""
 
 from __future__ import annotations
 
@@ -161,11 +162,67 @@ def test_sides_from_one_run_and_ids_unique_in_the_page(store: Store) -> None:
 
 def test_raw_output_is_kept_byte_for_byte(store: Store) -> None:
     run = make_run(store, sweep(["4k"], [1, 2]))
-    page = html.render_report(store, [str(run)])
+    page = html.render_report(store, [str(run)], raw=True)
     blobs = re.findall(r'data-gz="([A-Za-z0-9+/=]+)"', page)
     assert len(blobs) == 2
     raws = [store.raw(m.id)["raw_output"] for m in store.measurements(run)]
     assert [gzip.decompress(base64.b64decode(b)).decode() for b in blobs] == raws
+
+
+def test_raw_output_stays_in_the_database_unless_asked_for(store: Store, tmp_path: Path) -> None:
+    """By default a point's details name the command that prints its raw output, and the
+    page holds none of it; ``report --raw`` puts it in."""
+    from click.testing import CliRunner
+
+    from storbench.cli import cli
+
+    run = make_run(store, sweep(["4k"], [1, 2, 4]))
+    page = html.render_report(store, [str(run)])
+    assert "data-gz=" not in page and '<details class="raw"' not in page
+    assert '"fio version"' not in page  # nothing of fio's output
+    pointers = re.findall(r'<p class="muted raw-pointer">raw output: <code>([^<]+)</code>', page)
+    assert pointers == [f"storbench show {run} --point {n}" for n in (1, 2, 3)]
+    assert "storbench report --raw</code> puts them all in the page" in page
+
+    out = tmp_path / "raw.html"
+    args = ["report", str(run), "--raw", "-o", str(out), "--db", store.path]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    with_raw = out.read_text()
+    assert len(re.findall(r'data-gz="[A-Za-z0-9+/=]+"', with_raw)) == 3
+    assert "raw-pointer" not in with_raw
+
+
+def test_a_big_run_says_what_its_page_leaves_out(store: Store) -> None:
+    """A run of more points than the page shows: the summary table holds the first
+    MAX_SUMMARY_POINTS, the details the first MAX_POINT_DETAILS; each says how many were
+    left out and how to see them, and a point past the details is not a dead link."""
+    from storbench.report import details
+
+    n = html.MAX_SUMMARY_POINTS + 1
+    tgt = Target("file", "/x")
+    meas = recorded("psync-randread-json")
+    measured = [
+        (Point(i, f"k{i}", 0, tgt, "w", {"rw": "randread", "size": i}, {"size": i}), meas)
+        for i in range(n)
+    ]
+    run = stored_run(store, measured, name="big")
+    page = html.render_report(store, [str(run)])
+    summary = page.split('<section id="summary">', 1)[1].split("</section>", 1)[0]
+    assert summary.count("<tr") == 1 + html.MAX_SUMMARY_POINTS  # the header, a row a point
+    assert f"of its {n:,} points (1 left out)" in summary
+    assert f"<code>storbench export {run} --format csv</code>" in summary
+    linked = re.findall(r'data-open="r\d+-p(\d+)"', summary)
+    assert linked == [str(i) for i in range(1, details.MAX_POINT_DETAILS + 1)]
+    shown = f"storbench show {run} --point {details.MAX_POINT_DETAILS + 1}"
+    assert f'<span title="{shown}">' in summary
+    points = page.split('<section id="points">', 1)[1]
+    assert points.count('class="point"') == details.MAX_POINT_DETAILS
+    left = n - details.MAX_POINT_DETAILS
+    assert (
+        f"details of the first {details.MAX_POINT_DETAILS:,} points; the other {left:,}:" in points
+    )
+    assert f"<code>storbench show {run} --point N</code>" in points
 
 
 def test_chart_text_with_dollars_is_not_mathtext(store: Store) -> None:

@@ -72,7 +72,7 @@ def test_series_downsampling_keeps_a_one_interval_dip_and_spike() -> None:
     dip, spike = 12_345, 17_001
     tc = time_chart(series(SIX_HOURS, dip=dip, spike=spike, ramp=30), title="p")
     assert tc is not None
-    assert tc.per == 22 and "each drawn point = 22 intervals" in tc.note
+    assert tc.per == 36 and "each drawn point = 36 intervals" in tc.note
     (line,) = tc.lines
     assert len(line.buckets) <= MAX_DRAWN + 1
     assert sum(b.n for b in line.buckets) == SIX_HOURS
@@ -192,7 +192,7 @@ def test_series_six_hours_render_to_a_small_svg() -> None:
     assert len(svg.encode()) < SVG_LIMIT, len(svg)
     assert svg.startswith("<svg ") and "<script" not in svg and "<img" not in svg
     assert "&lt;img src=x&gt;" in svg and "&lt;script&gt;x&lt;/script&gt;" in svg
-    assert "each drawn point = 22 intervals" in svg
+    assert "each drawn point = 36 intervals" in svg
     assert len(re.findall(r'class="pt ts"><title>', svg)) == len(tc.slices)
     assert len(re.findall(r'class="pt ev"><title>health at 3600.0 s', svg)) == 1
     ids = re.findall(r'\sid="([^"]+)"', svg)

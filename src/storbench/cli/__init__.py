@@ -39,12 +39,14 @@ COMMANDS: dict[str, str] = {
     "cleanup": "storbench.cli.running:cleanup",
     "compare": "storbench.cli.reports:compare_cmd",
     "export": "storbench.cli.results:export",
-    "import": "storbench.cli.results:import_",
+    "import": "storbench.cli.transfer:import_",
+    "merge": "storbench.cli.transfer:merge",
     "plan": "storbench.cli.plans:plan",
     "report": "storbench.cli.reports:report_cmd",
     "resume": "storbench.cli.running:resume",
     "run": "storbench.cli.running:run",
     "runs": "storbench.cli.results:runs",
+    "serve": "storbench.cli.serve:serve",
     "show": "storbench.cli.results:show",
     "suites": "storbench.cli.plans:suites",
 } | engines.COMMANDS
@@ -69,10 +71,14 @@ def main() -> None:
     except BrokenPipeError:
         sys.exit(0)
     except Exception as e:  # the Store says what failed in words; this is the last net
-        if not _sqlite_error(e):
+        driver = _database_error(e)
+        if driver is None:
             raise
+        from storbench.store.location import hide_passwords  # loaded with the database
+
+        text = hide_passwords(redact.clean(" ".join(str(getattr(e, "orig", None) or e).split())))
         err.print(
-            f"storbench: error: the results database failed (sqlite: {e})\n"
+            f"storbench: error: the results database failed ({driver}: {text})\n"
             "  fix: check the database given with --db or STORBENCH_DB",
             markup=False,
             highlight=False,
@@ -84,8 +90,14 @@ def main() -> None:
 __all__ = ["PreflightError", "cli", "main"]
 
 
-def _sqlite_error(e: Exception) -> bool:
-    """Whether ``e`` is sqlite3's (without importing sqlite3 for --help: a command that
-    touched a database has imported it)."""
+def _database_error(e: Exception) -> str | None:
+    """Which database's driver ``e`` comes from (sqlite, postgresql), None when from none:
+    without importing one for --help (a command that touched a database has imported it)."""
     sqlite3 = sys.modules.get("sqlite3")
-    return sqlite3 is not None and isinstance(e, sqlite3.Error)
+    if sqlite3 is not None and isinstance(e, sqlite3.Error):
+        return "sqlite"
+    for name, base in (("psycopg", "Error"), ("sqlalchemy.exc", "SQLAlchemyError")):
+        module = sys.modules.get(name)
+        if module is not None and isinstance(e, getattr(module, base)):
+            return "postgresql"
+    return None

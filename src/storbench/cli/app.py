@@ -66,8 +66,10 @@ def db_option(f: F) -> F:
         "--db",
         "db_path",
         envvar="STORBENCH_DB",
-        metavar="PATH",
-        help=f"Results database (SQLite). Default: $STORBENCH_DB, else {default_db_path()}. "
+        metavar="PATH|URL",
+        help="Results database: a file (SQLite) or a PostgreSQL URL, "
+        f"postgresql://USER@HOST/DBNAME (password from ~/.pgpass or PGPASSWORD). Default: "
+        f"$STORBENCH_DB, else {default_db_path()}. "
         "$STORBENCH_DB_TIMEOUT: seconds to wait for another process's lock (30).",
     )(f)
 

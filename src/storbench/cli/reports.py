@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from storbench import engines
+from storbench import engines, nogc
 from storbench.cli.app import (
     CONTEXT,
     chart_kinds,
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 Examples:
   storbench report latest -o run.html              one run: test bed, plan, table, charts
   storbench report 3 4 -o proxmox-vs-vmware.html   several runs: compared with the first
+  storbench report latest --raw -o run.html        with each point's raw fio output
   storbench report latest~1 latest --db results.db -o cmp.html
   storbench report 12:target=/dev/sdb 12:target=/dev/sdc -o sdb-vs-sdc.html
   storbench report latest --format markdown        the seeds' tables: qualify -> the Ceph
@@ -44,10 +45,13 @@ Examples:
 The HTML file is self-contained (no request leaves it; open it offline, mail it): the test
 bed (host and target inventory, versions), the plan, a summary table, charts against iodepth
 and numjobs and latency percentiles with the values on hover, and for every point its fio
-job file and raw output one click away. With several runs, each later one is compared with
-the first as `compare` does: the verdict, the warnings of either run (iodepth with a
-synchronous ioengine), the tables, bars labelled with the % change, and in the test bed
-section the settings that differed between the test beds.
+command and job file one click away; its raw output too with --raw (else the page names
+`storbench show RUN --point N`, which prints it). A big run's page holds the first 2,000
+points in its table and the details of the first 500, and says how to see the others
+(show, export, or a report of a part: RUN:bs=4k). With several runs, each later one is
+compared with the first as `compare` does: the verdict, the warnings of either run (iodepth
+with a synchronous ioengine), the tables, bars labelled with the % change, and in the test
+bed section the settings that differed between the test beds.
 """,
 )
 @click.argument("run_refs", metavar="RUN...", nargs=-1, required=True)
@@ -60,9 +64,15 @@ section the settings that differed between the test beds.
     show_default=True,
     help="Report format.",
 )
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="HTML: put each point's raw engine output in the page (compressed; off by default: "
+    "it is most of a big run's size, and `storbench show RUN --point N` prints it).",
+)
 @output_option
 def report_cmd(
-    run_refs: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
+    run_refs: tuple[str, ...], db_path: str | None, fmt: str, raw: bool, output: str | None
 ) -> None:
     """Report one or several runs; the first is the base every other run is compared with.
 
@@ -75,7 +85,7 @@ def report_cmd(
     if fmt == "html":
         from storbench.report import html as html_report
 
-        text = html_report.render_report(store, list(run_refs))
+        text = html_report.render_report(store, list(run_refs), raw=raw)
     else:
         text = _markdown_report(store, list(run_refs))
     if output:
@@ -97,14 +107,17 @@ def _side_name(run_id: int, run_name: str, filters: tuple[tuple[str, str], ...])
     return f"run {run_id} [{','.join(f'{k}={v}' for k, v in filters)}]"
 
 
-def _comparisons(store: Store, refs: list[str]) -> list[Comparison]:
+def _comparisons(
+    store: Store, refs: list[str], loaded: dict[int, list[PointSummary]] | None = None
+) -> list[Comparison]:
     """Each of refs[1:] against refs[0]; refs are RUN or RUN:key=value,... (each run loaded
-    once, however many subsets of it are compared)."""
+    once, however many subsets of it are compared, into ``loaded``: run id -> summaries of
+    all its points)."""
     from storbench.analysis.compare import compare as compare_points
     from storbench.analysis.select import parse_run_spec, select
     from storbench.cli.runview import load_summaries
 
-    loaded: dict[int, list[PointSummary]] = {}
+    loaded = {} if loaded is None else loaded
     sides: list[tuple[str, list[PointSummary]]] = []
     for text in refs:
         spec = parse_run_spec(text)
@@ -126,12 +139,17 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
     from storbench.report.ceph import ceph_report
     from storbench.report.drill import drills_of
 
-    if len(refs) > 1:
-        return md.report_markdown([], _comparisons(store, refs))
+    if len(refs) > 1:  # as `compare --format markdown`: with the advice and test beds
+        loaded: dict[int, list[PointSummary]] = {}
+        cmps = _comparisons(store, refs, loaded)
+        pairs = zip(cmps, _testbed_diffs(store, refs), strict=True)
+        text = "\n".join(md.comparison_markdown(c) + _diff_lines(d, "- ") for c, d in pairs)
+        return _advice_markdown(_advice(loaded)) + text
     spec = parse_run_spec(refs[0])
     r = store.run(spec.run)
     summaries = select(load_summaries(store, r.id), spec.filters, what=f"run {r.id}")
-    return md.run_markdown(
+    advice = _advice({r.id: summaries})
+    return _advice_markdown(advice) + md.run_markdown(
         md.RunReport(
             id=r.id,
             name=r.name,
@@ -149,6 +167,14 @@ def _markdown_report(store: Store, refs: list[str]) -> str:
             ],
         )
     )
+
+
+def _advice_markdown(lines: list[str]) -> str:
+    from storbench.report.safe import md_text
+
+    if not lines:
+        return ""
+    return "**Warnings**\n\n" + "".join(f"- {md_text(line)}\n" for line in lines) + "\n"
 
 
 @cli.command(
@@ -193,14 +219,23 @@ def compare_cmd(
     baseline: str, others: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
 ) -> None:
     """Compare runs (or subsets of runs) point by point against BASELINE."""
-    from storbench.report import markdown as md
-    from storbench.report.terminal import comparison_text
     from storbench.store import Store
 
     store = Store(db_path, write=False)
-    cmps = _comparisons(store, [baseline, *others])
-    diffs = _testbed_diffs(store, [baseline, *others])
-    for line in _advice(store, [baseline, *others]):
+    with nogc.paused():  # two big runs are millions of objects and no cycles
+        text = _compare_text(store, [baseline, *others], fmt)
+    emit(output, text, f"{len(others)} comparison(s)")
+
+
+def _compare_text(store: Store, refs: list[str], fmt: str) -> str:
+    """``compare``'s output (its warnings printed on stderr)."""
+    from storbench.report import markdown as md
+    from storbench.report.terminal import comparison_text
+
+    loaded: dict[int, list[PointSummary]] = {}
+    cmps = _comparisons(store, refs, loaded)
+    diffs = _testbed_diffs(store, refs)
+    for line in _advice(loaded):
         err.print(f"warning: {line}", style="yellow", markup=False)
     if fmt == "json":
         import json
@@ -215,17 +250,20 @@ def compare_cmd(
     else:
         pairs = zip(cmps, diffs, strict=True)
         text = "\n".join(comparison_text(c) + _diff_lines(d, "  ") for c, d in pairs)
-    emit(output, text, f"{len(cmps)} comparison(s)")
+    return text
 
 
-def _advice(store: Store, refs: list[str]) -> list[str]:
+def _advice(loaded: dict[int, list[PointSummary]]) -> list[str]:
     """What a reviewer would warn of in the compared runs' points (engines' advice: e.g.
-    iodepth with a synchronous ioengine), once per run."""
-    from storbench.analysis.select import parse_run_spec
+    iodepth with a synchronous ioengine), once per run. The advice reads a point's
+    workload and options, which its summary holds: the runs are not read again."""
+    from storbench.plan import Point
 
     out: list[str] = []
-    for run_id in dict.fromkeys(store.run(parse_run_spec(ref).run).id for ref in refs):
-        points = [m.point for m in store.measurements(run_id, bins=False) if m.point]
+    for run_id, summaries in loaded.items():
+        points = [
+            Point(s.index, s.key, 0, s.target, s.workload, s.params, s.axes) for s in summaries
+        ]
         out += [f"run {run_id}: {line}" for line in engines.advice(points)]
     return out
 

@@ -1,24 +1,20 @@
-"""`runs`, `show`, `export` and `import`: what the database holds.
+"""`runs`, `show` and `export`: what the database holds (`import` and `merge`: transfer.py).
 
 What ``show`` prints is in runview.py (a run) and pointview.py (a point), imported when a
 command runs: this module loads light, for ``--help``."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from storbench import __version__, engines
 from storbench.cli.app import (
     CONTEXT,
     cli,
     db_option,
     emit,
-    err,
     out,
     output_option,
 )
@@ -26,9 +22,7 @@ from storbench.constants import SHOW_LIMIT, default_db_path
 from storbench.errors import UserError
 
 if TYPE_CHECKING:
-    from storbench.engines.base import Imported
-    from storbench.metrics import Measurement
-    from storbench.plan import Point
+    pass
 
 
 @cli.command(
@@ -49,10 +43,12 @@ def runs(db_path: str | None, limit: int | None) -> None:
     from storbench.store import Store
     from storbench.units import fmt_duration
 
-    path = os.path.abspath(os.path.expanduser(db_path or default_db_path()))
-    if not os.path.exists(path):
-        out.print(f"no runs in {path} yet; try `storbench run quick --target ./x.dat`")
-        return
+    path = db_path or default_db_path()
+    if "://" not in path:  # a file (SQLite): none there yet is no runs yet
+        path = os.path.abspath(os.path.expanduser(path))
+        if not os.path.exists(path):
+            out.print(f"no runs in {path} yet; try `storbench run quick --target ./x.dat`")
+            return
     store = Store(path, write=False)
     rows = store.runs(limit)
     if not rows:
@@ -139,12 +135,18 @@ Examples:
   storbench export 12 --format csv > run12.csv
   storbench export 12 --series -o series12.csv   every interval of every point
   storbench export 12 --series --format json     the same as JSON
+  storbench export 12 --format archive -o run12.sbz   the whole run, for `storbench import`
 
 JSON gives, per measurement, `params` (the resolved workload) and for read and write:
 iops, bw_bytes (bytes/s), io_bytes, runtime_s and clat_ns/lat_ns/slat_ns with mean,
 stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds); and its time
 series under `series`: one object per interval with host, direction, seq, t_ms, dur_ms,
 ramp, ios, bytes, iops, bw_bytes, lat_mean_ns, p50_ns, p99_ns, p999_ns.
+
+An archive (gzip'd JSON) holds everything the database keeps of the run -- plan,
+inventory, events, every measurement with its raw output, job file and histograms, the
+time series and host samples -- and `storbench import FILE` (or `storbench merge DB`)
+recreates it in another database.
 """,
 )
 @click.argument("run_ref", metavar="RUN")
@@ -152,9 +154,10 @@ ramp, ios, bytes, iops, bw_bytes, lat_mean_ns, p50_ns, p99_ns, p999_ns.
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["csv", "json"]),
+    type=click.Choice(["csv", "json", "archive"]),
     default=None,
-    help="Output format  [default: json; csv with --series]",
+    help="Output format  [default: json; csv with --series]; archive: the whole run, "
+    "for import elsewhere",
 )
 @click.option(
     "--series",
@@ -193,6 +196,16 @@ def export(
 
     store = Store(db_path, write=False)
     r = store.run(run_ref)
+    if fmt == "archive":
+        from storbench.cli.transfer import write_archive
+
+        if series or host_samples:
+            raise UserError(
+                "an archive holds the series and host samples already",
+                fix="drop --series/--host-samples",
+            )
+        write_archive(store, r, output)
+        return
     if host_samples:
         if series or fmt == "json":
             raise UserError(
@@ -230,117 +243,3 @@ def export(
     else:
         text = export_mod.to_csv(r, rows)
     emit(output, text, f"{len(rows)} measurements of run {r.id}")
-
-
-@cli.command(
-    "import",
-    context_settings=CONTEXT,
-    epilog="""\b
-Examples:
-  fio --output-format=json+ job.fio > result.json
-  storbench import result.json
-  storbench import --name lab-ssds results/*.json
-
-Accepts json and json+ output, one or several jobs (with or without group_reporting),
-client/server output (client_stats; hosts are aggregated by storbench) and the stream of
-documents --status-interval prints (the last one is the final result).
-""",
-)
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@db_option
-@click.option("--name", default="import", show_default=True, help="Name of the imported run.")
-def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
-    """Import fio JSON output produced elsewhere; each FILE becomes one measurement per
-    reporting group it holds (jobs after a stonewall or new_group are a group of their own)."""
-    from pathlib import Path
-
-    from storbench.cli.runview import print_run
-    from storbench.store import Store, StoreError
-
-    engine = engines.importer()
-    parsed = []
-    for path in files:
-        try:
-            text = Path(path).read_text(errors="replace")
-        except OSError as e:
-            raise UserError(
-                f"cannot read {path}: {e.strerror}", fix="check the path and its permissions"
-            ) from None
-        try:
-            results = engine.import_output(text)
-        except UserError as e:
-            e.file = path
-            raise
-        for got in results:
-            parsed.append(_imported_point(len(parsed), got, path, text))
-    store = Store(db_path)
-    version = next((m.engine_version for _, m, _, _, _ in parsed if m.engine_version), None)
-    run_id = store.create_run(
-        kind="import",
-        name=name,
-        source=", ".join(files),
-        plan_text=None,
-        overrides=[],
-        inventory={"imported_from": [os.path.abspath(f) for f in files]},
-        fio_version=version,
-        storbench_version=__version__,
-        argv=sys.argv,
-        points=[p for p, *_ in parsed],
-    )
-    try:
-        for point, meas, text, _, _ in parsed:
-            store.record(
-                run_id,
-                point,
-                meas,
-                engine=engine.label,
-                command=None,
-                job_file=None,
-                raw_output=text,
-                stderr=None,
-                started_at=None,
-                ended_at=None,
-            )
-        store.set_status(run_id, "completed")
-    except BaseException:  # all files or none: the part already stored goes again
-        with contextlib.suppress(StoreError):
-            store.delete_run(run_id)
-        raise
-    for *_, path, warnings in parsed:
-        for w in warnings:
-            err.print(f"{path}: {engine.label} printed: {w}", markup=False)
-    groups = f" ({len(parsed)} reporting groups)" if len(parsed) > len(files) else ""
-    out.print(f"imported {len(files)} file(s){groups} as run {run_id} in {store.path}")
-    print_run(store, run_id)
-
-
-def _imported_point(
-    index: int, got: Imported, path: str, text: str
-) -> tuple[Point, Measurement, str, str, list[str]]:
-    """The point an imported result becomes: its target, job name and options as the file
-    says, the file (and its reporting group, where it has several) as its axes."""
-    import hashlib
-    from pathlib import Path
-
-    from storbench.plan import Point, Target
-
-    meas, params, filename = got.measurement, got.params, got.target
-    jobname = got.workload or Path(path).stem
-    axes: dict[str, Any] = {"file": Path(path).name}
-    if got.group is not None:
-        axes["group"] = got.group
-    group = "" if got.group is None else f"\0{got.group}"
-    key = hashlib.sha256(
-        f"{filename}\0{jobname}\0{sorted(params.items())}{group}".encode()
-    ).hexdigest()[:16]
-    kind = "device" if filename.startswith("/dev/") else "file"
-    point = Point(
-        index=index,
-        key=key,
-        repetition=0,
-        target=Target(kind, filename),
-        workload=str(jobname),
-        params=params,
-        axes=axes,
-    )
-    return point, meas, text, path, got.warnings

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+from collections.abc import Iterable
 from typing import Any
 
+from storbench import engines
 from storbench.analysis.answers import suite_answer
 from storbench.analysis.objects import S3Answer
 from storbench.analysis.soak import SoakAnswer
@@ -49,9 +51,8 @@ def load_summaries(
     gc_was_on = gc.isenabled()
     gc.disable()  # a big run is millions of objects and no cycles: collecting only costs time
     try:
-        if rows is None:
-            rows = store.measurements(run_id, bins=False)
-        return load_summaries_nogc(store, run_id, rows, percentiles=percentiles, dirs=dirs)
+        measured = store.iter_measurements(run_id) if rows is None else rows  # folded as read
+        return load_summaries_nogc(store, run_id, measured, percentiles=percentiles, dirs=dirs)
     finally:
         if gc_was_on:
             gc.enable()
@@ -60,12 +61,12 @@ def load_summaries(
 def load_summaries_nogc(
     store: Store,
     run_id: int,
-    rows: list[MeasurementRow],
+    rows: Iterable[MeasurementRow],
     *,
     percentiles: tuple[float, ...],
     dirs: bool,
 ) -> list[PointSummary]:
-    summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
+    summaries = summarize((m.point, m.measurement) for m in rows if m.point is not None)
     need = {s.key: s for s in summaries if needs_bins(s)}
     if need:
         for key, hists in store.point_histograms(run_id, "clat"):  # bins: packed (histpack)
@@ -131,6 +132,8 @@ def print_run(
     title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
     answer = suite_answer(r.inventory.get("report"), summaries, r.inventory, store.run_series(r.id))
     _print_answer(answer, summaries)
+    for line in engines.advice([m.point for m in rows if m.point is not None]):
+        out.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     if summaries:
         out.print(summary_table(summaries, title=title, limit=limit))
         if limit is not None and len(summaries) > limit:
@@ -210,7 +213,11 @@ def _print_hosts(
 def testbed_lines(store: Store, r: RunRow) -> list[str]:
     """The run's test bed as ``show`` lists it after the results: host, power, targets,
     fio servers, the Ceph cluster."""
-    lines = []
+    lines = [
+        f"  came from {p.get('db')} run {p.get('run')} (via {p.get('via')})"
+        for p in r.inventory.get("provenance") or []
+        if isinstance(p, dict)
+    ]
     host = r.inventory.get("host") or {}
     if host:
         lines.append(

@@ -3,6 +3,8 @@ its actions and then each figure; the same table in the terminal, Markdown and H
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from storbench.analysis.drill import HOLD_S, DrillRow, drill_row
 from storbench.plan.actionkeys import step_label
 from storbench.report.fmt import AnswerTable, text_table
@@ -16,12 +18,13 @@ EVENT_KINDS = ("action", "health", "cluster-io")
 
 
 def drills_of(
-    store: Store, run_id: int, measured: list[MeasurementRow] | None = None
+    store: Store, run_id: int, measured: Iterable[MeasurementRow] | None = None
 ) -> list[DrillRow]:
-    """The drill report of every measured point of the run that had actions (``measured``:
-    the run's measurements, when the caller has read them already)."""
+    """The drill report of every measured point of the run that had actions; ``measured``:
+    the run's measurements when the caller has them already (else read one at a time)."""
+    r = store.run(run_id)
     if measured is None:
-        measured = store.measurements(run_id)
+        measured = store.iter_measurements(run_id)
     rows = [m for m in measured if m.point is not None and m.point.actions]
     if not rows:
         return []

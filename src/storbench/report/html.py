@@ -1,7 +1,9 @@
 """The HTML report: one self-contained file (styles, script and charts inline; no request
 leaves the page) with the test bed, the plan, a summary table, charts with hover values and,
-one click away from any point, its time chart (charts/timechart.py), fio job file and raw
-output.
+one click away from any point, its time chart (charts/timechart.py), fio command and job
+file (report/details.py; the raw output too with ``--raw``). A big run's page holds the
+first MAX_SUMMARY_POINTS points in its summary table and the details of the first
+MAX_POINT_DETAILS, and says how to see the rest.
 
 Escaping: every value from a plan, a host or fio reaches the page through Jinja2 with
 autoescape on (and control characters written out, :func:`_visible`), or through
@@ -14,33 +16,34 @@ A Content-Security-Policy allows only the page's own script (by nonce), inline s
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import gzip
 import json
-import re
 import secrets
-import shlex
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from storbench import __version__
+from storbench import __version__, nogc
 from storbench.analysis.answers import suite_answer
-from storbench.analysis.summary import PointSummary
 from storbench.metrics import DIRECTIONS, PERCENTILES, pct_key
 from storbench.netbaseline import fmt_bits
 from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
 from storbench.report.charts import RunResults
+from storbench.report.details import (  # noqa: F401  (point_detail: the web view's)
+    MAX_POINT_DETAILS,
+    fit_raw_outputs,
+    point_detail,
+    point_details,
+    when,
+)
 from storbench.report.drill import drill_tables, drills_of
-from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_latency, fmt_spread
-from storbench.report.hosts import host_rows
-from storbench.report.htmlcompare import comparison_context
+from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_spread
+from storbench.report.htmlcompare import comparison_context, run_advice
 from storbench.report.safe import visible
 from storbench.report.suites import AnswerTable, answer_tables
 from storbench.store import Store
@@ -78,9 +81,12 @@ def _visible(value: Any) -> Any:
     return visible(value) if isinstance(value, str) else value
 
 
-def _env() -> Environment:
+def template_env(*first: BaseLoader) -> Environment:
+    """The report's Jinja2 environment: autoescape, control characters written out; ``first``
+    are loaders searched before the report's templates (the web view's pages, storbench.web,
+    which include the report's sections: answer.html, summary.html, charts.html, ...)."""
     env = Environment(
-        loader=PackageLoader("storbench.report", "templates"),
+        loader=ChoiceLoader([*first, PackageLoader("storbench.report", "templates")]),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -88,51 +94,6 @@ def _env() -> Environment:
         finalize=_visible,
     )
     return env
-
-
-def _when(ts: float | None) -> str:
-    if ts is None:
-        return "-"
-    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
-
-
-#: Bytes of compressed raw output one report holds before it leaves out the histogram
-#: buckets of fio's json+ output (``"bins"``, summarized by the percentiles).
-RAW_BUDGET = 2_000_000
-
-_BINS = re.compile(r'"bins" : \{[^{}]*\}')
-
-
-def elide_bins(text: str) -> tuple[str, int]:
-    """fio's output with every json+ ``"bins"`` object replaced by a string saying how many
-    buckets it had (still valid JSON); and the number of buckets left out."""
-    left = 0
-
-    def sub(m: re.Match[str]) -> str:
-        nonlocal left
-        n = m.group(0).count(":") - 1
-        left += n
-        return f'"bins" : "{n} buckets left out of this report"'
-
-    return _BINS.sub(sub, text), left
-
-
-def _fit_raw_outputs(store: Store, run_ctx: list[dict[str, Any]]) -> bool:
-    """Keep the report's raw outputs within RAW_BUDGET: past it, every raw output loses its
-    histogram buckets (the rest of it stays as fio wrote it). True when that happened."""
-    reps = [m for r in run_ctx for p in r["details"] for m in p["reps"] if m["raw_gz"]]
-    if sum(len(m["raw_gz"]) for m in reps) <= RAW_BUDGET:
-        return False
-    for m in reps:
-        text = store.raw(m["measurement"])["raw_output"] or ""
-        short, left = elide_bins(text)
-        if left:
-            m["raw_gz"], m["elided"] = _gz64(short), left
-    return True
-
-
-def _gz64(text: str) -> str:
-    return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
 
 
 # --------------------------------------------------------------------------- inventory
@@ -210,6 +171,12 @@ class SummaryTable:
     columns: list[str]  # lead columns (target, workload, axes, n)
     rows: list[dict[str, Any]] = field(default_factory=list)
     show_err: bool = False
+    left_out: int = 0  # points past MAX_SUMMARY_POINTS, not in the table
+
+
+#: Points of a run one report's summary table holds (the first, in plan order): 20,000
+#: points would be 8 MB of table; the page says how to see the others.
+MAX_SUMMARY_POINTS = 2000
 
 
 def _lat_cell(ds: Any, which: str) -> str:
@@ -219,10 +186,16 @@ def _lat_cell(ds: Any, which: str) -> str:
 
 
 def summary_table(res: RunResults) -> SummaryTable:
-    ss = res.summaries
+    """The run's first MAX_SUMMARY_POINTS points, a row per direction; a point's number
+    links to its details when the page holds them (the first MAX_POINT_DETAILS)."""
+    ss = res.summaries[:MAX_SUMMARY_POINTS]
     layout = SummaryLead.of(ss)
-    t = SummaryTable(columns=layout.columns(), show_err=any(s.failed for s in ss))
-    for s in ss:
+    t = SummaryTable(
+        columns=layout.columns(),
+        show_err=any(s.failed for s in ss),
+        left_out=len(res.summaries) - len(ss),
+    )
+    for n, s in enumerate(ss):
         lead = layout.cells(s, failed_note=True)
         dirs = [d for d in DIRECTIONS if d in s.dirs] or ["-"]
         for i, d in enumerate(dirs):
@@ -232,6 +205,7 @@ def summary_table(res: RunResults) -> SummaryTable:
                     "first": i == 0,
                     "span": len(dirs),
                     "ref": res.anchor(s),
+                    "detailed": n < MAX_POINT_DETAILS,  # the page holds its details
                     "no": s.index + 1,
                     "lead": lead,
                     "dir": d,
@@ -248,80 +222,6 @@ def summary_table(res: RunResults) -> SummaryTable:
                 }
             )
     return t
-
-
-# --------------------------------------------------------------------------- point details
-
-
-def _point_details(store: Store, res: RunResults) -> list[dict[str, Any]]:
-    by_key: dict[str, list[Any]] = {}
-    for m in res.rows:
-        if m.point is not None:
-            by_key.setdefault(m.point.key, []).append(m)
-    out = []
-    for s in res.summaries:
-        reps = []
-        for m in sorted(by_key.get(s.key, []), key=lambda m: m.point.repetition if m.point else 0):
-            raw = store.raw(m.id)
-            text = raw["raw_output"]
-            reps.append(
-                {
-                    "repetition": (m.point.repetition + 1) if m.point else 1,
-                    "measurement": m.id,
-                    "status": m.status,
-                    "error": m.error,
-                    "started": _when(m.started_at),
-                    "took": fmt_duration(m.ended_at - m.started_at)
-                    if m.started_at and m.ended_at
-                    else "-",
-                    "engine": f"{m.engine} {m.engine_version or ''}".strip(),
-                    "command": _command_text(raw["command"]),
-                    "job_file": raw["job_file"],
-                    "raw_gz": _gz64(text) if text else None,
-                    "raw_size": fmt_bytes(len(text.encode())) if text else None,
-                    "elided": 0,  # histogram buckets left out (see _fit_raw_outputs)
-                    "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",
-                    "stderr": raw["stderr"],
-                    "hosts": host_rows(m.measurement),
-                    "row": m,  # for its time chart (see report/pointcharts.py)
-                    "timechart": None,
-                    "timechart_left_out": False,
-                }
-            )
-        label = " ".join(f"{k}={v}" for k, v in s.axes.items())
-        params = {**s.params}
-        out.append(
-            {
-                "ref": res.anchor(s),
-                "title": f"#{s.index + 1} {s.target.label} · {s.workload} {label}".rstrip(),
-                "no": s.index + 1,
-                "target": s.target.label,
-                "target_path": s.target.path,
-                "workload": s.workload,
-                "label": label,
-                "headline": _headline(s),
-                "params": params,
-                "reps": reps,
-                "failed": s.runs == 0,
-            }
-        )
-    return out
-
-
-def _headline(s: PointSummary) -> str:
-    if s.runs == 0:
-        return "failed" + (f": {s.errors[0]}" if s.errors else "")
-    parts = []
-    for d in DIRECTIONS:
-        ds = s.dirs.get(d)
-        if ds is None:
-            continue
-        if ds.latency_metric == "lat":
-            lat = f"lat mean {fmt_latency(ds.latency, 'lat', 'mean', 'lat')}"
-        else:
-            lat = f"p99 {fmt_latency(ds.latency, ds.latency_metric, '99', 'clat')}"
-        parts.append(f"{d} {fmt_iops(ds.iops_mean)} IOPS, {fmt_rate(ds.bw_mean)} MiB/s, {lat}")
-    return "; ".join(parts)
 
 
 # --------------------------------------------------------------------------- plan
@@ -387,7 +287,12 @@ def _charts(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the page
 
 
-def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
+def _run_context(
+    store: Store, res: RunResults, *, raw: bool = False, details: bool = True
+) -> dict[str, Any]:
+    """What the report shows of one run; ``details``: with the points' details (their job
+    files, and with ``raw`` their raw outputs, read from the store), which the web view
+    shows a page per point instead."""
     r = res.run
     inv = dict(r.inventory)
     host = inv.pop("host", None)
@@ -401,8 +306,8 @@ def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
         "kind": r.kind,
         "status": r.effective_status,
         "source": r.source,
-        "started": _when(r.started_at),
-        "ended": _when(r.ended_at),
+        "started": when(r.started_at),
+        "ended": when(r.ended_at),
         "took": fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-",
         "fio_version": r.fio_version or "-",
         "storbench_version": r.storbench_version or "-",
@@ -419,7 +324,8 @@ def _run_context(store: Store, res: RunResults) -> dict[str, Any]:
         "axes": _plan_axes(res),
         "fixed": _fixed_params(res),
         "summary": summary_table(res),
-        "details": _point_details(store, res),
+        "details": point_details(store, res, raw=raw) if details else [],
+        "details_left_out": max(0, len(res.summaries) - MAX_POINT_DETAILS) if details else 0,
         "ceph": _ceph_context(ceph_report(r, store.events(r.id))),
     }
 
@@ -486,52 +392,66 @@ def _drills(store: Store, runs: list[RunResults]) -> list[tuple[str, list[Answer
     """Each run's failure drills (report/drill.py), beside the suites' answers."""
     out = []
     for res in runs:
-        rows = drills_of(store, res.run.id)
+        rows = drills_of(store, res.run.id, None if res.filters else res.rows)
         if rows:
             out.append((f"{res.label}: failure drills", drill_tables(rows)))
     return out
 
 
-def render_report(store: Store, refs: list[str]) -> str:
+def render_report(store: Store, refs: list[str], *, raw: bool = False) -> str:
     """The whole report of runs ``refs`` as one HTML page: ids, ``latest``, ``latest~N``,
-    each optionally filtered (``12:target=/dev/sdb``, see :func:`charts.load_run`)."""
-    runs = charts.load_runs(store, refs)
-    return render_runs(store, runs)
+    each optionally filtered (``12:target=/dev/sdb``, see :func:`charts.load_run`); with
+    ``raw``, each point's raw engine output in its details."""
+    with nogc.paused():  # a big run is millions of objects and no cycles
+        runs = charts.load_runs(store, refs)
+        return render_runs(store, runs, raw=raw)
 
 
-def render_runs(store: Store, runs: list[RunResults]) -> str:
-    env = _env()
+def render_runs(store: Store, runs: list[RunResults], *, raw: bool = False) -> str:
+    context = report_context(store, runs, raw=raw)
+    return template_env().get_template("report.html").render(**context)
+
+
+def report_context(
+    store: Store,
+    runs: list[RunResults],
+    *,
+    details: bool = True,
+    draw: bool = True,
+    raw: bool = False,
+) -> dict[str, Any]:
+    """What report.html shows of ``runs`` (the first the base of the comparison); without
+    ``details`` no point's details (nor raw output, job file, time chart): the web view's
+    run and compare pages, which link to a page per point instead; without ``draw`` no
+    charts (the web view's page of a big run draws them when asked); with ``raw`` the
+    engines' raw outputs in the points' details."""
     cmps = charts.comparisons(runs) if len(runs) > 1 else []
     title = "storbench report: " + (
         runs[0].label if len(runs) == 1 else " vs ".join(r.label for r in runs)
     )
-    run_ctx = [_run_context(store, res) for res in runs]
-    elided = _fit_raw_outputs(store, run_ctx)
-    left_out = pointcharts.time_charts(store, run_ctx)
-    ctx = {
+    run_ctx = [_run_context(store, res, raw=raw, details=details) for res in runs]
+    elided = fit_raw_outputs(store, run_ctx)
+    left_out = pointcharts.time_charts(store, run_ctx) if details else 0
+    return {
         "title": title,
         "testbed": _testbed(run_ctx),
         "generated": dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S"),
         "version": __version__,
         "nonce": secrets.token_urlsafe(18),
         "runs": run_ctx,
+        "raw": raw,
         "raw_elided": elided,
+        "max_details": MAX_POINT_DETAILS,
+        "max_summary": MAX_SUMMARY_POINTS,
         "timecharts_left_out": left_out,
         "max_time_charts": pointcharts.MAX_TIME_CHARTS,
         "headlines": _headline_figures(runs),
         "answers": _answers(runs) + _drills(store, runs),
-        "chart_sections": _charts(runs, cmps),
+        "chart_sections": _charts(runs, cmps) if draw else [],
         "comparison": comparison_context(runs, cmps),
+        # one run's warnings (a comparison says those of both runs in its own section)
+        "advice": run_advice(runs[0]) if len(runs) == 1 else [],
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],
         "has_ceph": any(r["ceph"] and r["ceph"]["clusters"] for r in run_ctx),
         "has_timeline": any(r["ceph"] and r["ceph"]["timeline"] for r in run_ctx),
     }
-    return env.get_template("report.html").render(**ctx)
-
-
-def _command_text(command: list[str] | list[list[str]] | None) -> str | None:
-    """A stored command as shell text: one line per process (rados bench clients)."""
-    if not command:
-        return None
-    argvs = [c for c in command if isinstance(c, list)] or [[str(c) for c in command]]
-    return "\n".join(shlex.join(a) for a in argvs)

@@ -55,6 +55,11 @@ def _axes(s: PointSummary) -> str:
     return " ".join(f"{k}={v}" for k, v in s.axes.items())
 
 
+#: Matched points one comparison table of the report lists (the first, in the base run's
+#: order); the page says how many more there are and where to see them.
+MAX_ROWS = 2000
+
+
 def _rows(base: RunResults, other: RunResults, cmp: Comparison) -> list[dict[str, Any]]:
     return [
         {
@@ -72,7 +77,7 @@ def _rows(base: RunResults, other: RunResults, cmp: Comparison) -> list[dict[str
             "p": f"{m.p_value:.3g}" if m.p_value is not None else "",
             "note": pair_note(m, cmp),
         }
-        for m in cmp.matched
+        for m in cmp.matched[:MAX_ROWS]
     ]
 
 
@@ -96,6 +101,8 @@ def comparison_context(runs: list[RunResults], cmps: list[Comparison]) -> list[d
                 "by_iodepth": [(v, pct(a), pct(b)) for v, (a, b) in cmp.by_iodepth.items()],
                 "by_bs": [(v, pct(a), pct(b)) for v, (a, b) in cmp.by_bs.items()],
                 "rows": _rows(base, other, cmp),
+                "rows_left_out": max(0, len(cmp.matched) - MAX_ROWS),
+                "refs": (base.run.id, other.run.id),
                 "only_base": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_base],
                 "only_other": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_other],
                 "testbed": testbed_rows(base, other),

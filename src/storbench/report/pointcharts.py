@@ -13,7 +13,7 @@ from storbench.report.charts.timedraw import render_time_svgs
 from storbench.steady import SteadyState, verdict_of
 from storbench.store import Store
 
-#: Most time charts one report draws (an SVG of about 40 KB for a minute at 1 s, 250 KB for
+#: Most time charts one report draws (an SVG of about 40 KB for a minute at 1 s, 140 KB for
 #: 6 hours; drawn in 0.1 to 1 s each); the points after them say where their series is.
 MAX_TIME_CHARTS = 200
 

@@ -21,6 +21,7 @@ from typing import Any
 from storbench import histpack, liveness, rawpack
 from storbench.errors import UserError
 from storbench.store.base import _Connection, _locked
+from storbench.store.dialect import returned_id
 from storbench.store.measurements import pack_data, unpack_data
 
 FORMAT = "storbench-archive"
@@ -154,7 +155,7 @@ class _Archive(_Connection):
         return {"columns": cols, "rows": [list(r) for r in rows]}
 
     def _columns(self, table: str) -> list[str]:
-        return [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
+        return self.dialect.columns(self.db, table)
 
     @_locked
     def load_run(self, doc: dict[str, Any], source: str) -> int:
@@ -174,10 +175,10 @@ class _Archive(_Connection):
         with self.tx():
             cur = self.db.execute(
                 f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}, token) VALUES"
-                f" ({', '.join('?' * len(RUN_COLUMNS))}, ?)",
+                f" ({', '.join('?' * len(RUN_COLUMNS))}, ?) RETURNING id",
                 (*values, uuid.uuid4().hex),
             )
-            run_id = int(cur.lastrowid or 0)
+            run_id = returned_id(cur) or 0
             self.db.executemany(
                 "INSERT INTO points (run_id, idx, key, repetition, spec) VALUES (?, ?, ?, ?, ?)",
                 [
@@ -222,10 +223,10 @@ class _Archive(_Connection):
         raw = rawpack.pack(m["raw_output"]) if m["raw_output"] is not None else None
         cur = self.db.execute(
             f"INSERT INTO measurements (run_id, {', '.join(MEASUREMENT_COLUMNS)}, raw_output, data)"
-            f" VALUES (?, {', '.join('?' * len(MEASUREMENT_COLUMNS))}, ?, ?)",
+            f" VALUES (?, {', '.join('?' * len(MEASUREMENT_COLUMNS))}, ?, ?) RETURNING id",
             (run_id, *values, raw, pack_data(m["data"])),
         )
-        mid = int(cur.lastrowid or 0)
+        mid = returned_id(cur) or 0
         self.db.executemany(
             "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
             [

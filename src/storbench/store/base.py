@@ -1,5 +1,6 @@
 """What the parts of the :class:`~storbench.store.db.Store` share: the connection, its lock
-and write transactions, and sqlite3's errors turned into :class:`StoreError` messages.
+and write transactions, and the database's errors turned into :class:`StoreError` messages
+(its dialect says how: storbench.store.dialect).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from storbench import redact
-from storbench.store.faults import store_error
+from storbench.store.dialect import Dialect
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -20,16 +21,16 @@ _S = TypeVar("_S", bound="_Connection")
 
 
 def _locked(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
-    """Run a Store method holding the store's lock (see storbench.store's docstring); a sqlite3
-    error becomes a :class:`StoreError`."""
+    """Run a Store method holding the store's lock (see storbench.store's docstring); an error of
+    the database becomes a :class:`StoreError`."""
 
     @functools.wraps(method)
     def wrapper(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
             try:
                 return method(self, *args, **kwargs)
-            except sqlite3.Error as e:
-                raise store_error(self.path, e, self.timeout) from None
+            except self.dialect.errors as e:
+                raise self.dialect.error(self.path, e, self.timeout) from None
 
     return wrapper
 
@@ -56,35 +57,40 @@ class RedactingConnection(sqlite3.Connection):
 class _Connection:
     """The state every part of the Store uses (set by ``Store.__init__``)."""
 
+    #: where the database is, as shown in messages (a URL without its password)
     path: str
     timeout: float
     readonly: bool
-    db: sqlite3.Connection
+    #: an sqlite3 connection, or storbench.store.pg's PgConnection (the same calls)
+    db: Any
+    dialect: Dialect
     #: held by every use of ``db`` (re-entrant: a method may call another)
     _lock: threading.RLock
 
     def tx(self) -> _Tx:
-        """A write transaction (``BEGIN IMMEDIATE``), holding the store's lock throughout."""
-        return _Tx(self.db, self._lock)
+        """A write transaction (SQLite: ``BEGIN IMMEDIATE``), holding the store's lock
+        throughout."""
+        return _Tx(self.db, self._lock, self.dialect.begin)
 
     @contextlib.contextmanager
     def _translated(self) -> Iterator[None]:
-        """sqlite3's errors inside as :class:`StoreError` (for the generators)."""
+        """The database's errors inside as :class:`StoreError` (for the generators)."""
         try:
             yield
-        except sqlite3.Error as e:
-            raise store_error(self.path, e, self.timeout) from None
+        except self.dialect.errors as e:
+            raise self.dialect.error(self.path, e, self.timeout) from None
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
+    def __init__(self, db: Any, lock: threading.RLock, begin: str) -> None:
         self.db = db
         self.lock = lock
+        self.begin = begin
 
-    def __enter__(self) -> sqlite3.Connection:
+    def __enter__(self) -> Any:
         self.lock.acquire()
         try:
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(self.begin)
         except BaseException:
             self.lock.release()
             raise

@@ -11,9 +11,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import storbench.store.location as location
 from storbench.errors import NotFoundError, UserError
 from storbench.store.archive import _Archive
 from storbench.store.base import RedactingConnection, _locked
+from storbench.store.dialect import SQLITE, Dialect
 from storbench.store.events import _Events
 from storbench.store.faults import (
     StoreError,
@@ -26,7 +28,7 @@ from storbench.store.hostload import _HostSamples
 from storbench.store.measurements import _Measurements
 from storbench.store.rows import default_db_path
 from storbench.store.runs import _Runs
-from storbench.store.schema import _MIGRATIONS, _SCHEMA, SCHEMA_VERSION, _statements
+from storbench.store.schema import SCHEMA_VERSION, SET_VERSION, _statements
 from storbench.store.series import _Series
 
 #: The page size of a database storbench creates (SQLite's default is 4096).
@@ -39,10 +41,44 @@ class Store(_Runs, _Measurements, _Events, _Series, _HostSamples, _Archive):
     happens; otherwise a database on read-only media is opened read-only."""
 
     def __init__(self, path: str | None = None, *, write: bool = True) -> None:
-        self.path = os.path.abspath(os.path.expanduser(path or default_db_path()))
+        given = path or default_db_path()
         #: held by every use of ``db`` (re-entrant: a method may call another)
         self._lock = threading.RLock()
         self.timeout = busy_timeout()
+        self.readonly = False
+        self.dialect: Dialect = SQLITE
+        if location.is_url(given):
+            self._open_url(given)
+        else:
+            self._open_sqlite(given, write)
+        try:
+            self._migrate()
+            if write:  # a write it cannot take shows now, not after preflight made files
+                with self.tx():
+                    pass
+        except self.dialect.errors as e:
+            raise self.dialect.error(self.path, e, self.timeout) from None
+
+    def _open_url(self, url: str) -> None:
+        """A PostgreSQL database (storbench.store.pg; SQLAlchemy and psycopg are imported
+        only now: a command on the default SQLite database never loads them)."""
+        if not location.is_postgres(url):
+            raise StoreError(
+                f"{location.hide_passwords(url)} is not a database storbench can use",
+                fix="give a file path (SQLite) or a PostgreSQL URL, "
+                "postgresql://USER@HOST/DBNAME, with --db or STORBENCH_DB",
+            )
+        import storbench.store.pg as pg
+
+        self.path = location.hide_passwords(url)
+        self.dialect = pg.POSTGRES
+        try:
+            self.db = pg.connect(url, self.timeout)
+        except self.dialect.errors as e:
+            raise self.dialect.error(self.path, e, self.timeout) from None
+
+    def _open_sqlite(self, path: str, write: bool) -> None:
+        self.path = os.path.abspath(os.path.expanduser(path))
         if not write and not os.path.exists(self.path):
             # a command that only reads makes no database (a mistyped --db would be one)
             raise NotFoundError(
@@ -73,10 +109,6 @@ class Store(_Runs, _Measurements, _Events, _Series, _HostSamples, _Archive):
                 self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.row_factory = sqlite3.Row
-            self._migrate()
-            if write:  # a write it cannot take shows now, not after preflight made files
-                with self.tx():
-                    pass
         except OSError as e:
             raise StoreError(
                 f"cannot open the results database {self.path}: {e.strerror or e}",
@@ -86,11 +118,12 @@ class Store(_Runs, _Measurements, _Events, _Series, _HostSamples, _Archive):
             raise store_error(self.path, e, self.timeout) from None
 
     def _schema_version(self) -> int | None:
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        tables = self.dialect.tables(self.db)
         if "meta" not in tables:
-            if tables - {"sqlite_sequence"}:
+            if tables:
+                kind = "an SQLite" if self.dialect is SQLITE else "a PostgreSQL"
                 raise StoreError(
-                    f"{self.path} is an SQLite database, but not a storbench results database "
+                    f"{self.path} is {kind} database, but not a storbench results database "
                     f"(it holds {', '.join(sorted(tables)[:5])})",
                     fix="check the path given with --db or STORBENCH_DB",
                 )
@@ -134,24 +167,42 @@ class Store(_Runs, _Measurements, _Events, _Series, _HostSamples, _Archive):
                 "up to date), or give another with --db PATH",
             )
         with self.tx():
+            self.dialect.lock_schema(self.db)
             version = self._schema_version()
             self._refuse_newer(version)
             if version == SCHEMA_VERSION:
                 return
             scripts: list[Any]
             if version is None:
-                scripts = [_SCHEMA]
+                scripts = [self.dialect.schema]
             else:
-                scripts = [_MIGRATIONS[v] for v in range(version + 1, SCHEMA_VERSION + 1)]
+                scripts = [
+                    self.dialect.migrations[v] for v in range(version + 1, SCHEMA_VERSION + 1)
+                ]
             for script in scripts:
                 if callable(script):
                     script(self.db)
                     continue
                 for statement in _statements(script):
                     self.db.execute(statement)
-            self.db.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
+            self.db.execute(SET_VERSION, (str(SCHEMA_VERSION),))
+
+    def same_database(self, other: Store) -> bool:
+        """Whether ``other`` is this very database (the same file, or the same database of
+        the same PostgreSQL server however its URL names it)."""
+        if self.dialect is not other.dialect:
+            return False
+        if self.dialect is SQLITE:
+            return os.path.samefile(self.path, other.path)
+        return bool(self._identity() == other._identity())
+
+    @_locked
+    def _identity(self) -> tuple[Any, ...]:
+        row = self.db.execute(
+            "SELECT (SELECT system_identifier FROM pg_control_system()), inet_server_port(),"
+            " current_database(), current_schema()"
+        ).fetchone()
+        return tuple(row)
 
     @_locked
     def close(self) -> None:

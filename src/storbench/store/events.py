@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from storbench.store.base import _Connection, _locked
+from storbench.store.dialect import returned_id
 from storbench.store.rows import EventRow
 
 
@@ -27,7 +28,8 @@ class _Events(_Connection):
         now. Safe to call from any thread. Returns the event's id."""
         with self.tx():
             cur = self.db.execute(
-                "INSERT INTO events (run_id, at, kind, message, data) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO events (run_id, at, kind, message, data) VALUES (?, ?, ?, ?, ?)"
+                " RETURNING id",
                 (
                     run_id,
                     time.time() if at is None else at,
@@ -36,7 +38,7 @@ class _Events(_Connection):
                     json.dumps(data or {}, default=str),
                 ),
             )
-        return int(cur.lastrowid or 0)
+            return returned_id(cur) or 0
 
     @_locked
     def events(self, run_id: int, kind: str | None = None) -> list[EventRow]:

@@ -101,3 +101,73 @@ def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
         return sqlite3.connect(
             uri + "&immutable=1", uri=True, timeout=timeout, check_same_thread=False
         )
+
+
+def _pg_text(e: BaseException) -> str:
+    """psycopg's message on one line, without a password (a connection string in it)."""
+    from storbench.store.location import hide_passwords
+
+    return hide_passwords(" ".join(str(e).split()))
+
+
+def pg_store_error(where: str, e: BaseException, timeout: float = DEFAULT_TIMEOUT) -> StoreError:
+    """psycopg's error ``e`` on the PostgreSQL database ``where`` (its URL without the
+    password) as a message a user can act on."""
+    text = _pg_text(e)
+    low = text.lower()
+    state = getattr(e, "sqlstate", None) or ""
+    db = f"the results database {where}"
+    detail = f"(postgresql: {text})"
+    if state in ("28P01", "28000") or "authentication failed" in low or "no password" in low:
+        return StoreError(
+            f"PostgreSQL refused the login to {db} {detail}",
+            fix="check the user name in the URL and its password: give the password in "
+            "~/.pgpass (HOST:PORT:DBNAME:USER:PASSWORD, mode 0600) or PGPASSWORD; the "
+            "server's pg_hba.conf must let this user log in from this host",
+        )
+    if state == "3D000" or ("database" in low and "does not exist" in low):
+        return StoreError(
+            f"there is no such database on the server of {where} {detail}",
+            fix="create it, e.g. `createdb -h HOST -U USER DBNAME` (or CREATE DATABASE DBNAME "
+            "OWNER USER as a PostgreSQL superuser), or fix its name in the URL",
+        )
+    if "connection refused" in low or "could not connect" in low or "timeout expired" in low:
+        return StoreError(
+            f"cannot reach the PostgreSQL server of {db} {detail}",
+            fix="check that the server runs and accepts TCP connections on that host and port "
+            "(listen_addresses and port in postgresql.conf, a firewall), or fix the URL "
+            "given with --db or STORBENCH_DB",
+        )
+    if "translate host name" in low or "name or service not known" in low:
+        return StoreError(
+            f"the host of {db} is not known here {detail}",
+            fix="check the host name in the URL given with --db or STORBENCH_DB",
+        )
+    if state == "42501" or "permission denied" in low:
+        return StoreError(
+            f"the user of {db} may not do this {detail}",
+            fix="let it create tables and write there: GRANT ALL ON SCHEMA public TO USER "
+            "(PostgreSQL 15 no longer lets every user create tables in public), or use a "
+            "database the user owns",
+        )
+    if state in ("55P03", "40P01") or "lock timeout" in low:
+        return StoreError(
+            f"{db} is locked: another process has held a lock on it for more than "
+            f"{timeout:g} s {detail}",
+            fix="wait until the other storbench command ends and try again; "
+            "STORBENCH_DB_TIMEOUT=SECONDS waits longer",
+        )
+    if state == "53100":
+        return StoreError(
+            f"the disk of the PostgreSQL server of {db} is full {detail}",
+            fix="free space on the server, then try again",
+        )
+    if state == "25006":
+        return StoreError(
+            f"{db} is read-only (a standby server?): this command records into it {detail}",
+            fix="give the URL of the primary server with --db or STORBENCH_DB",
+        )
+    return StoreError(
+        f"{db} failed {detail}",
+        fix="check the server and the URL; or choose another with --db or STORBENCH_DB",
+    )

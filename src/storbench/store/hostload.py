@@ -14,10 +14,17 @@ from typing import Any
 from storbench.hostload import HostSample
 from storbench.series import Interval
 from storbench.store.base import _Connection, _locked
+from storbench.store.dialect import upsert
 
 _COLUMNS = (
     "host, seq, t_ms, dur_ms, cpu_user, cpu_system, cpu_iowait, cpu_idle, cpu_steal,"
     " mem_used, mem_total, net, disks, watts"
+)
+#: a sample again (same key) replaces the one stored
+_UPSERT = upsert(
+    "host_samples",
+    ("run_id", "point_idx", "host", "seq"),
+    ["run_id", "point_idx", *_COLUMNS.split(", ")],
 )
 
 
@@ -43,8 +50,7 @@ class _HostSamples(_Connection):
         """Store samples of a point and commit at once (safe from any thread)."""
         with self.tx():
             self.db.executemany(
-                f"INSERT OR REPLACE INTO host_samples (run_id, point_idx, {_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _UPSERT,
                 [
                     (
                         run_id,

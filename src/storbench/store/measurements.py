@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import sqlite3
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +15,12 @@ from storbench.errors import NotFoundError, UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
 from storbench.store.base import _Connection, _locked
+from storbench.store.dialect import returned_id
 from storbench.store.rows import MeasurementRow
+
+#: Ids one ``IN (...)`` query names at most (SQLite's limit on parameters is 999 in old
+#: versions).
+_CHUNK = 500
 
 
 class _Measurements(_Connection):
@@ -42,50 +46,93 @@ class _Measurements(_Connection):
         ``command`` is the engine's argv, or one argv per process when a point ran several
         (the ``rados bench`` clients of one point); it is stored as JSON either way and
         :meth:`raw` gives it back as it was given."""
+        with self.tx():
+            return self._insert(
+                run_id,
+                point,
+                meas,
+                engine,
+                command,
+                job_file,
+                raw_output,
+                stderr,
+                started_at,
+                ended_at,
+            )
+
+    @_locked
+    def record_file(
+        self, run_id: int, engine: str, items: list[tuple[Point, Measurement, str]]
+    ) -> None:
+        """The points and measurements one imported file gave (point, measurement, the
+        file's text as the raw output), stored in one transaction: all of them or none."""
+        with self.tx():
+            self.db.executemany(
+                "INSERT INTO points (run_id, idx, key, repetition, spec) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (run_id, p.index, p.key, p.repetition, json.dumps(p.to_dict()))
+                    for p, _, _ in items
+                ],
+            )
+            for p, meas, text in items:
+                self._insert(run_id, p, meas, engine, None, None, text, None, None, None)
+
+    def _insert(
+        self,
+        run_id: int,
+        point: Point,
+        meas: Measurement,
+        engine: str,
+        command: list[str] | list[list[str]] | None,
+        job_file: str | None,
+        raw_output: str | None,
+        stderr: str | None,
+        started_at: float | None,
+        ended_at: float | None,
+    ) -> int:
+        """One measurement and its histograms, in the caller's transaction."""
         data = meas.to_dict()
         hists: list[tuple[str, str, str, dict[int, int]]] = []
         _strip_bins(data, "", hists)
-        with self.tx():
-            if self.db.execute(
-                "SELECT 1 FROM measurements WHERE run_id=? AND point_idx=?", (run_id, point.index)
-            ).fetchone():
-                raise UserError(
-                    f"point {point.index + 1} of run {run_id} is recorded already: another "
-                    "process executed it at the same time; this measurement is not stored",
-                    fix=f"see `storbench show {run_id}`; run one `storbench resume` at a time",
-                )
-            cur = self.db.execute(
-                "INSERT INTO measurements (run_id, point_idx, status, error, started_at,"
-                " ended_at, engine, engine_version, command, job_file, raw_output, stderr, data)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    point.index,
-                    meas.status,
-                    meas.error,
-                    started_at,
-                    ended_at,
-                    engine,
-                    meas.engine_version,
-                    json.dumps(command) if command else None,
-                    job_file,
-                    rawpack.pack(redact.clean(raw_output)) if raw_output is not None else None,
-                    stderr,
-                    pack_data(data),
-                ),
+        cur = self.db.execute(
+            "INSERT INTO measurements (run_id, point_idx, status, error, started_at,"
+            " ended_at, engine, engine_version, command, job_file, raw_output, stderr, data)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (run_id, point_idx) DO NOTHING RETURNING id",
+            (
+                run_id,
+                point.index,
+                meas.status,
+                meas.error,
+                started_at,
+                ended_at,
+                engine,
+                meas.engine_version,
+                json.dumps(command) if command else None,
+                job_file,
+                rawpack.pack(redact.clean(raw_output)) if raw_output is not None else None,
+                stderr,
+                pack_data(data),
+            ),
+        )
+        mid = returned_id(cur)
+        if mid is None:  # the point's row is there: in one statement, on either database
+            raise UserError(
+                f"point {point.index + 1} of run {run_id} is recorded already: another "
+                "process executed it at the same time; this measurement is not stored",
+                fix=f"see `storbench show {run_id}`; run one `storbench resume` at a time",
             )
-            mid = int(cur.lastrowid or 0)
-            self.db.executemany(
-                "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
-                [(mid, host, ddir, metric, histpack.encode(b)) for host, ddir, metric, b in hists],
-            )
+        self.db.executemany(
+            "INSERT INTO histograms VALUES (?, ?, ?, ?, ?)",
+            [(mid, host, ddir, metric, histpack.encode(b)) for host, ddir, metric, b in hists],
+        )
         return mid
 
     @_locked
     def measurements(self, run_id: int, *, bins: bool = False) -> list[MeasurementRow]:
         """Measurements of a run in point order, each with its point."""
         rows = self.db.execute(_MEASUREMENT_SELECT + " ORDER BY m.point_idx", (run_id,)).fetchall()
-        hist: dict[int, list[sqlite3.Row]] = {}
+        hist: dict[int, list[Any]] = {}
         if bins and rows:
             for h in self.db.execute(
                 "SELECT h.* FROM histograms h JOIN measurements m ON m.id=h.measurement_id"
@@ -104,7 +151,7 @@ class _Measurements(_Connection):
         rows = self.db.execute(
             _MEASUREMENT_SELECT + " AND m.point_idx=?", (run_id, point_idx)
         ).fetchall()
-        hist: dict[int, list[sqlite3.Row]] = {}
+        hist: dict[int, list[Any]] = {}
         if bins and rows:
             hist[rows[0]["id"]] = self.db.execute(
                 "SELECT * FROM histograms WHERE measurement_id=?", (rows[0]["id"],)
@@ -127,6 +174,61 @@ class _Measurements(_Connection):
             "raw_output": rawpack.unpack(r["raw_output"]) if r["raw_output"] is not None else None,
             "stderr": r["stderr"],
         }
+
+    @_locked
+    def originals(
+        self, measurement_ids: list[int], *, raw_output: bool = True
+    ) -> dict[int, dict[str, Any]]:
+        """:meth:`raw` of many measurements at once, by id (a report of many points reads
+        them in a few queries); without ``raw_output`` the engine's output is neither read
+        nor decompressed (``"raw_output"`` is None; ``"has_raw"`` says whether there is
+        one)."""
+        cols = "id, command, job_file, stderr, raw_output IS NOT NULL AS has_raw"
+        cols += ", raw_output" if raw_output else ""
+        out: dict[int, dict[str, Any]] = {}
+        ids = list(dict.fromkeys(measurement_ids))
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.execute(
+                f"SELECT {cols} FROM measurements WHERE id IN ({marks})", chunk
+            ):
+                blob = r["raw_output"] if raw_output else None
+                out[r["id"]] = {
+                    "command": json.loads(r["command"]) if r["command"] else None,
+                    "job_file": r["job_file"],
+                    "raw_output": rawpack.unpack(blob) if blob is not None else None,
+                    "has_raw": bool(r["has_raw"]),
+                    "stderr": r["stderr"],
+                }
+        return out
+
+    def iter_measurements(self, run_id: int) -> Iterator[MeasurementRow]:
+        """:meth:`measurements` of a run (without histograms) one at a time, as SQLite reads
+        them: a caller that folds them (summaries of 20,000 points) never holds them all.
+        The store's lock is held until the iteration ends."""
+        with self._lock, self._translated():
+            cur = self.db.execute(
+                "SELECT m.id, m.run_id, m.point_idx, m.status, m.error, m.started_at,"
+                " m.ended_at, m.engine, m.engine_version, m.data, p.spec FROM measurements m"
+                " LEFT JOIN points p ON p.run_id=m.run_id AND p.idx=m.point_idx"
+                " WHERE m.run_id=? ORDER BY m.point_idx",
+                (run_id,),
+            )
+            for mid, rid, idx, status, error, t0, t1, engine, version, data, spec in cur:
+                yield MeasurementRow(
+                    id=mid,
+                    run_id=rid,
+                    point_idx=idx,
+                    status=status,
+                    error=error,
+                    started_at=t0,
+                    ended_at=t1,
+                    engine=engine,
+                    engine_version=version,
+                    measurement=Measurement.from_dict(unpack_data(data)),
+                    point=Point.from_dict(json.loads(spec)) if spec else None,
+                )
 
     def point_histograms(
         self, run_id: int, metric: str = "clat"
@@ -174,9 +276,7 @@ _MEASUREMENT_SELECT = (
 )
 
 
-def _measurement_rows(
-    rows: list[sqlite3.Row], hist: dict[int, list[sqlite3.Row]]
-) -> list[MeasurementRow]:
+def _measurement_rows(rows: list[Any], hist: dict[int, list[Any]]) -> list[MeasurementRow]:
     out = []
     for r in rows:
         data = unpack_data(r["data"])

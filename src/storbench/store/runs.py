@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import time
 import uuid
 from typing import Any
@@ -16,6 +15,8 @@ from storbench import liveness
 from storbench.errors import NotFoundError
 from storbench.plan import Point
 from storbench.store.base import _Connection, _locked
+from storbench.store.dialect import returned_id
+from storbench.store.location import hide_passwords
 from storbench.store.rows import RunRow
 
 
@@ -41,7 +42,8 @@ class _Runs(_Connection):
             cur = self.db.execute(
                 "INSERT INTO runs (kind, name, source, plan_text, overrides, status, started_at,"
                 " inventory, fio_version, storbench_version, hostname, pid, argv, token, proc_id,"
-                " heartbeat) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " heartbeat) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
                 (
                     kind,
                     name,
@@ -54,13 +56,13 @@ class _Runs(_Connection):
                     storbench_version,
                     liveness.hostname(),
                     os.getpid(),
-                    json.dumps(argv),
+                    json.dumps([hide_passwords(a) for a in argv]),  # --db URL: no password
                     uuid.uuid4().hex,
                     liveness.process_identity(),
                     time.time(),
                 ),
             )
-            run_id = int(cur.lastrowid or 0)
+            run_id = returned_id(cur) or 0
             self.db.executemany(
                 "INSERT INTO points (run_id, idx, key, repetition, spec) VALUES (?, ?, ?, ?, ?)",
                 [(run_id, p.index, p.key, p.repetition, json.dumps(p.to_dict())) for p in points],
@@ -85,8 +87,13 @@ class _Runs(_Connection):
     def claim(self, run_id: int, doing: str = "resume") -> RunRow:
         """Make this process the one executing run ``run_id`` (status ``running``, its pid,
         identity and a fresh heartbeat), in one write transaction; refuse with a
-        :class:`UserError` when another process executes it right now."""
+        :class:`UserError` when another process executes it right now. The run's row stays
+        locked until the claim commits (PostgreSQL: ``FOR UPDATE``; SQLite's write
+        transaction excludes every other writer), so of two processes claiming it at once
+        the second reads the first one's claim and refuses."""
         with self.tx():
+            if self.dialect.lock_row:
+                self.db.execute("SELECT id FROM runs WHERE id=?" + self.dialect.lock_row, (run_id,))
             row = self.run(run_id)
             if row.live and not (row.hostname == liveness.hostname() and row.pid == os.getpid()):
                 raise row.busy_error(doing)
@@ -166,7 +173,7 @@ class _Runs(_Connection):
         return int(row[0])
 
     @staticmethod
-    def _run_row(r: sqlite3.Row) -> RunRow:
+    def _run_row(r: Any) -> RunRow:
         return RunRow(
             id=r["id"],
             kind=r["kind"],
@@ -210,6 +217,6 @@ class _Runs(_Connection):
 
 _RUN_SELECT = (
     "SELECT r.*, (SELECT COUNT(*) FROM points p WHERE p.run_id=r.id) AS n_points,"
-    " COUNT(m.id) AS n_measured, COALESCE(SUM(m.status != 'ok'), 0) AS n_failed"
+    " COUNT(m.id) AS n_measured, COUNT(CASE WHEN m.status != 'ok' THEN 1 END) AS n_failed"
     " FROM runs r LEFT JOIN measurements m ON m.run_id=r.id"
 )

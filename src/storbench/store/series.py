@@ -10,8 +10,15 @@ from __future__ import annotations
 
 from storbench.series import Interval
 from storbench.store.base import _Connection, _locked
+from storbench.store.dialect import upsert
 
 _COLUMNS = "host, direction, seq, t_ms, dur_ms, ramp, ios, bytes, lat_mean, p50, p99, p999"
+#: an interval given again (same key) replaces the one stored
+_UPSERT = upsert(
+    "intervals",
+    ("run_id", "point_idx", "host", "direction", "seq"),
+    ["run_id", "point_idx", *_COLUMNS.split(", ")],
+)
 
 
 def _ns(v: float | None) -> float | int | None:
@@ -27,8 +34,7 @@ class _Series(_Connection):
         """Store intervals of a point and commit at once (safe from any thread)."""
         with self.tx():
             self.db.executemany(
-                f"INSERT OR REPLACE INTO intervals (run_id, point_idx, {_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _UPSERT,
                 [
                     (
                         run_id,

@@ -142,6 +142,7 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
     lines: dict[tuple[tuple[str | None, ...], tuple[str | None, ...]], Line] = {}
     legend: dict[str, str] = {}
     raw: list[float] = []
+    pending: list[tuple[Mark, _Rec]] = []
     for r in recs:
         y = fig(r.s)
         if y is None or not math.isfinite(y):
@@ -158,12 +159,9 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
         if line is None:
             line = lines[(fkey, skey)] = Line(label=label, key=key, marks=[])
             panel.lines.append(line)
-        x = _x(axis, r.s.axes[axis])
-        tip = (
-            f"{_point_text(r.res, r.s, multi)}\n"
-            f"{axis}={r.s.axes[axis]}: {fmt_value(metric, y)}{_spread(r.s, metric)}"
-        )
-        line.marks.append(Mark(x=x, y=y, tip=tip, ref=r.res.anchor(r.s), err=_ci(r.s, metric)))
+        mark = Mark(x=_x(axis, r.s.axes[axis]), y=y, tip="")  # the rest once it is drawn
+        line.marks.append(mark)
+        pending.append((mark, r))
         raw.append(y)
     for line in lines.values():
         line.marks.sort(key=lambda m: m.x)
@@ -181,7 +179,7 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
             yfmt,
             yscale,
         )
-    return _capped(
+    chart = _capped(
         split_crowded(
             Chart(
                 kind=f"{metric}-vs-{axis}",
@@ -191,6 +189,24 @@ def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
             )
         )
     )
+    _complete_marks(chart, pending, metric, axis, multi)
+    return chart
+
+
+def _complete_marks(
+    chart: Chart, pending: list[tuple[Mark, _Rec]], metric: str, axis: str, multi: bool
+) -> None:
+    """The hover text, link and 95 % CI of every mark the chart draws: a run of 20,000
+    points makes marks of all of them, and the cap of MAX_PANELS panels drops most."""
+    drawn = {id(m) for p in chart.panels for ln in p.lines for m in ln.marks}
+    for mark, r in pending:
+        if id(mark) not in drawn:
+            continue
+        mark.tip = (
+            f"{_point_text(r.res, r.s, multi)}\n"
+            f"{axis}={r.s.axes[axis]}: {fmt_value(metric, mark.y)}{_spread(r.s, metric)}"
+        )
+        mark.ref, mark.err = r.res.anchor(r.s), _ci(r.s, metric)
 
 
 def _run_names(runs: list[RunResults]) -> dict[int, str]:
@@ -294,6 +310,7 @@ def percentile_chart(runs: list[RunResults]) -> Chart:
         grouped = groups()
     panels = []
     legend: dict[str, str] = {}
+    pending: list[tuple[list[Mark], _Rec]] = []
     for items in grouped.values():
         panel = Panel(
             title=_describe(items[0].dims, outer),
@@ -317,15 +334,22 @@ def percentile_chart(runs: list[RunResults]) -> Chart:
                 v = lat.percentiles.get(k)
                 if v is None or v <= 0:
                     continue
-                tip = f"{_point_text(r.res, r.s, multi)}\nclat p{k}: {fmt_ns(v)}"
-                marks.append(Mark(x=float(i), y=v, tip=tip, ref=r.res.anchor(r.s)))
+                marks.append(Mark(x=float(i), y=v, tip=f"clat p{k}"))  # the rest once drawn
             panel.lines.append(Line(label=label, key=key, marks=marks))
+            pending.append((marks, r))
         panels.append(panel)
     for p in panels:  # a unit per panel: tails of different points differ by decades
         p.yunit, u = _lat_unit(m.y for ln in p.lines for m in ln.marks)
         p.ylabel = f"clat ({u})"
     chart = Chart(kind="lat-percentiles", title=title, panels=panels, legend=list(legend.items()))
-    return _capped(split_crowded(chart))
+    chart = _capped(split_crowded(chart))
+    drawn = {id(m) for p in chart.panels for ln in p.lines for m in ln.marks}
+    for marks, r in pending:  # hover texts and links of the marks drawn (most are capped)
+        for m in marks:
+            if id(m) in drawn:
+                m.tip = f"{_point_text(r.res, r.s, multi)}\n{m.tip}: {fmt_ns(m.y)}"
+                m.ref = r.res.anchor(r.s)
+    return chart
 
 
 def _capped(chart: Chart) -> Chart:
@@ -335,7 +359,8 @@ def _capped(chart: Chart) -> Chart:
         chart.note = (
             f"{len(rest)} more panel{'s' if len(rest) > 1 else ''} not drawn "
             f"({', '.join(p.title for p in rest[:6])}{', …' if len(rest) > 6 else ''}); "
-            "their values are in the summary table"
+            "their values are in `storbench show` and `storbench export` (a big run's report "
+            "table holds only its first points)"
         )
     return chart
 

@@ -6,6 +6,7 @@ of a second, and most commands (run, show, export) never draw. No cycle hides th
 
 from __future__ import annotations
 
+import gc
 import html
 import io
 import math
@@ -335,9 +336,17 @@ def in_workers(
     import matplotlib.figure  # noqa: F401  (imported once, before the workers fork)
 
     workers = min(len(items), cpus or 1, 8)
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        order = sorted(range(len(items)), key=lambda i: -size(items[i]))
-        done = dict(zip(order, pool.map(fn, [items[i] for i in order]), strict=True))
+    # the parent's objects (a big run's summaries: millions) are frozen out of the workers'
+    # garbage collections, which would otherwise walk them all, copying every page they touch
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("fork"), initializer=gc.enable
+        ) as pool:
+            order = sorted(range(len(items)), key=lambda i: -size(items[i]))
+            done = dict(zip(order, pool.map(fn, [items[i] for i in order]), strict=True))
+    finally:
+        gc.unfreeze()
     return [done[i] for i in range(len(items))]
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.soak import SeriesSource
-from storbench.analysis.summary import PointSummary, summarize
+from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.constants import CHART_KINDS as KINDS  # noqa: F401
 from storbench.metrics import LatencyStats
 from storbench.store import MeasurementRow, RunRow, Store
@@ -55,15 +55,16 @@ class RunResults:
 
 
 def load_run(store: Store, ref: str | int) -> RunResults:
-    """A run's summaries, latency histograms included (percentiles over repetitions).
+    """A run's summaries, their percentiles over repetitions merged from the histograms.
 
     ``ref`` is a run (``12``, ``latest``, ``latest~N``), optionally with a filter that keeps
     some of its points: ``12:target=/dev/sdb``, ``latest:bs=4k,iodepth=32``
     (:mod:`storbench.analysis.select`)."""
     spec = parse_run_spec(str(ref))
     run = store.run(spec.run)
-    rows = store.measurements(run.id, bins=True)
+    rows = store.measurements(run.id, bins=False)
     summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
+    _fill_percentiles(store, run.id, summaries)
     if spec.filters:
         summaries = select(summaries, spec.filters, what=f"run {run.id} ({spec.text})")
         keys = {s.key for s in summaries}
@@ -75,6 +76,18 @@ def load_run(store: Store, ref: str | int) -> RunResults:
         filters=spec.filter_text,
         series=store.run_series(run.id),
     )
+
+
+def _fill_percentiles(store: Store, run_id: int, summaries: list[PointSummary]) -> None:
+    """Percentiles merged over repetitions or directions, from the histograms of only the
+    points that need them, streamed one point at a time (a big run's histograms as objects
+    are hundreds of MiB)."""
+    need = {s.key: s for s in summaries if needs_bins(s)}
+    if need:
+        for key, hists in store.point_histograms(run_id, "clat"):  # bins: JSON text
+            s = need.get(key)
+            if s is not None:
+                fill_percentiles(s, hists)
 
 
 def load_runs(store: Store, refs: list[str]) -> list[RunResults]:

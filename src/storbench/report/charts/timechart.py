@@ -24,8 +24,10 @@ from storbench.series import Interval
 from storbench.store import EventRow
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
-#: Most points one line of a time chart draws (6 h at 1 s: 22 intervals a point).
-MAX_DRAWN = 1000
+#: Most points one line of a time chart draws: about one per pixel of its plot (6.5 in,
+#: 624 px at 96 px/in: charts/timedraw.py), more would not show; 6 h at 1 s: 36 intervals
+#: a point (a 6-hour chart: 140 KB of SVG, 1 s to draw).
+MAX_DRAWN = 600
 #: Most slices of time a chart has a hover text for.
 MAX_SLICES = 150
 #: Event kinds drawn as markers, and the most markers one chart draws.

@@ -1,0 +1,275 @@
+"""`import` and `merge`: results made elsewhere into this database.
+
+``import`` takes fio's JSON output (each file read, stored in one transaction and let go
+before the next: memory does not grow with the number of files; a file that cannot be
+read undoes the whole import) or storbench's own archives (``export --format archive``:
+a run with everything it had). ``merge`` copies runs from another results database. Both
+keep where a run came from in its inventory's ``provenance``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from storbench import __version__, engines
+from storbench.cli.app import CONTEXT, cli, db_option, err, out, write_output
+from storbench.errors import UserError
+
+if TYPE_CHECKING:
+    from storbench.engines.base import Imported
+    from storbench.metrics import Measurement
+    from storbench.plan import Point
+    from storbench.store import RunRow, Store
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def write_archive(store: Store, r: RunRow, output: str | None) -> None:
+    """``export --format archive``: run ``r`` as gzip'd JSON, to ``output`` or stdout."""
+    if r.live:
+        raise UserError(
+            f"run {r.id} is still running: its archive would miss what it measures next",
+            fix="export it when it has ended",
+        )
+    if output is None and sys.stdout.isatty():
+        raise UserError(
+            "an archive is binary (gzip) and standard output is a terminal",
+            fix=f"storbench export {r.id} --format archive -o run{r.id}.sbz",
+        )
+    doc = store.dump_run(r.id)
+    data = gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)
+    if output:
+        write_output(output, data)
+        err.print(f"wrote run {r.id} ({len(doc['measurements'])} measurements) to {output}")
+    else:
+        sys.stdout.buffer.write(data)
+
+
+def read_archive(path: str, head: bytes) -> dict[str, Any] | None:
+    """The archive document in file ``path`` (``head``: its first bytes), or None when it
+    is not one (fio's output, say)."""
+    from storbench.store.archive import FORMAT
+
+    if head.startswith(GZIP_MAGIC):
+        try:
+            with gzip.open(path, "rb") as f:
+                doc = json.load(f)
+        except (OSError, EOFError, ValueError) as e:
+            raise UserError(
+                f"{path} is gzip'd but not a whole storbench archive ({e})",
+                fix="give a file written by `storbench export RUN --format archive`",
+            ) from None
+        return doc if isinstance(doc, dict) else {}
+    if b'"format"' in head and FORMAT.encode() in head:
+        with open(path, "rb") as f:
+            doc = json.load(f)
+        return doc if isinstance(doc, dict) else {}
+    return None
+
+
+@cli.command(
+    "import",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  fio --output-format=json+ job.fio > result.json
+  storbench import result.json
+  storbench import --name lab-ssds results/*.json
+  storbench import run12.sbz                 a run exported with --format archive
+
+Accepts json and json+ output, one or several jobs (with or without group_reporting),
+client/server output (client_stats; hosts are aggregated by storbench) and the stream of
+documents --status-interval prints (the last one is the final result). Each file is stored
+in one transaction as it is read; if one cannot be read, nothing of the import stays.
+
+An archive (`storbench export RUN --format archive`) becomes a run with everything it had
+(its name, plan, inventory, events, raw outputs, series); where it came from is kept in
+its inventory's `provenance`.
+""",
+)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@db_option
+@click.option("--name", default="import", show_default=True, help="Name of the imported run.")
+def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
+    """Import fio JSON output produced elsewhere (each FILE one measurement per reporting
+    group it holds: jobs after a stonewall or new_group are a group of their own), or runs
+    exported with `storbench export RUN --format archive`."""
+    from storbench.cli.runview import print_run
+    from storbench.store import Store
+
+    heads = {path: _head(path) for path in files}
+    archives = {p: doc for p, h in heads.items() if (doc := read_archive(p, h)) is not None}
+    if archives and len(archives) < len(files):
+        raise UserError(
+            "archives and fio outputs cannot be imported together",
+            fix="import the archives with one command and the fio outputs with another",
+        )
+    store = Store(db_path)
+    if archives:
+        for path, doc in archives.items():
+            run_id = store.load_run(doc, os.path.abspath(path))
+            out.print(
+                f"imported {path} as run {run_id} in {store.path}", markup=False, soft_wrap=True
+            )
+            print_run(store, run_id)
+        return
+    run_id, stored = _import_outputs(store, files, name)
+    groups = f" ({stored} reporting groups)" if stored > len(files) else ""
+    out.print(f"imported {len(files)} file(s){groups} as run {run_id} in {store.path}")
+    print_run(store, run_id)
+
+
+def _head(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096)
+    except OSError as e:
+        raise UserError(
+            f"cannot read {path}: {e.strerror}", fix="check the path and its permissions"
+        ) from None
+
+
+def _import_outputs(store: Store, files: tuple[str, ...], name: str) -> tuple[int, int]:
+    """fio outputs as one run, file after file (module comment): its id, the measurements."""
+    from pathlib import Path
+
+    from storbench.store import StoreError
+
+    engine = engines.importer()
+    run_id: int | None = None
+    stored = 0
+    try:
+        for path in files:
+            try:
+                text = Path(path).read_text(errors="replace")
+                results = engine.import_output(text)
+            except OSError as e:
+                raise UserError(
+                    f"cannot read {path}: {e.strerror}", fix="check the path and its permissions"
+                ) from None
+            except UserError as e:
+                e.file = path
+                raise
+            items = [_imported_point(stored + i, got, path) for i, got in enumerate(results)]
+            if run_id is None:
+                version = next((m.engine_version for _, m in items if m.engine_version), None)
+                run_id = store.create_run(
+                    kind="import",
+                    name=name,
+                    source=", ".join(files),
+                    plan_text=None,
+                    overrides=[],
+                    inventory={"imported_from": [os.path.abspath(f) for f in files]},
+                    fio_version=version,
+                    storbench_version=__version__,
+                    argv=sys.argv,
+                    points=[],
+                )
+            store.record_file(run_id, engine.label, [(p, m, text) for p, m in items])
+            stored += len(items)
+            for got in results[:1]:
+                for w in got.warnings:
+                    err.print(f"{path}: {engine.label} printed: {w}", markup=False, soft_wrap=True)
+        assert run_id is not None  # files is never empty (click: required)
+        store.set_status(run_id, "completed")
+    except BaseException:  # all files or none: the part already stored goes again
+        if run_id is not None:
+            with contextlib.suppress(StoreError):
+                store.delete_run(run_id)
+        raise
+    return run_id, stored
+
+
+def _imported_point(index: int, got: Imported, path: str) -> tuple[Point, Measurement]:
+    """The point an imported result becomes: its target, job name and options as the file
+    says, the file (and its reporting group, where it has several) as its axes."""
+    import hashlib
+    from pathlib import Path
+
+    from storbench.plan import Point, Target
+
+    meas, params, filename = got.measurement, got.params, got.target
+    jobname = got.workload or Path(path).stem
+    axes: dict[str, Any] = {"file": Path(path).name}
+    if got.group is not None:
+        axes["group"] = got.group
+    group = "" if got.group is None else f"\0{got.group}"
+    key = hashlib.sha256(
+        f"{filename}\0{jobname}\0{sorted(params.items())}{group}".encode()
+    ).hexdigest()[:16]
+    kind = "device" if filename.startswith("/dev/") else "file"
+    point = Point(
+        index=index,
+        key=key,
+        repetition=0,
+        target=Target(kind, filename),
+        workload=str(jobname),
+        params=params,
+        axes=axes,
+    )
+    return point, meas
+
+
+@cli.command(
+    "merge",
+    context_settings=CONTEXT,
+    epilog="""\b
+Examples:
+  storbench merge ~/lab-b/results.db              every run of lab B's database
+  storbench merge other.db --run 12 --run 14      two of its runs
+  storbench merge ./mine.db --db postgresql://bench@dbhost/storbench
+                                                  my runs into the team's database
+
+OTHER_DB and --db are each a file (SQLite) or a PostgreSQL URL: runs move both ways.
+
+Each run is copied whole (plan, inventory, events, measurements with their raw outputs,
+series) as a new run here, in one transaction each; its inventory's `provenance` says
+which database and run it came from. A run that is here already (copied before, or this
+database's own) is skipped, so merging twice copies nothing twice; a run still running
+there is skipped too.
+""",
+)
+@click.argument("other", metavar="OTHER_DB")
+@db_option
+@click.option("--run", "runs", multiple=True, metavar="RUN", help="Only this run of OTHER_DB.")
+def merge(other: str, db_path: str | None, runs: tuple[str, ...]) -> None:
+    """Copy the runs of another results database into this one, keeping where they came
+    from."""
+    from storbench.store import Store
+    from storbench.store.archive import provenance
+
+    source = Store(other, write=False)
+    store = Store(db_path)
+    if source.same_database(store):
+        raise UserError("OTHER_DB is this database", fix="name another results database")
+    chosen = [source.run(ref) for ref in runs] if runs else list(reversed(source.runs()))
+    copied = 0
+    for r in chosen:
+        tokens = {r.token or "", *(p.get("token", "") for p in provenance(r.inventory))} - {""}
+        here = store.run_with_token(tokens)
+        if here is not None:
+            out.print(
+                f"run {r.id} ({r.name}) is here already as run {here}: skipped",
+                markup=False,
+                soft_wrap=True,
+            )
+        elif r.live:
+            out.print(
+                f"run {r.id} ({r.name}) is still running there: skipped",
+                markup=False,
+                soft_wrap=True,
+            )
+        else:
+            run_id = store.load_run(source.dump_run(r.id), source.path)
+            out.print(f"run {r.id} ({r.name}) copied as run {run_id}", markup=False, soft_wrap=True)
+            copied += 1
+    out.print(
+        f"merged {copied} run(s) of {source.path} into {store.path}", markup=False, soft_wrap=True
+    )

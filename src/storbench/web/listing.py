@@ -1,0 +1,153 @@
+"""The runs page's list: the runs a filter keeps (name, suite, status, dates), a page at a time.
+
+The list reads the runs' rows only (``Store.runs``: a run's facts and its counts of points,
+never a measurement), so a database of many big runs lists as fast as one of small ones.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+from storbench.errors import UserError
+from storbench.store import RunRow
+from storbench.units import fmt_duration
+
+#: Runs a page of the list shows.
+PAGE_SIZE = 50
+
+
+def suite_of(run: RunRow) -> str:
+    """What kind of run it is, for the filter: the answer its report gives (matrix,
+    qualify, ...), else the built-in suite it ran (quick), else ``plan`` (a plan file of its
+    own) or the run's kind (``import``)."""
+    report = run.inventory.get("report") if isinstance(run.inventory, dict) else None
+    if report:
+        return str(report)
+    if run.source.startswith("suite:"):
+        return run.source.split(":", 1)[1]
+    return "plan" if run.kind == "run" else run.kind
+
+
+def when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _day(text: str, what: str) -> dt.date | None:
+    if not text:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise UserError(f"{what} {text!r} is not a date", fix="give it as YYYY-MM-DD") from None
+
+
+def _page(text: str) -> int:
+    try:
+        return max(1, int(text or 1))
+    except ValueError:
+        raise UserError(f"page {text!r} is not a number", fix="give page=1, 2, ...") from None
+
+
+@dataclass
+class RunFilter:
+    """What the runs page was asked for (its query string)."""
+
+    name: str = ""
+    suite: str = ""
+    status: str = ""
+    since: str = ""  # YYYY-MM-DD, the first day (local time)
+    until: str = ""  # YYYY-MM-DD, the last day
+    page: int = 1
+
+    @classmethod
+    def of(cls, query: Any) -> RunFilter:
+        """From a request's query parameters; a date or page that is none is a UserError."""
+        f = cls(
+            name=query.get("name", "").strip(),
+            suite=query.get("suite", ""),
+            status=query.get("status", ""),
+            since=query.get("since", ""),
+            until=query.get("until", ""),
+            page=_page(query.get("page", "")),
+        )
+        f.bounds()  # checks the dates
+        return f
+
+    def bounds(self) -> tuple[float | None, float | None]:
+        """The dates as unix times: from the start of ``since`` to the end of ``until``."""
+        lo, hi = _day(self.since, "since"), _day(self.until, "until")
+        start = dt.datetime.combine(lo, dt.time()).timestamp() if lo else None
+        end = dt.datetime.combine(hi + dt.timedelta(days=1), dt.time()).timestamp() if hi else None
+        return start, end
+
+    def keeps(self, run: RunRow) -> bool:
+        start, end = self.bounds()
+        return (
+            (not self.name or self.name.casefold() in run.name.casefold())
+            and (not self.suite or suite_of(run) == self.suite)
+            and (not self.status or run.effective_status == self.status)
+            and (start is None or run.started_at >= start)
+            and (end is None or run.started_at < end)
+        )
+
+    def query(self, **change: Any) -> str:
+        """This filter's query string, with ``change`` (another page), for links."""
+        values = {
+            "name": self.name,
+            "suite": self.suite,
+            "status": self.status,
+            "since": self.since,
+            "until": self.until,
+            "page": self.page,
+        } | change
+        kept = {k: v for k, v in values.items() if v not in ("", None) and (k, v) != ("page", 1)}
+        return "?" + urllib.parse.urlencode(kept) if kept else ""
+
+
+@dataclass
+class RunList:
+    rows: list[dict[str, Any]]
+    total: int  # runs the filter keeps
+    recorded: int  # runs in the database
+    page: int
+    pages: int
+    suites: list[str] = field(default_factory=list)  # the filter's choices
+    statuses: list[str] = field(default_factory=list)
+
+
+def run_list(runs: list[RunRow], f: RunFilter, size: int = PAGE_SIZE) -> RunList:
+    """The page ``f.page`` of the runs ``f`` keeps, newest first, as the template shows them."""
+    kept = [r for r in runs if f.keeps(r)]
+    pages = max(1, math.ceil(len(kept) / size))
+    page = min(f.page, pages)
+    return RunList(
+        rows=[_row(r) for r in kept[(page - 1) * size : page * size]],
+        total=len(kept),
+        recorded=len(runs),
+        page=page,
+        pages=pages,
+        suites=sorted({suite_of(r) for r in runs}),
+        statuses=sorted({r.effective_status for r in runs}),
+    )
+
+
+def _row(r: RunRow) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "name": r.name,
+        "suite": suite_of(r),
+        "status": r.effective_status,
+        "started": when(r.started_at),
+        "took": fmt_duration(r.ended_at - r.started_at) if r.ended_at else "-",
+        "points": r.points,
+        "measured": r.measured,
+        "failed": r.failed,
+        "host": r.hostname or "-",
+        "source": r.source,
+    }

@@ -1,0 +1,92 @@
+"""What the web view's pages are made of, built once and kept: a run as loaded (its summaries
+and measurements: charts.load_run), the report's context of a run or of two runs compared
+(report/html.py's report_context, charts drawn), each kept for the next request until the
+run changes (its status or its count of measurements) or newer ones push it out.
+
+Building is one page at a time (a lock): the report's charts are drawn with matplotlib, which
+is not made for threads, in worker processes for big charts; a second request for the same
+run waits for the first and takes what it built.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from storbench.analysis.select import parse_run_spec
+from storbench.report import charts
+from storbench.report import html as html_report
+from storbench.report.charts import RunResults
+from storbench.store import Store
+
+_T = TypeVar("_T")
+
+#: Loaded runs and built pages kept (a 20,000-point run's summaries are ~100 MB as objects).
+KEEP = 6
+
+
+class Views:
+    """The store's runs and pages, built on first use and kept (see the module's docstring)."""
+
+    def __init__(self, store: Store, keep: int = KEEP) -> None:
+        self.store = store
+        self.keep = keep
+        self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()  # the kept values
+        self._build = threading.RLock()  # one build at a time (a build may use another)
+
+    def version(self, ref: str | int) -> tuple[int, str, int, int]:
+        """What identifies a run as it is now: id, status and counts of measurements (a
+        running run changes); a run that is none raises NotFoundError (a 404 page)."""
+        row = self.store.run(ref)
+        return (row.id, row.effective_status, row.measured, row.failed)
+
+    def _cached(self, key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]  # type: ignore[no-any-return]
+        with self._build:
+            with self._lock:
+                if key in self._kept:
+                    return self._kept[key]  # type: ignore[no-any-return]
+            value = build()
+            with self._lock:
+                self._kept[key] = value
+                while len(self._kept) > self.keep:
+                    self._kept.popitem(last=False)
+        return value
+
+    def run(self, run_id: int) -> RunResults:
+        """The run as charts and reports load it (summaries, measurements without raw output)."""
+        v = self.version(run_id)
+        return self._cached(("run", *v), lambda: charts.load_run(self.store, str(v[0])))
+
+    def run_page(self, run_id: int, *, draw: bool = True) -> dict[str, Any]:
+        """The report's context of one run, without point details (each point has a page);
+        ``draw``: with its charts."""
+        v = self.version(run_id)
+        return self._cached(
+            ("page", draw, *v),
+            lambda: html_report.report_context(
+                self.store, [self.run(v[0])], details=False, draw=draw
+            ),
+        )
+
+    def compare_page(self, a: str, b: str) -> dict[str, Any]:
+        """The report's context of run ``b`` against run ``a`` (ids, ``latest``, or with a
+        filter: ``12:target=/dev/sdb``): the comparison, the charts of both, the test beds."""
+        refs = [a, b]
+        versions = tuple(self.version(parse_run_spec(ref).run) for ref in refs)
+        filters = tuple(parse_run_spec(ref).filter_text for ref in refs)
+
+        def build() -> dict[str, Any]:
+            texts = [
+                f"{v[0]}:{f}" if f else str(v[0]) for v, f in zip(versions, filters, strict=True)
+            ]
+            runs = charts.load_runs(self.store, texts)
+            return html_report.report_context(self.store, runs, details=False)
+
+        return self._cached(("compare", versions, filters), build)

@@ -1,0 +1,235 @@
+"""The Store on PostgreSQL (``--db postgresql://...``) against a real server (tests/pgserver.py)
+and, side by side, on SQLite: the same calls give the same rows back on both -- times to the
+microsecond, packed histograms, raw outputs and figures, series and host samples, claims --
+the schema has the same columns, and a URL's password is shown and stored nowhere."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from storbench.errors import UserError
+from storbench.hostload import HostSample
+from storbench.plan import Point, Target
+from storbench.series import Interval
+from storbench.store import Store, StoreError
+from storbench.store.location import hide_passwords
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+import pgserver
+from pgserver import PASSWORD, PgServer
+from stored_runs import recorded, stored_text
+
+BACKENDS = ["sqlite", "postgresql"]
+
+#: the session's PostgreSQL server and a database of each test's own on it
+pg_server = pgserver.pg_server
+pg_url = pgserver.pg_url
+
+
+@pytest.fixture(params=BACKENDS)
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new results database of each kind: a file, and a database on the server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "results.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
+def _points(n: int) -> list[Point]:
+    target = Target("file", "/tmp/x.dat")
+    return [Point(i, f"k{i}", 0, target, "w", {"rw": "randread"}, {"i": i}) for i in range(n)]
+
+
+def _run(store: Store, points: list[Point], argv: list[str] | None = None) -> int:
+    return store.create_run(
+        kind="run",
+        name="r",
+        source="test",
+        plan_text="name: r\n",
+        overrides=["runtime=1"],
+        inventory={"host": {"cpus": 2}},
+        fio_version="fio-3.33",
+        storbench_version="0.1.0",
+        argv=argv or [],
+        points=points,
+    )
+
+
+def _record(
+    store: Store, run_id: int, point: Point, stem: str, at: float, stderr: str = "warning"
+) -> int:
+    return store.record(
+        run_id,
+        point,
+        recorded(stem),
+        engine="fio",
+        command=["fio", "--output-format=json+"],
+        job_file="[job]\nrw=randread\n",
+        raw_output='{"fio version": "fio-3.33"}\x00tail',
+        stderr=stderr,
+        started_at=at,
+        ended_at=at + 1.25,
+    )
+
+
+def test_postgres_store_gives_back_what_it_was_given_on_both(location: str) -> None:
+    store = Store(location)
+    points = _points(3)
+    run_id = _run(store, points)
+    at = 1_700_000_000.123456
+    mids = [_record(store, run_id, points[0], "libaio-randrw-jsonplus", at, "a \x00 b")]
+    mids.append(_record(store, run_id, points[1], "error-enospc-json", at + 10))
+    store.add_event(run_id, "health", "HEALTH_OK", {"n": 1}, at=at + 0.000001)
+    store.add_intervals(run_id, 0, [Interval(0, 1000, 1000, "read", 10, 40960, 1.5e5, 1e5)])
+    store.add_intervals(run_id, 0, [Interval(0, 1000, 1000, "read", 12, 3 * 2**31, 2e5)])
+    sample = HostSample(0, 1000, 1000, 1.5, 2.25, 0.5, 95.75, 0.0, 2**33, 2**34, watts=41.5)
+    store.add_host_samples(run_id, 0, [sample, sample])
+    store.set_status(run_id, "completed")
+
+    run = store.run("latest")
+    assert (run.id, run.points, run.measured, run.status) == (run_id, 3, 2, "completed")
+    assert run.failed == sum(m.status != "ok" for m in store.measurements(run_id))
+    assert run.inventory == {"host": {"cpus": 2}} and run.overrides == ["runtime=1"]
+    assert [p.key for p in store.pending_points(run_id)] == ["k2"]
+    rows = store.measurements(run_id, bins=True)
+    assert [r.started_at for r in rows] == [at, at + 10]  # DOUBLE PRECISION, not REAL
+    assert rows[0].measurement.to_dict() == recorded("libaio-randrw-jsonplus").to_dict()
+    alone = store.measurement(run_id, 0, bins=True)
+    assert alone is not None and alone.measurement.to_dict() == rows[0].measurement.to_dict()
+    raw = store.raw(mids[0])
+    assert raw["raw_output"] == '{"fio version": "fio-3.33"}\x00tail'
+    assert raw["command"] == ["fio", "--output-format=json+"]
+    # PostgreSQL's text holds no NUL: kept as U+FFFD there, rather than failing the point
+    assert raw["stderr"] == ("a \x00 b" if location.endswith(".db") else "a \ufffd b")
+    assert [(e.at, e.data) for e in store.events(run_id)] == [(at + 0.000001, {"n": 1})]
+    (iv,) = store.intervals(run_id, 0)  # the second replaced the first (same key)
+    assert (iv.ios, iv.bytes, iv.lat_mean_ns, iv.p50_ns) == (12, 3 * 2**31, 2e5, None)
+    assert store.interval_counts(run_id) == {0: 1}
+    assert store.host_samples(run_id, 0) == [sample]
+    assert next(iter(store.point_histograms(run_id)))[0] == "k0"
+    store.close()
+
+
+def test_postgres_store_refuses_a_point_recorded_twice(location: str) -> None:
+    store = Store(location)
+    points = _points(1)
+    run_id = _run(store, points)
+    _record(store, run_id, points[0], "psync-randread-json", 1.0)
+    with pytest.raises(Exception, match="recorded already"):
+        _record(store, run_id, points[0], "psync-randread-json", 2.0)
+    assert len(store.measurements(run_id)) == 1
+    store.close()
+
+
+def test_postgres_store_claims_and_resolves_runs(location: str) -> None:
+    store = Store(location)
+    first, second = _run(store, _points(1)), _run(store, _points(2))
+    assert (store.resolve_run("latest"), store.resolve_run("latest~1")) == (second, first)
+    assert {r.id for r in store.live_runs()} == {first, second}
+    store.set_status(first, "interrupted")
+    claimed = store.claim(first)
+    assert claimed.status == "running" and claimed.live
+    store.beat(first)
+    assert [r.id for r in store.runs()] == [second, first]
+    store.delete_run(second)
+    assert [r.id for r in store.runs()] == [first]
+    store.close()
+
+
+def test_postgres_store_archive_round_trip_between_backends(
+    location: str, tmp_path: Path, pg_url: str
+) -> None:
+    """A run moves from either database to the other whole (export --format archive /
+    import, merge): the document it gives there is the one it gave here, ids apart."""
+    here = Store(location)
+    points = _points(2)
+    run_id = _run(here, points)
+    _record(here, run_id, points[0], "libaio-randrw-jsonplus", 5.5)
+    here.add_intervals(run_id, 0, [Interval(0, 1000, 1000, "write", 1, 4096, 10.0)])
+    here.set_status(run_id, "completed")
+    doc = here.dump_run(run_id)
+    other = Store(str(tmp_path / "other.db") if location.startswith("postgresql") else pg_url)
+    copied = other.load_run(json.loads(json.dumps(doc)), here.path)
+    again = other.dump_run(copied)
+    assert other.run_with_token({doc["from"]["token"]}) == copied
+    for part in ("points", "measurements", "events", "intervals", "host_samples"):
+        assert again[part] == doc[part], part
+    assert {k: v for k, v in again["run"].items() if k != "inventory"} == {
+        k: v for k, v in doc["run"].items() if k != "inventory"
+    }
+    assert not here.same_database(other) and here.same_database(Store(location))
+
+
+def test_postgres_store_has_the_same_columns_on_both(pg_url: str, tmp_path: Path) -> None:
+    lite, pg = Store(str(tmp_path / "r.db")), Store(pg_url)
+    for table in ("meta", "runs", "points", "measurements", "histograms", "events"):
+        assert pg.dialect.columns(pg.db, table) == lite.dialect.columns(lite.db, table), table
+    for table in ("intervals", "host_samples"):
+        assert pg.dialect.columns(pg.db, table) == lite.dialect.columns(lite.db, table), table
+
+
+def test_postgres_store_never_shows_nor_stores_the_password(pg_url: str) -> None:
+    assert PASSWORD in pg_url
+    store = Store(pg_url)
+    assert PASSWORD not in store.path and "***" in store.path
+    run_id = _run(store, _points(1), argv=["storbench", "run", "--db", pg_url])
+    assert json.loads(store.db.execute("SELECT argv FROM runs").fetchone()[0])[-1] == (
+        hide_passwords(pg_url)
+    )
+    assert PASSWORD not in json.dumps(store.dump_run(run_id))
+    with pytest.raises(UserError) as e:
+        store.resolve_run("99")
+    assert PASSWORD not in str(e.value)
+    store.close()
+    assert PASSWORD not in stored_text(pg_url)
+
+
+def test_postgres_store_two_processes_opening_a_new_database_at_once(pg_url: str) -> None:
+    """Both make or find the schema (the advisory lock: one creates it, one finds it)."""
+    import subprocess
+
+    code = "import sys; from storbench.store import Store; Store(sys.argv[1]).close()"
+    procs = [subprocess.Popen([sys.executable, "-c", code, pg_url]) for _ in range(3)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    assert Store(pg_url).runs() == []
+
+
+def test_postgres_store_password_from_the_environment(pg_server: PgServer, pg_url: str) -> None:
+    """A URL without a password: libpq finds it in PGPASSWORD (or ~/.pgpass)."""
+    name = pg_url.rsplit("/", 1)[1]
+    with pgserver.environ(PGPASSWORD=PASSWORD):
+        store = Store(pg_server.url(name, password=None))
+        assert store.runs() == []
+        store.close()
+    no_password = pgserver.environ(PGPASSWORD=None, PGPASSFILE="/nonexistent")
+    with no_password, pytest.raises(StoreError) as e:
+        Store(pg_server.url(name, password=None))
+    assert "refused the login" in str(e.value) and ".pgpass" in e.value.fix
+
+
+@pytest.mark.parametrize("fault", ["refused", "password", "database"])
+def test_postgres_store_faults_say_what_to_do(fault: str, pg_server: PgServer) -> None:
+    url = {
+        "refused": f"postgresql://bench:{PASSWORD}@127.0.0.1:{pgserver.free_port()}/x",
+        "password": pg_server.url("postgres", password="wrong-secret-pw"),
+        "database": pg_server.url("no_such_db"),
+    }[fault]
+    with pytest.raises(StoreError) as e:
+        Store(url, write=False)
+    said = f"{e.value} {e.value.fix}"
+    assert PASSWORD not in said and "wrong-secret-pw" not in said
+    expected = {
+        "refused": ("cannot reach the PostgreSQL server", "listen_addresses"),
+        "password": ("refused the login", "~/.pgpass"),
+        "database": ("no such database", "createdb"),
+    }[fault]
+    assert expected[0] in str(e.value) and expected[1] in e.value.fix
+
+
+def test_postgres_store_refuses_other_urls(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="not a database storbench can use") as e:
+        Store("mysql://u:hunter22@h/db")
+    assert "hunter22" not in str(e.value)
