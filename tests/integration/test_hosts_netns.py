@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench import hostcounters
+from storbench import histpack, hostcounters
 from storbench.engines import fio
 from storbench.metrics import OVERLAP_MIN, merge_bins, percentiles_from_bins
 from storbench.store import Store
@@ -268,7 +268,7 @@ def test_three_hosts_aggregate_is_the_hosts_combined_and_clients_scale(
         " AND metric='clat'",
         mid,
     )
-    per_host = {h: {int(k): v for k, v in json.loads(b).items()} for h, b in rows if h}
+    per_host = {h: histpack.decode(b) for h, b in rows if h}  # packed (schema 7)
     assert len(per_host) == 3
     merged = merge_bins(per_host.values())
     assert merged is not None
