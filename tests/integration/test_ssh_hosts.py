@@ -85,12 +85,22 @@ def sessions() -> list[str]:
     return [ln for ln in r.stdout.splitlines() if "pgrep" not in ln]
 
 
+def servers(host: SshHost) -> list[str]:
+    """fio or iperf3 servers of the host's address still running (any namespace)."""
+    pattern = f"(server={host.address},|-B {host.address} )"  # fio's, iperf3's
+    r = subprocess.run(["pgrep", "-af", "--", pattern], capture_output=True, text=True)
+    return [ln for ln in r.stdout.splitlines() if "pgrep" not in ln]
+
+
 def assert_host_clean(host: SshHost) -> None:
     """No agent session and none of its servers left: fio, counters, iperf3."""
     end = time.monotonic() + 20
-    while time.monotonic() < end and (sessions() or listening(host.address, FIO_PORT)):
+    while time.monotonic() < end and (
+        sessions() or servers(host) or listening(host.address, FIO_PORT)
+    ):
         time.sleep(0.2)
     assert not sessions(), sessions()
+    assert not servers(host), servers(host)
     for port in (FIO_PORT, FIO_PORT + 1000, FIO_PORT + 2000):
         assert not listening(host.address, port), f"{host.address}:{port} still listens"
 

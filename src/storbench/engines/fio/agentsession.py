@@ -48,25 +48,33 @@ def target_inventory(spec: str) -> dict[str, Any]:
 
 
 def _start(cmd: list[str]) -> subprocess.Popen[bytes]:
+    """A server in a process group of its own (fio's server forks a process per connection
+    and that one the job's: :func:`_stop` ends them all), dying with the agent."""
     return subprocess.Popen(
         [*pdeathsig_prefix(), *cmd],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd="/",
+        process_group=0,
     )
 
 
 def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each server's group, then SIGKILL to whatever of the group is left: a
+    connection's process outlives its server otherwise (its parent gone, pdeathsig is not
+    inherited by a fork), holding the job it ran."""
     for p in procs:
-        with contextlib.suppress(ProcessLookupError):
-            p.terminate()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(p.pid, signal.SIGTERM)
     for p in procs:
         try:
             p.wait(timeout=5)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait(timeout=5)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(p.pid, signal.SIGKILL)
 
 
 def _hang_up(signum: int, frame: object) -> NoReturn:
