@@ -113,8 +113,8 @@ def run(
 
     Preflight checks run first (fio and its engines present, fio accepts every job, targets
     safe to write, enough space); nothing is recorded unless they pass. Each point is
-    committed to the database as soon as it finishes; Ctrl-C stops fio cleanly and keeps
-    what finished (finish later with `storbench resume RUN`).
+    committed to the database when it finishes (while the next point's fio starts); Ctrl-C
+    stops fio cleanly and keeps what finished (finish later with `storbench resume RUN`).
     """
     from storbench import sshagents
     from storbench.plan import load_plan
