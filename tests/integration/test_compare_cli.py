@@ -2,10 +2,12 @@
 runs (null engine: the figures are fio's, not a device's). Expected values are recomputed
 here from the raw fio output storbench stored with each measurement.
 
-The null engine does no I/O (and storbench lays no file out for it), so a point of 2 GiB
-takes ~150-300 ms. fio's runtime has a 1 ms clock: with 256 MiB a fast CI machine finished
-in 16-19 ms, and the repetitions took only two distinct values, leaving Welch's test little
-to test; with 8 MiB every repetition reports the same IOPS."""
+The null engine does no I/O (and storbench lays no file out for it). fio's runtime has a
+1 ms clock, so a point must last long enough for its repetitions to differ: with 256 MiB a
+fast CI machine finished in 16-19 ms, and with 2 GiB in 82-83 ms (6.3 M IOPS), and the six
+repetitions took only two distinct values, leaving Welch's test little to test; with 8 MiB
+every repetition reports the same IOPS. 8 GiB lasts ~0.3 s there and `runtime: 1` caps a
+slow machine at 1 s."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ workloads:
     ioengine: "null"
     rw: randread
     bs: 4k
-    size: 2g
+    size: 8g
     runtime: 1
     iodepth: {depths}
 repeat: {repeat}
