@@ -1009,3 +1009,54 @@ workloads:
         assert "Traceback" not in r.stderr
     assert image not in images(ceph_cluster)
     assert objects(ceph_cluster) == before
+
+
+def test_writes_beyond_the_pool_quota_are_refused_naming_the_quota(
+    ceph_cluster: Any, conf: str, tmp_path: Path
+) -> None:
+    """A pool's quota (`ceph osd pool set-quota`) bounds it below `ceph df`'s MAX AVAIL, which
+    ignores it: an rbd image or fio's rados objects beyond what the quota leaves are refused
+    before anything is created (Ceph would mark the pool full, seconds late, and block the
+    writes), and so are more objects than its max_objects leaves; within it, a run runs."""
+    stats = next(p["stats"] for p in ceph_cluster.ceph("df")["pools"] if p["name"] == POOL)
+    quota = stats["stored"] + 64 * (1 << 20)
+    image = f"sb-it-quota-{uuid.uuid4().hex[:8]}"
+    before = objects(ceph_cluster)
+    ceph_cluster.run("ceph", "osd", "pool", "set-quota", POOL, "max_bytes", str(quota))
+    try:
+        for target, size, files in (
+            (f"rbd: {POOL}/{image}", "128m", 1),
+            (f"rados: {POOL}", "128m", 2),
+        ):
+            plan = write_plan(
+                tmp_path / "quota.yaml",
+                f"""\
+name: quota
+targets:
+  - {target}
+workloads:
+  - {{name: w, rw: write, bs: 4m, size: {size}, nrfiles: {files}, runtime: 1}}
+""",
+            )
+            r = sb("run", str(plan), "--ceph-conf", conf, db=tmp_path / "q.db")
+            assert r.returncode == 2, r.stdout + r.stderr
+            assert f"does not fit in pool {POOL}" in r.stderr, r.stderr
+            assert "its quota of" in r.stderr and f"set-quota {POOL} max_bytes" in r.stderr
+            assert "Traceback" not in r.stderr
+        ceph_cluster.run("ceph", "osd", "pool", "set-quota", POOL, "max_bytes", "0")
+        ceph_cluster.run(
+            "ceph", "osd", "pool", "set-quota", POOL, "max_objects", str(stats["objects"] + 2)
+        )
+        r = sb("run", str(plan), "--ceph-conf", conf, db=tmp_path / "q.db")  # 2 objects: fit
+        assert r.returncode == 0, r.stdout + r.stderr
+        plan = write_plan(
+            tmp_path / "quota.yaml", Path(plan).read_text().replace("nrfiles: 2", "nrfiles: 3")
+        )
+        r = sb("run", str(plan), "--ceph-conf", conf, db=tmp_path / "q.db")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "makes 3 objects in pool" in r.stderr and "allows 2 more" in r.stderr, r.stderr
+    finally:
+        ceph_cluster.run("ceph", "osd", "pool", "set-quota", POOL, "max_bytes", "0")
+        ceph_cluster.run("ceph", "osd", "pool", "set-quota", POOL, "max_objects", "0")
+    assert image not in images(ceph_cluster)
+    assert objects(ceph_cluster) == before

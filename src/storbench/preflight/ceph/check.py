@@ -24,12 +24,14 @@ from storbench.preflight.ceph.commands import CEPH, CephCommandError
 from storbench.preflight.ceph.inventory import cluster_inventory
 from storbench.preflight.ceph.rbd_images import (
     RBD,
+    RBD_OBJECT_SIZE,
     create_image,
     image_info,
     image_watchers,
     remove_image,
     remove_images,
 )
+from storbench.preflight.ceph.room import check_room, pool_room
 from storbench.units import UnitError, fmt_bytes, parse_size
 
 __all__ = ["CephPreflight", "check_ceph", "client_of", "object_size", "point_targets"]
@@ -81,8 +83,9 @@ def check_ceph(
     """The Ceph side of preflight, for the points with rbd or rados targets: the ceph tools
     and the ceph.conf are there; the cluster is reachable and healthy enough (the gate:
     :func:`health_refusal`); the pools exist; no object would exceed the pool's
-    ``osd_max_object_size``; what the run writes fits in its pool (``ceph df``'s MAX AVAIL:
-    refused above it, a warning above 70 % of it); rbd images are safe to write, and
+    ``osd_max_object_size``; what the run writes fits in its pool (``ceph df``'s MAX AVAIL
+    and the pool's quota, see :mod:`.room`: refused above it, a warning above 70 % of it);
+    rbd images are safe to write, and
     created when missing.
     Raises PreflightError; returns the inventory of each cluster and what was created."""
     targets = point_targets(points)
@@ -161,16 +164,18 @@ def _check_object_sizes(points: list[Point], inventory: list[dict[str, Any]]) ->
 def _check_rados_room(points: list[Point], out: CephPreflight) -> None:
     """fio's rados writes of a run stay until its end: together they must fit in their pool
     (rados bench writes for a time, so its volume is not known beforehand)."""
-    need: dict[Target, int] = {}
+    need: dict[Target, tuple[int, int]] = {}
     for p in points:
         if p.engine == "rados-bench" or not p.writes:
             continue
         for t in p.targets:
             if t.kind == "rados":
                 count = _int(p.params.get("nrfiles", 1)) * _int(p.params.get("numjobs", 1))
-                need[t] = need.get(t, 0) + object_size(p) * count
-    for t, total in need.items():
-        _check_room(t, total, f"the run's rados objects ({fmt_bytes(total)})", out)
+                total, objects = need.get(t, (0, 0))
+                need[t] = (total + object_size(p) * count, objects + count)
+    for t, (total, objects) in need.items():
+        what = f"the run's rados objects ({fmt_bytes(total)})"
+        check_room(t, total, what, pool_room(out.inventory, t), out.warnings, objects)
 
 
 def _int(value: Any) -> int:
@@ -263,43 +268,6 @@ def _check_cluster(
     return inv
 
 
-#: above this share of a pool's room, a plan's writes are worth a warning (the cluster
-#: warns at its nearfull ratio, 0.85 by default, and stops writes at full, 0.95)
-ROOM_WARN = 0.7
-
-
-def pool_room(inventory: list[dict[str, Any]], t: Target) -> int | None:
-    """What ``ceph df`` says the target's pool can still take (``max_avail``: after its
-    replication, up to the full ratio), or None when the inventory does not say."""
-    for inv in inventory:
-        if inv.get("conf") != t.conf or inv.get("client") != t.client:
-            continue
-        for pool in (inv.get("df") or {}).get("pools") or []:
-            if pool.get("name") == t.pool:
-                room = (pool.get("stats") or {}).get("max_avail")
-                return int(room) if isinstance(room, int | float) else None
-    return None
-
-
-def _check_room(t: Target, need: int, what: str, out: CephPreflight) -> None:
-    """Refuse writes that cannot fit in the pool (the OSDs would fill up and the cluster
-    stop taking writes); warn when they take most of its room."""
-    room = pool_room(out.inventory, t)
-    if room is None or need <= 0:
-        return
-    if need > room:
-        raise PreflightError(
-            f"{what} does not fit in pool {t.pool}: it has room for {fmt_bytes(room)} "
-            "(`ceph df` MAX AVAIL); the OSDs would fill up and the cluster stop taking writes",
-            fix="lower `size`, or free or add capacity",
-        )
-    if need > ROOM_WARN * room:
-        out.warnings.append(
-            f"{what} takes {100 * need / room:.0f} % of the room left in pool {t.pool} "
-            f"({fmt_bytes(room)}): the cluster may reach its nearfull ratio"
-        )
-
-
 def _check_image(t: Target, points: list[Point], allowed: set[str], out: CephPreflight) -> None:
     client = client_of(t)
     need = max((_point_bytes(p) for p in points), default=0)
@@ -322,7 +290,9 @@ def _check_image(t: Target, points: list[Point], allowed: set[str], out: CephPre
                 fix="add `size: 10g` to the target (or to the workloads: --set size=10g), or "
                 "create the image yourself",
             )
-        _check_room(t, size, f"rbd image {t.path} of {fmt_bytes(size)}", out)
+        what = f"rbd image {t.path} of {fmt_bytes(size)}"
+        objects = -(-size // RBD_OBJECT_SIZE)
+        check_room(t, size, what, pool_room(out.inventory, t), out.warnings, objects)
         try:
             create_image(client, t.pool, t.image, size)
         except KeyboardInterrupt:

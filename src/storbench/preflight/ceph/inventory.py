@@ -67,6 +67,8 @@ _POOL_KEYS = (
     "pg_autoscale_mode",
     "application_metadata",
     "erasure_code_profile",
+    "quota_max_bytes",
+    "quota_max_objects",
 )
 
 

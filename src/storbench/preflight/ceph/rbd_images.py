@@ -70,6 +70,11 @@ def image_watchers(conf: CephConf, pool: str, image: str) -> list[str]:
     return [str(w.get("address")) for w in json.loads(out.stdout).get("watchers", [])]
 
 
+#: the size of an rbd image's data objects: rbd's default (``rbd_default_order`` 22), which
+#: the images storbench creates use unless the cluster's configuration sets another
+RBD_OBJECT_SIZE = 4 << 20
+
+
 def create_image(conf: CephConf, pool: str, image: str, size: int) -> None:
     """Create an image of ``size`` bytes and write it once from end to end (``rbd bench``,
     4 MiB sequential writes): reads from a thin image's unwritten objects never reach a disk
