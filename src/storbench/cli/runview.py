@@ -21,6 +21,7 @@ from storbench.netbaseline import fmt_bits
 from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
+from storbench.report.details import came_from
 from storbench.report.drill import drill_text, drills_of
 from storbench.report.objects import s3_text
 from storbench.report.soak import soak_text
@@ -213,11 +214,7 @@ def _print_hosts(
 def testbed_lines(store: Store, r: RunRow) -> list[str]:
     """The run's test bed as ``show`` lists it after the results: host, power, targets,
     fio servers, the Ceph cluster."""
-    lines = [
-        f"  came from {p.get('db')} run {p.get('run')} (via {p.get('via')})"
-        for p in r.inventory.get("provenance") or []
-        if isinstance(p, dict)
-    ]
+    lines = [f"  came from {line}" for line in came_from(r.inventory)]
     host = r.inventory.get("host") or {}
     if host:
         lines.append(

@@ -43,6 +43,18 @@ def when(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def came_from(inventory: dict[str, Any]) -> list[str]:
+    """Where a run came from (``storbench import``/``merge``: its inventory's provenance,
+    oldest first), one line each: "DB run N (via FILE, DATE)"; [] for a run made here."""
+    value = inventory.get("provenance")
+    return [
+        f"{p.get('db')} run {p.get('run')} (via {p.get('via')}"
+        + (f", {when(p['at'])})" if isinstance(p.get("at"), int | float) else ")")
+        for p in (value if isinstance(value, list) else [])
+        if isinstance(p, dict)
+    ]
+
+
 def elide_bins(text: str) -> tuple[str, int]:
     """fio's output with every json+ ``"bins"`` object replaced by a string saying how many
     buckets it had (still valid JSON); and the number of buckets left out."""

@@ -36,6 +36,7 @@ from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_re
 from storbench.report.charts import RunResults
 from storbench.report.details import (  # noqa: F401  (point_detail: the web view's)
     MAX_POINT_DETAILS,
+    came_from,
     fit_raw_outputs,
     point_detail,
     point_details,
@@ -145,6 +146,7 @@ def _testbed(ctx_runs: list[dict[str, Any]]) -> dict[str, Any]:
             "fio": r["fio_version"],
             "storbench": r["storbench_version"],
             "recorded on": r["hostname"],
+            "came from": "; ".join(r["came_from"]),
             "overrides": r["overrides"],
         }
         for r in ctx_runs
@@ -299,6 +301,7 @@ def _run_context(
     targets = inv.pop("targets", None)
     report = inv.pop("report", None)
     inv.pop("ceph", None)  # shown in its own section (report/ceph.py)
+    inv.pop("provenance", None)  # with the run's facts: came_from
     return {
         "id": r.id,
         "label": res.label,
@@ -312,6 +315,7 @@ def _run_context(
         "fio_version": r.fio_version or "-",
         "storbench_version": r.storbench_version or "-",
         "hostname": r.hostname or "-",
+        "came_from": came_from(r.inventory),
         "overrides": " ".join(r.overrides),
         "points": r.points,
         "measured": r.measured,
