@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -130,3 +132,59 @@ def test_postgres_one_of_two_claims_at_once_wins(
     finally:
         for p in procs:
             p.communicate(input="", timeout=60)
+
+
+def test_postgres_a_claim_waits_for_the_claim_in_progress(pg_url: str) -> None:
+    """The race made certain: process A has locked the run's row to claim it (the point in
+    Store.claim right after ``FOR UPDATE``) when process B claims it; B must wait for A's
+    transaction (seen waiting on a lock in pg_stat_activity) and then read A's claim and
+    refuse. Without the row lock B would read the run as interrupted, wait only at its
+    UPDATE, and overwrite A's claim once A commits: two processes executing one run."""
+    from storbench.errors import UserError
+    from storbench.store.pg import connect
+
+    store = Store(pg_url)
+    run_id = store.create_run(
+        kind="run", name="r", source="t", plan_text=None, overrides=[], inventory={},
+        fio_version=None, storbench_version="0", argv=[], points=[],
+    )  # fmt: skip
+    store.set_status(run_id, "interrupted")
+    store.close()
+    a, watch = connect(pg_url, 30), connect(pg_url, 30)
+    b = Store(pg_url)
+    outcome: list[BaseException | str] = []
+    try:
+        a.execute("BEGIN")
+        a.execute("SELECT id FROM runs WHERE id=? FOR UPDATE", (run_id,))
+        thread = threading.Thread(target=_claim, args=(b, run_id, outcome), daemon=True)
+        thread.start()
+        for _ in range(600):  # until B waits on A's lock (at most 60 s)
+            waiting = watch.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname=current_database()"
+                " AND wait_event_type='Lock' AND application_name='storbench'"
+            ).fetchone()
+            if (waiting is not None and waiting[0] >= 1) or not thread.is_alive():
+                break
+            time.sleep(0.1)
+        assert thread.is_alive(), f"B did not wait for A's lock: {outcome}"
+        a.execute(
+            "UPDATE runs SET status='running', hostname='other-host', pid=4242, proc_id=NULL,"
+            " heartbeat=? WHERE id=?",
+            (time.time(), run_id),
+        )  # A's claim, from another host: alive while its heartbeat is fresh
+        a.execute("COMMIT")
+        thread.join(60)
+        assert len(outcome) == 1 and isinstance(outcome[0], UserError), outcome
+        assert "pid 4242 on host other-host" in str(outcome[0])
+    finally:
+        for conn in (a, watch):
+            conn.close()
+        b.close()
+
+
+def _claim(store: Store, run_id: int, outcome: list[BaseException | str]) -> None:
+    try:
+        store.claim(run_id)
+        outcome.append("claimed")
+    except Exception as e:  # the test reads what happened
+        outcome.append(e)
