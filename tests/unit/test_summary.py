@@ -170,6 +170,24 @@ def test_fill_percentiles_needs_exactly_the_missing_histograms() -> None:
         }
 
 
+def test_fill_percentiles_sums_many_histograms_a_chunk_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past SUM_CHUNK histograms (thousands of repetitions of a point) they are summed a
+    chunk at a time, in bounded memory: the percentiles are exactly those of the union."""
+    import storbench.analysis.summary as summary
+
+    monkeypatch.setattr(summary, "SUM_CHUNK", 2)  # 4 jobs x 3 copies: 6 chunks of 2
+    jobs = last_doc("numjobs4-nogroup-jsonplus")["jobs"] * 3
+    ms = each_job("numjobs4-nogroup-jsonplus") * 3
+    (s,) = summarize_point({"iodepth": 1}, [_without_bins(m) for m in ms])
+    fill_percentiles(s, [("write", json.dumps(j["write"]["clat_ns"]["bins"])) for j in jobs])
+    samples = union_samples([j["write"]["clat_ns"] for j in jobs])
+    assert s.dirs["write"].clat is not None and s.clat is not None
+    want = {pct_key(p): nearest_rank(samples, p) for p in PERCENTILES}
+    assert s.dirs["write"].clat.percentiles == want == s.clat.percentiles
+
+
 def test_store_fast_path_equals_merging_every_histogram(tmp_path: Path) -> None:
     """Summaries loaded without histograms, then merged from the stored bins of only the
     points that need it, equal summaries of the measurements with all their bins."""

@@ -415,6 +415,29 @@ def _bin_pairs(hists: list[Mapping[Any, int] | str | bytes]) -> Any:
     return np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
 
 
+#: histograms read into one array at a time when many are summed (a point imported or run
+#: with thousands of repetitions): memory bounded by this many, not by the repetitions
+SUM_CHUNK = 256
+
+
+def _summed_pairs(hists: list[Mapping[Any, int] | str | bytes]) -> Any:
+    """``(bucket, count)`` pairs whose counts per bucket are those of the sum of ``hists``:
+    :func:`_bin_pairs` of them all for up to :data:`SUM_CHUNK` histograms; beyond, summed
+    :data:`SUM_CHUNK` at a time into one pair per bucket (exact: int64)."""
+    import numpy as np
+
+    if len(hists) <= SUM_CHUNK:
+        return _bin_pairs(hists)
+    acc = np.zeros((0, 2), dtype=np.int64)
+    for i in range(0, len(hists), SUM_CHUNK):
+        pairs = np.concatenate([acc, _bin_pairs(hists[i : i + SUM_CHUNK])])
+        buckets, where = np.unique(pairs[:, 0], return_inverse=True)
+        counts = np.zeros(len(buckets), dtype=np.int64)
+        np.add.at(counts, where.ravel(), pairs[:, 1])
+        acc = np.column_stack([buckets, counts])
+    return acc
+
+
 def _merged_percentiles(
     hists: list[Mapping[Any, int] | str | bytes], samples: int, percentiles: tuple[float, ...]
 ) -> dict[str, float]:
@@ -423,7 +446,7 @@ def _merged_percentiles(
     sum does not hold ``samples`` samples."""
     import numpy as np  # here: only merged percentiles need it, and it is slow to import
 
-    pairs = _bin_pairs(hists)
+    pairs = _summed_pairs(hists)
     if not len(pairs):
         return {}
     order = np.argsort(pairs[:, 0], kind="stable")

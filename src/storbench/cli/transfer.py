@@ -55,8 +55,8 @@ def write_archive(store: Store, r: RunRow, output: str | None) -> None:
 def read_archive(path: str, head: bytes) -> dict[str, Any] | None:
     """The archive document in file ``path`` (``head``: its first bytes), or None when it
     is not one (fio's output, say)."""
-    from storbench.store.archive import FORMAT
-
+    if not _is_archive(head):
+        return None
     if head.startswith(GZIP_MAGIC):
         try:
             with gzip.open(path, "rb") as f:
@@ -67,11 +67,16 @@ def read_archive(path: str, head: bytes) -> dict[str, Any] | None:
                 fix="give a file written by `storbench export RUN --format archive`",
             ) from None
         return doc if isinstance(doc, dict) else {}
-    if b'"format"' in head and FORMAT.encode() in head:
-        with open(path, "rb") as f:
-            doc = json.load(f)
-        return doc if isinstance(doc, dict) else {}
-    return None
+    with open(path, "rb") as f:
+        doc = json.load(f)
+    return doc if isinstance(doc, dict) else {}
+
+
+def _is_archive(head: bytes) -> bool:
+    """Whether a file whose first bytes are ``head`` is an archive (gzip'd, or its JSON)."""
+    from storbench.store.archive import FORMAT
+
+    return head.startswith(GZIP_MAGIC) or (b'"format"' in head and FORMAT.encode() in head)
 
 
 @cli.command(
@@ -91,7 +96,8 @@ in one transaction as it is read; if one cannot be read, nothing of the import s
 
 An archive (`storbench export RUN --format archive`) becomes a run with everything it had
 (its name, plan, inventory, events, raw outputs, series); where it came from is kept in
-its inventory's `provenance`.
+its inventory's `provenance`. Several archives are read and stored one at a time, each in a
+transaction of its own: when one cannot be read, those before it stay imported.
 """,
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -104,16 +110,16 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
     from storbench.cli.runview import print_run
     from storbench.store import Store
 
-    heads = {path: _head(path) for path in files}
-    archives = {p: doc for p, h in heads.items() if (doc := read_archive(p, h)) is not None}
-    if archives and len(archives) < len(files):
+    archives = sum(_is_archive(_head(path)) for path in files)  # a file at a time: streams
+    if 0 < archives < len(files):
         raise UserError(
             "archives and fio outputs cannot be imported together",
             fix="import the archives with one command and the fio outputs with another",
         )
     store = Store(db_path)
     if archives:
-        for path, doc in archives.items():
+        for path in files:  # each archive read, then stored in a transaction of its own
+            doc = read_archive(path, _head(path)) or {}
             run_id = store.load_run(doc, os.path.abspath(path))
             out.print(
                 f"imported {path} as run {run_id} in {store.path}", markup=False, soft_wrap=True
