@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import datetime
 import io
 import json
 import os
@@ -111,11 +112,24 @@ def test_import_makes_one_run_with_one_measurement_per_file(imported: dict[str, 
         rows = store.measurements(run.id)
         assert len(rows) == len(FILES)
         assert [r.point.axes["file"] for r in rows if r.point] == [p.name for p in FILES]
-        # raw output is kept byte for byte
+        # raw output is kept byte for byte, and when fio ran as it says (its timestamp_ms)
         for r, path in zip(rows, FILES, strict=True):
             assert store.raw(r.id)["raw_output"] == path.read_text()
+            doc = _last_doc(path)  # client/server outputs: timestamp (s) only, no elapsed
+            assert r.ended_at == doc.get("timestamp_ms", 1000 * doc["timestamp"]) / 1000
+            if "jobs" in doc:
+                assert r.started_at is not None and r.started_at < r.ended_at
+            else:
+                assert r.started_at is None
     finally:
         store.close()
+    shown = _invoke(imported["db"], "show", "latest").output
+    first = min(t for r in rows for t in (r.started_at, r.ended_at) if t is not None)
+    when = datetime.datetime.fromtimestamp(first).strftime("%Y-%m-%d %H:%M:%S")
+    assert f"  fio ran {when} to " in shown and "outputs' own timestamps" in shown
+    page = imported["db"].parent / "report.html"
+    _invoke(imported["db"], "report", "latest", "-o", str(page))
+    assert f"<th>fio ran</th><td>{when} to " in page.read_text()
 
 
 def test_export_json_has_params_and_figures_per_measurement(imported: dict[str, Any]) -> None:

@@ -101,3 +101,20 @@ def test_import_versions_histograms_give_fios_own_percentiles(path: Path) -> Non
             ours = percentiles_from_bins(d.clat.bins)
             for p in ("50", "90", "99"):
                 assert ours[p] == pytest.approx(d.clat.percentiles[p], rel=1e-9), (p, doc)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])
+def test_import_versions_keep_when_fio_ran(path: Path) -> None:
+    """When fio ran, as its output says: it ended at ``timestamp_ms`` (else ``timestamp``,
+    s) and started the longest job's ``elapsed`` (whole s) before; fio 2.1 and older wrote
+    neither, and then nothing is made up."""
+    doc = _doc(path)
+    ended = doc["timestamp_ms"] / 1000 if "timestamp_ms" in doc else doc.get("timestamp")
+    for got, group in zip(
+        FioEngine().import_output(path.read_text()), fio.reporting_groups(doc), strict=True
+    ):
+        assert got.ended_at == ended
+        elapsed = [j["elapsed"] for j in group["jobs"] if "elapsed" in j]
+        assert got.started_at == (ended - max(elapsed) if ended and elapsed else None)
+    if _version(doc) < (2, 2):
+        assert ended is None

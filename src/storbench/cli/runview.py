@@ -21,7 +21,7 @@ from storbench.netbaseline import fmt_bits
 from storbench.report import suites as suite_report
 from storbench.report import terminal as term
 from storbench.report.ceph import ceph_report
-from storbench.report.details import came_from
+from storbench.report.details import came_from, ran_between
 from storbench.report.drill import drill_text, drills_of
 from storbench.report.objects import s3_text
 from storbench.report.soak import soak_text
@@ -107,6 +107,9 @@ def _show_run(store: Store, r: RunRow, limit: int | None) -> None:
         f"  started {when(r.started_at)}, took {dur}; {versions}, storbench {r.storbench_version}",
         markup=False,
     )
+    ran = ran_between(rows) if r.kind == "import" else None
+    if ran is not None:
+        out.print(f"  fio ran {ran} (the imported outputs' own timestamps)", markup=False)
     if r.overrides:
         out.print("  overrides: " + " ".join(r.overrides), markup=False)
     out.print()

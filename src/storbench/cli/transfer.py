@@ -178,7 +178,9 @@ def _import_outputs(store: Store, files: tuple[str, ...], name: str) -> tuple[in
                     argv=sys.argv,
                     points=[],
                 )
-            store.record_file(run_id, engine.label, [(p, m, text) for p, m in items])
+            times = [(got.started_at, got.ended_at) for got in results]
+            rows = [(p, m, text, t) for (p, m), t in zip(items, times, strict=True)]
+            store.record_file(run_id, engine.label, rows)
             stored += len(items)
             for got in results[:1]:
                 for w in got.warnings:

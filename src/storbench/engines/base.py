@@ -56,6 +56,10 @@ class Imported:
     params: dict[str, Any]  # the workload's options, as the document gives them
     warnings: list[str] = field(default_factory=list)  # what the engine printed beside it
     group: int | None = None  # its reporting group, when the document holds several
+    #: when it ran, on the clock of the machine that ran it, as the document says (epoch
+    #: seconds; None when it does not say)
+    started_at: float | None = None
+    ended_at: float | None = None
 
 
 class RunEvents(Protocol):

@@ -16,6 +16,7 @@ import datetime as dt
 import gzip
 import re
 import shlex
+from collections.abc import Iterable
 from typing import Any
 
 from storbench.analysis.summary import PointSummary
@@ -23,7 +24,7 @@ from storbench.metrics import DIRECTIONS
 from storbench.report.charts import RunResults
 from storbench.report.fmt import fmt_latency
 from storbench.report.hosts import host_rows
-from storbench.store import Store
+from storbench.store import MeasurementRow, Store
 from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
 
 #: Points of one run whose details a report holds (a 20,000-point run would otherwise make
@@ -41,6 +42,15 @@ def when(ts: float | None) -> str:
     if ts is None:
         return "-"
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def ran_between(rows: Iterable[MeasurementRow]) -> str | None:
+    """When ``rows`` ran, "FIRST to LAST": from the earliest start (or end) to the latest
+    end, or None when none has a time (fio 2.1 and older wrote none in their outputs)."""
+    times = [t for m in rows for t in (m.started_at, m.ended_at) if t is not None]
+    if not times:
+        return None
+    return f"{when(min(times))} to {when(max(times))}"
 
 
 def came_from(inventory: dict[str, Any]) -> list[str]:

@@ -40,6 +40,7 @@ from storbench.report.details import (  # noqa: F401  (point_detail: the web vie
     fit_raw_outputs,
     point_detail,
     point_details,
+    ran_between,
     when,
 )
 from storbench.report.drill import drill_tables, drills_of
@@ -143,6 +144,7 @@ def _testbed(ctx_runs: list[dict[str, Any]]) -> dict[str, Any]:
             + ")",
             "kind": f"{r['kind']} from {r['source']}",
             "started": f"{r['started']}, took {r['took']}",
+            "fio ran": r["fio_ran"] and f"{r['fio_ran']} (the imported outputs' timestamps)",
             "fio": r["fio_version"],
             "storbench": r["storbench_version"],
             "recorded on": r["hostname"],
@@ -316,6 +318,7 @@ def _run_context(
         "storbench_version": r.storbench_version or "-",
         "hostname": r.hostname or "-",
         "came_from": came_from(r.inventory),
+        "fio_ran": ran_between(res.rows) if r.kind == "import" else None,
         "overrides": " ".join(r.overrides),
         "points": r.points,
         "measured": r.measured,

@@ -62,20 +62,24 @@ class _Measurements(_Connection):
 
     @_locked
     def record_file(
-        self, run_id: int, engine: str, items: list[tuple[Point, Measurement, str]]
+        self,
+        run_id: int,
+        engine: str,
+        items: list[tuple[Point, Measurement, str, tuple[float | None, float | None]]],
     ) -> None:
         """The points and measurements one imported file gave (point, measurement, the
-        file's text as the raw output), stored in one transaction: all of them or none."""
+        file's text as the raw output, when it ran as the file says: started and ended or
+        None), stored in one transaction: all of them or none."""
         with self.tx():
             self.db.executemany(
                 "INSERT INTO points (run_id, idx, key, repetition, spec) VALUES (?, ?, ?, ?, ?)",
                 [
                     (run_id, p.index, p.key, p.repetition, json.dumps(p.to_dict()))
-                    for p, _, _ in items
+                    for p, _, _, _ in items
                 ],
             )
-            for p, meas, text in items:
-                self._insert(run_id, p, meas, engine, None, None, text, None, None, None)
+            for p, meas, text, (started, ended) in items:
+                self._insert(run_id, p, meas, engine, None, None, text, None, started, ended)
 
     def _insert(
         self,

@@ -100,6 +100,7 @@ class FioEngine:
                 "give it: total_ios is iops x runtime, rounded (the other figures are fio's)",
             ]
         groups = fio.reporting_groups(doc)
+        ended = _written_at(doc)
         for group in groups:
             params = fio.job_params(group)
             target = str(params.pop("filename", "") or params.pop("directory", "") or "?")
@@ -112,6 +113,8 @@ class FioEngine:
                     params=params,
                     warnings=warnings if not out else [],
                     group=first.get("groupid", 0) if len(groups) > 1 else None,
+                    started_at=_started_at(group, ended),
+                    ended_at=ended,
                 )
             )
         return out
@@ -410,3 +413,25 @@ def _check_jobs(points: list[Point]) -> None:
             f"fio rejects the plan's job options: {complaint}",
             fix="correct the option named above (`fio --cmdhelp=OPTION` shows what it accepts)",
         )
+
+
+def _written_at(doc: dict[str, Any]) -> float | None:
+    """When fio wrote the document (the end of its run): ``timestamp_ms``, else ``timestamp``
+    (s). Of the versions in tests/data/fio-versions, 2.2.10 has only ``timestamp``, 2.12
+    and later both, 2.1.11 and older neither (None)."""
+    for key, scale in (("timestamp_ms", 1000), ("timestamp", 1)):
+        v = doc.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool) and v > 0:
+            return v / scale
+    return None
+
+
+def _started_at(group: dict[str, Any], ended: float | None) -> float | None:
+    """When the group's jobs started: the end less the longest job's ``elapsed`` (whole
+    seconds of wall time; fio 2.2.10 and later), else None."""
+    jobs = group.get("jobs") or group.get("client_stats") or []
+    elapsed = [j.get("elapsed") for j in jobs if isinstance(j, dict)]
+    secs = [e for e in elapsed if isinstance(e, int | float) and not isinstance(e, bool)]
+    if ended is None or not secs:
+        return None
+    return ended - max(secs)
