@@ -24,9 +24,11 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -194,3 +196,24 @@ def environ(**values: str | None) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def storbench(*args: str, db: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``storbench ARGS`` with ``STORBENCH_DB=db``, a wide terminal; the URL's password is
+    printed nowhere and no traceback either (checked here)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "storbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, "STORBENCH_DB": db, "COLUMNS": "200"},
+    )
+    assert PASSWORD not in r.stdout + r.stderr, "the URL's password is never printed"
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+def ok(r: subprocess.CompletedProcess[str]) -> str:
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout

@@ -13,11 +13,7 @@ that every command of the CLI is one or the other, so a new command cannot skip 
 from __future__ import annotations
 
 import json
-import os
 import re
-import select
-import signal
-import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
@@ -28,7 +24,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 import pgserver
-from pgserver import PASSWORD
+from pgserver import PASSWORD, ok
+from pgserver import storbench as sb
+from serving import serving
 
 pytestmark = pytest.mark.integration
 
@@ -55,25 +53,6 @@ repeat: 2
 interval: 500ms
 """
 TIMEOUT = 120
-
-
-def sb(*args: str, db: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run(
-        [sys.executable, "-m", "storbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env={**os.environ, "STORBENCH_DB": db, "COLUMNS": "160"},
-    )
-    assert PASSWORD not in r.stdout + r.stderr, "the URL's password is never printed"
-    assert "Traceback" not in r.stderr, r.stderr
-    return r
-
-
-def ok(r: subprocess.CompletedProcess[str]) -> str:
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
 
 
 @pytest.fixture(scope="module")
@@ -218,35 +197,9 @@ def test_postgres_commands_archive_and_import_as_on_sqlite(twin: dict[str, Any])
 @pytest.fixture
 def served(twin: dict[str, Any]) -> Iterator[dict[str, str]]:
     """`storbench serve --port 0` on each database: {db: base URL}."""
-    procs, bases = [], {}
-    try:
-        for db in (twin["lite"], twin["pg"]):
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "storbench", "serve", "--db", db, "--port", "0"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,
-            )
-            procs.append(proc)
-            assert proc.stdout is not None
-            ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
-            assert ready, "storbench serve said nothing"
-            line = proc.stdout.readline()
-            assert line.startswith("storbench serve: http://127.0.0.1:"), line
-            assert PASSWORD not in line
-            bases[db] = line.split()[2].rstrip("/")
-        yield bases
-    finally:
-        for proc in procs:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=10)
-            except ProcessLookupError:
-                pass
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+    with serving(twin["lite"], TIMEOUT) as (lite, _), serving(twin["pg"], TIMEOUT) as (pg, line):
+        assert PASSWORD not in line
+        yield {twin["lite"]: lite, twin["pg"]: pg}
 
 
 PAGES = (

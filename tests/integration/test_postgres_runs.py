@@ -6,8 +6,6 @@ the password of the URL printed and stored nowhere."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +13,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 import pgserver
-from pgserver import PASSWORD
+from pgserver import PASSWORD, ok
+from pgserver import storbench as sb
 from stored_runs import stored_text
 
 pytestmark = pytest.mark.integration
@@ -35,25 +34,6 @@ workloads:
     bs: 4k
     iodepth: [1, 2]
 """
-
-
-def sb(*args: str, db: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run(
-        [sys.executable, "-m", "storbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env={**os.environ, "STORBENCH_DB": db, "COLUMNS": "200"},
-    )
-    assert PASSWORD not in r.stdout + r.stderr, "the URL's password is never printed"
-    assert "Traceback" not in r.stderr
-    return r
-
-
-def ok(r: subprocess.CompletedProcess[str]) -> str:
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
 
 
 def test_postgres_runs_record_show_compare_and_move(pg_url: str, tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ import io
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from answer_runs import HOSTILE, KINDS, check_answer_tables, store_run
+from serving import end_group
 from stored_runs import recorded, stored_run
 
 pytestmark = pytest.mark.integration
@@ -196,14 +196,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
         with connect(url, max_size=None, open_timeout=TIMEOUT, proxy=None) as ws:
             yield DevTools(ws)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        end_group(proc)
 
 
 class Page:

@@ -9,12 +9,7 @@ two runs and submitting; unknown runs are 404 pages and writes are refused.
 
 from __future__ import annotations
 
-import os
-import select
 import shutil
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +25,8 @@ from test_report_browser import (  # the DevTools harness; browser: its Chromium
     browser,  # noqa: F401  (a fixture)
     sb,
 )
+
+from serving import serving
 
 pytestmark = pytest.mark.integration
 
@@ -65,30 +62,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for _ in range(2):
         r = sb("run", str(plan), db=db, cwd=tmp)
         assert r.returncode == 0, r.stdout + r.stderr
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "storbench", "serve", "--db", str(db), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group: ended whole at the end
-    )
-    try:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], TIMEOUT)
-        assert ready, "storbench serve said nothing"
-        line = proc.stdout.readline()
-        assert line.startswith("storbench serve: http://127.0.0.1:"), line
+    with serving(str(db), TIMEOUT) as (base, line):
         assert "read-only" in line
-        yield line.split()[2].rstrip("/")
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        yield base
 
 
 def follow(page: Page, action: str) -> None:

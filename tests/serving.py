@@ -1,0 +1,46 @@
+"""`storbench serve` for the tests: started on a database, on any free port of loopback, and
+ended (its whole process group) however the test ends."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+
+
+def end_group(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM to the process group ``proc`` leads (started with start_new_session), then
+    SIGKILL when it has not ended within 10 s."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def serving(db: str, timeout: float) -> Iterator[tuple[str, str]]:
+    """``storbench serve --db DB --port 0``: (its base URL, the line it printed first)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "serve", "--db", db, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: ended whole at the end
+    )
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        assert ready, "storbench serve said nothing"
+        line = proc.stdout.readline()
+        assert line.startswith("storbench serve: http://127.0.0.1:"), line
+        yield line.split()[2].rstrip("/"), line
+    finally:
+        end_group(proc)
