@@ -6,6 +6,7 @@ Times without a unit are seconds, as for fio's ``runtime`` and ``ramp_time``; ``
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?)\s*$", re.IGNORECASE)
@@ -111,6 +112,13 @@ def fmt_ns(ns: float | None) -> str:
     if ns < 1_000_000_000:
         return f"{ns / 1e6:.2f} ms"
     return f"{ns / 1e9:.2f} s"
+
+
+def when(ts: float | None) -> str:
+    """A moment as the reports show it: local time to the second ("-" for none)."""
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def fmt_duration(seconds: float | None) -> str:

@@ -100,6 +100,18 @@ def test_postgres_two_runs_recording_at_once_lose_nothing(pg_url: str, tmp_path:
     store.close()
 
 
+def _interrupted_run(location: str) -> int:
+    """A new run without points, left interrupted (one that `resume` may claim)."""
+    store = Store(location)
+    run_id = store.create_run(
+        kind="run", name="r", source="t", plan_text=None, overrides=[], inventory={},
+        fio_version=None, storbench_version="0", argv=[], points=[],
+    )  # fmt: skip
+    store.set_status(run_id, "interrupted")
+    store.close()
+    return run_id
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_postgres_one_of_two_claims_at_once_wins(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
@@ -108,21 +120,7 @@ def test_postgres_one_of_two_claims_at_once_wins(
         location = str(tmp_path / "r.db")
     else:
         location = str(request.getfixturevalue("pg_url"))
-    store = Store(location)
-    run_id = store.create_run(
-        kind="run",
-        name="r",
-        source="t",
-        plan_text=None,
-        overrides=[],
-        inventory={},
-        fio_version=None,
-        storbench_version="0",
-        argv=[],
-        points=[],
-    )
-    store.set_status(run_id, "interrupted")
-    store.close()
+    run_id = _interrupted_run(location)
     go = tmp_path / "go"
     procs = [_start(CLAIMER, location, str(go), str(run_id)) for _ in range(2)]
     try:
@@ -143,13 +141,7 @@ def test_postgres_a_claim_waits_for_the_claim_in_progress(pg_url: str) -> None:
     from storbench.errors import UserError
     from storbench.store.pg import connect
 
-    store = Store(pg_url)
-    run_id = store.create_run(
-        kind="run", name="r", source="t", plan_text=None, overrides=[], inventory={},
-        fio_version=None, storbench_version="0", argv=[], points=[],
-    )  # fmt: skip
-    store.set_status(run_id, "interrupted")
-    store.close()
+    run_id = _interrupted_run(pg_url)
     a, watch = connect(pg_url, 30), connect(pg_url, 30)
     b = Store(pg_url)
     outcome: list[BaseException | str] = []

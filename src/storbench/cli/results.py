@@ -39,9 +39,8 @@ def runs(db_path: str | None, limit: int | None) -> None:
     """List recorded runs, newest first."""
     from rich.table import Table
 
-    from storbench.cli.runview import when
     from storbench.store import Store
-    from storbench.units import fmt_duration
+    from storbench.units import fmt_duration, when
 
     path = db_path or default_db_path()
     if "://" not in path:  # a file (SQLite): none there yet is no runs yet

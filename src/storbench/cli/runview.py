@@ -4,7 +4,6 @@ and test bed. The run's measurements are read once and every part works from the
 
 from __future__ import annotations
 
-import datetime as dt
 import gc
 from collections.abc import Iterable
 from typing import Any
@@ -27,13 +26,7 @@ from storbench.report.objects import s3_text
 from storbench.report.soak import soak_text
 from storbench.report.terminal import summary_table
 from storbench.store import MeasurementRow, RunRow, Store
-from storbench.units import fmt_duration
-
-
-def when(ts: float | None) -> str:
-    if ts is None:
-        return "-"
-    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+from storbench.units import fmt_duration, when
 
 
 def load_summaries(

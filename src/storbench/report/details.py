@@ -12,7 +12,6 @@ command that prints its output whole.
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import gzip
 import re
 import shlex
@@ -25,7 +24,7 @@ from storbench.report.charts import RunResults
 from storbench.report.fmt import fmt_latency
 from storbench.report.hosts import host_rows
 from storbench.store import MeasurementRow, Store
-from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
+from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate, when
 
 #: Points of one run whose details a report holds (a 20,000-point run would otherwise make
 #: a page of tens of MB); the page says which are left out and how to see them.
@@ -36,12 +35,6 @@ MAX_POINT_DETAILS = 500
 RAW_BUDGET = 2_000_000
 
 _BINS = re.compile(r'"bins" : \{[^{}]*\}')
-
-
-def when(ts: float | None) -> str:
-    if ts is None:
-        return "-"
-    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def ran_between(rows: Iterable[MeasurementRow]) -> str | None:

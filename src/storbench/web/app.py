@@ -31,8 +31,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from storbench.errors import NotFoundError, UserError
 from storbench.report import html as html_report
 from storbench.store import Store
+from storbench.units import when
 from storbench.web import pages
-from storbench.web.listing import when
 from storbench.web.views import Views
 
 CSP = (

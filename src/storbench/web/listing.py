@@ -14,7 +14,7 @@ from typing import Any
 
 from storbench.errors import UserError
 from storbench.store import RunRow
-from storbench.units import fmt_duration
+from storbench.units import fmt_duration, when
 
 #: Runs a page of the list shows.
 PAGE_SIZE = 50
@@ -30,12 +30,6 @@ def suite_of(run: RunRow) -> str:
     if run.source.startswith("suite:"):
         return run.source.split(":", 1)[1]
     return "plan" if run.kind == "run" else run.kind
-
-
-def when(ts: float | None) -> str:
-    if ts is None:
-        return "-"
-    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _day(text: str, what: str) -> dt.date | None:
