@@ -16,7 +16,8 @@ from storbench.engines import fio
 from storbench.metrics import Measurement
 from storbench.plan import Point, Target, point_key
 from storbench.report.fmt import SummaryLead
-from storbench.report.markdown import RunReport, run_markdown, table
+from storbench.report.markdown import run_markdown, table
+from storbench.report.model import from_summaries
 from storbench.units import fmt_iops, fmt_rate
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
@@ -98,7 +99,7 @@ def test_qualify_run_is_seed_002s_device_table() -> None:
         ]
     }
     md = run_markdown(
-        RunReport(
+        from_summaries(
             id=5, name="qualify", status="completed", report="qualify", summaries=ss, inventory=inv
         )
     )
@@ -109,7 +110,7 @@ def test_qualify_run_is_seed_002s_device_table() -> None:
     best = iops.index(max(iops)) + 1
     assert t1[1][:6] == ["Samsung PM863a", "240GB", "SSD", "SATA", f"{max(iops):.0f}", str(best)]
     assert t1[1][6].startswith(f"1 job: {iops[0]:.0f}, 2: {iops[1]:.0f}")
-    assert "- /dev/sdb: best 3 jobs" in md and "reach 95 % of it" in md
+    assert "- /dev/sdb: best job count is 3:" in md and "reach 95 % of it" in md
 
 
 @pytest.mark.parametrize(
@@ -139,7 +140,9 @@ def test_qualify_disk_row_says_size_and_kind(identity: dict[str, Any], cells: li
     )
     inv = {"targets": [{"path": "/dev/x", "identity": identity}]}
     md = run_markdown(
-        RunReport(id=1, name="q", status="completed", report="qualify", summaries=ss, inventory=inv)
+        from_summaries(
+            id=1, name="q", status="completed", report="qualify", summaries=ss, inventory=inv
+        )
     )
     (t1,) = tables_of(md)
     assert t1[1][1:4] == cells
@@ -158,7 +161,7 @@ def test_profiles_run_is_seed_001s_overview() -> None:
         ]
     )
     md = run_markdown(
-        RunReport(id=2, name="profiles", status="completed", report="profiles", summaries=ss)
+        from_summaries(id=2, name="profiles", status="completed", report="profiles", summaries=ss)
     )
     overview, lat = tables_of(md)
     assert overview[0] == [
@@ -203,7 +206,7 @@ def test_matrix_run_has_iops_by_bs_and_iodepth_and_the_optimal_iodepth() -> None
         ]
     )
     md = run_markdown(
-        RunReport(id=9, name="matrix", status="completed", report="matrix", summaries=ss)
+        from_summaries(id=9, name="matrix", status="completed", report="matrix", summaries=ss)
     )
     grid, optimal = tables_of(md)
     assert grid[0] == ["bs \\ iodepth", "1", "2", "4"]
@@ -223,7 +226,9 @@ def test_other_runs_get_the_summary_table_with_spread() -> None:
             (t, "w", {"iodepth": 2}, {"iodepth": 2}, [whole("error-enospc-json")] * 4),
         ]
     )
-    md = run_markdown(RunReport(id=1, name="mine", status="completed", report=None, summaries=ss))
+    md = run_markdown(
+        from_summaries(id=1, name="mine", status="completed", report=None, summaries=ss)
+    )
     (tb,) = tables_of(md)
     assert tb[0] == ["iodepth", "n", "dir", "IOPS", "±95%", "MiB/s", "clat mean", "clat p99"]
     assert tb[1][:3] == ["1", "4", "write"] and tb[1][4].startswith("±")
@@ -267,7 +272,7 @@ def test_profiles_overview_keeps_every_variant_of_an_extra_axis() -> None:
         ]
     )
     md = run_markdown(
-        RunReport(id=2, name="profiles", status="completed", report="profiles", summaries=ss)
+        from_summaries(id=2, name="profiles", status="completed", report="profiles", summaries=ss)
     )
     overview = tables_of(md)[0]
     assert [r[0] for r in overview[1:]] == [f"{NFS.label} direct=0", f"{NFS.label} direct=1"]

@@ -24,7 +24,8 @@ from storbench.engines import fio, rados
 from storbench.metrics import Measurement
 from storbench.plan import Point, Target, point_key
 from storbench.report import suites
-from storbench.report.markdown import RunReport, comparison_markdown, run_markdown
+from storbench.report.markdown import comparison_markdown, run_markdown
+from storbench.report.model import from_summaries
 from storbench.report.terminal import (
     comparison_text,
     hosts_table,
@@ -324,11 +325,13 @@ def test_other_points_of_a_rados_run_get_the_summary_table() -> None:
     )
     fio_meas = fio.parse_output((FIO / "psync-randread-json.json").read_text())[0]
     ss = [*rados_summaries, *summarize([(fio_point, fio_meas)])]
-    md = run_markdown(RunReport(id=1, name="r", status="completed", report="rados", summaries=ss))
+    md = run_markdown(
+        from_summaries(id=1, name="r", status="completed", report="rados", summaries=ss)
+    )
     assert "### rados bench 4 write -b 4M -t 16 --no-cleanup" in md
     assert "| workload | dir | IOPS | MiB/s | clat mean | clat p99 |" in md
     # the plain summary layout when the run does not ask for seed 000's
-    md = run_markdown(RunReport(id=1, name="r", status="completed", report=None, summaries=ss))
+    md = run_markdown(from_summaries(id=1, name="r", status="completed", report=None, summaries=ss))
     assert "### rados bench" not in md
 
 
@@ -404,7 +407,7 @@ def test_mixed_fio_and_rados_table_marks_the_lat_cells() -> None:
     assert text.count("(lat)") == 3  # the rados means; the fio row is clat
     p99 = fio_meas.directions["read"].clat.percentiles["99"]  # type: ignore[union-attr]
     assert p99 > 0
-    md = run_markdown(RunReport(id=1, name="m", status="completed", report=None, summaries=ss))
+    md = run_markdown(from_summaries(id=1, name="m", status="completed", report=None, summaries=ss))
     assert "| clat mean | clat p99 |" in md
     assert md.count("(lat)") == 3 and f"| {DASH} |" in md
     assert "submission to completion" in md
@@ -412,7 +415,7 @@ def test_mixed_fio_and_rados_table_marks_the_lat_cells() -> None:
 
 def test_markdown_summary_of_rados_points() -> None:
     ss = rados_summaries()
-    md = run_markdown(RunReport(id=1, name="r", status="completed", report=None, summaries=ss))
+    md = run_markdown(from_summaries(id=1, name="r", status="completed", report=None, summaries=ss))
     assert "| lat mean | lat p99 |" in md
     body = [ln for ln in md.splitlines() if ln.startswith("| ") and " ms " in ln]
     assert len(body) == 3 and all(ln.endswith(f"| {DASH} |") for ln in body)

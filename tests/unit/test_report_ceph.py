@@ -27,6 +27,7 @@ from storbench.report.ceph import (
     timeline,
     versions_summary,
 )
+from storbench.report.model import from_summaries
 from storbench.store import Store
 
 CONF = "/etc/ceph/lab.conf"
@@ -261,7 +262,9 @@ def test_markdown_report(store: Store, ceph_run: int) -> None:
     r = store.run(ceph_run)
     report = ceph_report(r, store.events(ceph_run))
     text = md.run_markdown(
-        md.RunReport(id=r.id, name=r.name, status=r.status, report=None, summaries=[], ceph=report)
+        from_summaries(
+            id=r.id, name=r.name, status=r.status, report=None, summaries=[], ceph=report
+        )
     )
     assert text.startswith(f"## run {r.id} (r)\n\n(no measurements)\n")
     assert f"### Ceph cluster {FSID}\n" in text
@@ -285,8 +288,8 @@ def test_markdown_report(store: Store, ceph_run: int) -> None:
     from storbench.analysis.summary import summarize
 
     summaries = summarize([(m.point, m.measurement) for m in store.measurements(ceph_run)])
-    plain = md.RunReport(id=r.id, name=r.name, status=r.status, report=None, summaries=summaries)
-    with_ceph = md.RunReport(
+    plain = from_summaries(id=r.id, name=r.name, status=r.status, report=None, summaries=summaries)
+    with_ceph = from_summaries(
         id=r.id, name=r.name, status=r.status, report=None, summaries=summaries, ceph=report
     )
     assert md.run_markdown(with_ceph) == md.run_markdown(plain) + ceph_markdown(report)

@@ -55,7 +55,7 @@ def store(tmp_path: Path) -> Store:
     return Store(str(tmp_path / "r.db"))
 
 
-def _load(store: Store, *refs: object) -> list[charts.RunResults]:
+def _load(store: Store, *refs: object) -> list[charts.RunReport]:
     return charts.load_runs(store, [str(r) for r in refs])
 
 

@@ -174,7 +174,12 @@ def test_report_html_of_one_run_warns_after_its_answer_and_before_its_summary(
 
 
 def test_report_markdown_warns_and_lists_the_test_beds_differences(store: Store) -> None:
-    from storbench.cli.reports import _markdown_report
+    from storbench.report import markdown, model
+
+    def _markdown_report(store: Store, refs: list[str]) -> str:
+        if len(refs) > 1:
+            return markdown.PRESENTER.comparison(model.load_comparison(store, refs))
+        return markdown.PRESENTER.run(model.load_run(store, refs[0]))
 
     a = _run(store, name="psync", ioengine="psync", scheduler="none", dirty="20")
     b = _run(store, name="libaio", ioengine="libaio", scheduler="mq-deadline", dirty="40")

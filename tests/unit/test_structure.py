@@ -134,3 +134,42 @@ def test_structure_modules_a_reader_can_hold_in_mind() -> None:
     assert grown == {}, f"modules over {MAX_LINES} lines: split them"
     fixed = [name for name in TOO_LONG if sizes.get(name, 0) <= MAX_LINES]
     assert fixed == [], "these are short enough now: remove them from TOO_LONG"
+
+
+#: the presenters: each draws the report model (report/model.py) and reads nothing else
+PRESENTERS = (
+    "storbench.report.markdown",
+    "storbench.report.jsonout",
+    "storbench.report.terminal",
+    "storbench.report.htmlcompare",
+    "storbench.report.suites",
+    "storbench.report.objects",
+    "storbench.report.soak",
+    "storbench.report.present",
+)
+#: what a presenter never imports: the store (the model's loader reads it), an engine
+NOT_FOR_PRESENTERS = ("storbench.store", "storbench.engines")
+
+
+def test_structure_presenters_draw_the_report_model_only() -> None:
+    known = _modules()
+    for name in PRESENTERS:
+        for imported in _imports(known[name], known):
+            for banned in NOT_FOR_PRESENTERS:
+                if imported == banned or imported.startswith(banned + "."):
+                    raise AssertionError(f"{name} imports {imported}: a presenter reads the model")
+    # the suite's answer is dispatched in one place: no presenter picks an answer function
+    for name in PRESENTERS:
+        text = known[name].read_text()
+        assert "suite_answer" not in text and "isinstance(answer" not in text, name
+        assert "compare(" not in text.replace("def compare(", ""), name  # the model compares
+
+
+def test_structure_suite_answers_are_dispatched_once() -> None:
+    """Every module that maps a report kind to its answer does it through storbench.hooks."""
+    users = [
+        name
+        for name, path in _modules().items()
+        if "hooks.ANSWERS" in path.read_text() and name != "storbench.hooks"
+    ]
+    assert users == ["storbench.report.model"]

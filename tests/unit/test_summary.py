@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
-from storbench.cli import _load_summaries
 from storbench.engines import fio
 from storbench.metrics import PERCENTILES, Measurement, pct_key
 from storbench.plan import Point, Target, point_key
+from storbench.report.model import load_run
 from storbench.store import Store
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
@@ -240,7 +240,7 @@ def test_store_fast_path_equals_merging_every_histogram(tmp_path: Path) -> None:
     full = summarize(
         [(r.point, r.measurement) for r in store.measurements(run_id, bins=True) if r.point]
     )
-    fast = _load_summaries(store, run_id)
+    fast = load_run(store, run_id).summaries
     assert [s.key for s in fast] == [s.key for s in full]
     for a, b in zip(fast, full, strict=True):
         assert a.runs == b.runs and a.failed == b.failed
@@ -256,5 +256,5 @@ def test_store_fast_path_equals_merging_every_histogram(tmp_path: Path) -> None:
     assert by_depth[8].runs == 2 and by_depth[8].clat_p99 is None  # plain json: can't merge
     assert by_depth[32].runs == 1 and by_depth[32].failed == 1
     # compare's load: the points' p99 only
-    slim = _load_summaries(store, run_id, percentiles=(99.0,), dirs=False)
+    slim = load_run(store, run_id, percentiles=(99.0,), dirs=False).summaries
     assert [s.clat_p99 for s in slim] == [s.clat_p99 for s in full]

@@ -140,9 +140,9 @@ def test_numjobs_sweep_is_qualifys_best_job_count() -> None:
     (row,) = suites.qualify_rows(ss, {})
     assert (row.best_jobs, row.best_iops) == (best, top)
     assert row.saturation_jobs == sw.saturation()[0]
-    md = suites.qualify_markdown([row])
-    assert md.splitlines()[0] == "| ID | Size | Type | Proto | IOPS | #Jobs | Notes |"
-    cells = [c.strip() for c in md.splitlines()[2].strip("|").split("|")]
+    (t,) = suites.qualify_tables(suites.QualifyAnswer([row]))
+    assert t.headers == ["ID", "Size", "Type", "Proto", "IOPS", "#Jobs", "Notes"]
+    (cells,) = t.rows
     assert cells[0] == A.path and cells[4] == f"{top:.0f}" and cells[5] == str(best)
     assert cells[6].startswith(f"1 job: {figures[1]:.0f}")
     text = suites.qualify_text([row])
@@ -194,6 +194,15 @@ def test_matrix_rows_give_the_optimal_iodepth_per_block_size() -> None:
         4,
     )
     assert row.knee is not None and (row.knee.before, row.knee.at) == (2, 4)
-    (line,) = suites.matrix_saturation(suites.matrix_rows(ss))
-    assert "optimal iodepth 4 reaches 95 % of the best" in line
-    assert "p99 climbs faster than IOPS from iodepth 2 to 4" in line
+    t = suites.matrix_optimal_table(suites.matrix_rows(ss))
+    (cells,) = t.rows
+    assert dict(zip(t.headers, cells, strict=True)) | {"IOPS": "", "best IOPS": ""} == {
+        "target": row.target,
+        "rw": "randread",
+        "bs": "4k",
+        "optimal iodepth": "4",
+        "IOPS": "",
+        "best iodepth": "4",
+        "best IOPS": "",
+        "p99 climbs faster than IOPS": "2 → 4",
+    }

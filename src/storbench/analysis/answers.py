@@ -21,8 +21,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from storbench.analysis import soak
 from storbench.analysis.objects import S3Answer, s3_rows
-from storbench.analysis.soak import SeriesSource, SoakAnswer, soak_answer
+from storbench.analysis.soak import SeriesSource, SoakAnswer
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee, Sweep, sweeps
 from storbench.plan import RADOS_BENCH
@@ -320,31 +321,45 @@ def rados_groups(summaries: list[PointSummary]) -> list[RadosGroup]:
 
 SuiteAnswer = QualifyAnswer | ProfilesAnswer | MatrixAnswer | RadosAnswer | SoakAnswer | S3Answer
 
-#: the suites whose report has an answer of its own
-KINDS = ("qualify", "profiles", "matrix", "rados", "soak", "s3")
+# Each suite's answer function (storbench.hooks registers them by name): the points'
+# summaries, the run's inventory and its series (a point's intervals by its index) in, the
+# answer out. The report model (report/model.py) calls them; nothing else dispatches on kind.
 
 
-def suite_answer(
-    kind: str | None,
-    summaries: list[PointSummary],
-    inventory: dict[str, Any],
-    series: SeriesSource | None = None,
-) -> SuiteAnswer | None:
-    """The answer of a run whose plan asks for the ``kind`` report; None for other runs.
-    ``series`` gives a point's time data by its index (the soak answer is made of it)."""
-    if kind == "soak":
-        return soak_answer(summaries, series, inventory.get("soak") or SoakLimits().to_dict())
-    if kind == "qualify":
-        return QualifyAnswer(qualify_rows(summaries, inventory))
-    if kind == "profiles":
-        return ProfilesAnswer(profiles_rows(summaries))
-    if kind == "matrix":
-        return MatrixAnswer(matrix_rows(summaries))
-    if kind == "rados":
-        return RadosAnswer(rados_groups(summaries))
-    if kind == "s3":
-        return S3Answer(s3_rows(summaries))
-    return None
+def qualify_answer(
+    summaries: list[PointSummary], inventory: dict[str, Any], series: SeriesSource | None
+) -> QualifyAnswer:
+    return QualifyAnswer(qualify_rows(summaries, inventory))
+
+
+def profiles_answer(
+    summaries: list[PointSummary], inventory: dict[str, Any], series: SeriesSource | None
+) -> ProfilesAnswer:
+    return ProfilesAnswer(profiles_rows(summaries))
+
+
+def matrix_answer(
+    summaries: list[PointSummary], inventory: dict[str, Any], series: SeriesSource | None
+) -> MatrixAnswer:
+    return MatrixAnswer(matrix_rows(summaries))
+
+
+def rados_answer(
+    summaries: list[PointSummary], inventory: dict[str, Any], series: SeriesSource | None
+) -> RadosAnswer:
+    return RadosAnswer(rados_groups(summaries))
+
+
+def soak_answer(
+    summaries: list[PointSummary], inventory: dict[str, Any], series: SeriesSource | None
+) -> SoakAnswer:
+    return soak.soak_answer(summaries, series, inventory.get("soak") or SoakLimits().to_dict())
+
+
+def s3_answer(
+    summaries: list[PointSummary], inventory: dict[str, Any], series: SeriesSource | None
+) -> S3Answer:
+    return S3Answer(s3_rows(summaries))
 
 
 def answer_data(answer: SuiteAnswer) -> dict[str, Any]:

@@ -15,21 +15,13 @@ runview.py and pointview.py), and the consoles make themselves on first use (app
 from __future__ import annotations
 
 import sys
-from typing import Any, cast
+from typing import cast
 
 import click
 
-from storbench import engines, redact
+from storbench import engines, hooks, redact
 from storbench.cli.app import LazyGroup, cli, err
 from storbench.errors import PreflightError, UserError
-
-
-def _load_summaries(*args: Any, **kwargs: Any) -> list[Any]:
-    """runview.load_summaries (for the tests), which --help does not import."""
-    from storbench.cli.runview import load_summaries
-
-    return load_summaries(*args, **kwargs)
-
 
 #: every command, by the module that defines it ("module:attribute"), imported when the
 #: command is asked for (app.LazyGroup); the engines add commands of their own (`storbench
@@ -55,6 +47,7 @@ cast(LazyGroup, cli).lazy.update(COMMANDS)
 
 def main() -> None:
     try:
+        _load_plugins()
         cli.main(standalone_mode=False, prog_name="storbench")
     except UserError as e:
         said = redact.clean(f"storbench: error: {e}")  # never a key, whatever failed
@@ -88,6 +81,18 @@ def main() -> None:
 
 
 __all__ = ["PreflightError", "cli", "main"]
+
+
+def _load_plugins() -> None:
+    """The modules STORBENCH_PLUGINS names (storbench.hooks), before any argument is read:
+    a plugin's report kinds and formats are then choices like the built-in ones."""
+    try:
+        hooks.load_plugins()
+    except ImportError as e:
+        raise UserError(
+            f"cannot load the plugin {e.name or ''} that {hooks.PLUGINS_ENV} names ({e})",
+            fix=f"put the module on PYTHONPATH, or take it out of {hooks.PLUGINS_ENV}",
+        ) from e
 
 
 def _database_error(e: Exception) -> str | None:

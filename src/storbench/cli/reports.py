@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from storbench import engines, nogc
+from storbench import hooks, nogc
 from storbench.cli.app import (
     CONTEXT,
     chart_kinds,
@@ -22,8 +22,6 @@ from storbench.cli.app import (
 from storbench.errors import UserError
 
 if TYPE_CHECKING:
-    from storbench.analysis.compare import Comparison
-    from storbench.analysis.summary import PointSummary
     from storbench.store import Store
 
 
@@ -41,6 +39,9 @@ Examples:
                                                    disk table, profiles -> the overview,
                                                    matrix -> IOPS by bs x iodepth
   storbench report 3 4 --format markdown -o cmp.md run 4 against run 3 (seed 004 summary)
+  storbench report latest --format json            the report model as JSON (as export's)
+  STORBENCH_PLUGINS=mine storbench report 3 --format mine   a plugin's format (README:
+                                                   "Extension points")
 
 The HTML file is self-contained (no request leaves it; open it offline, mail it): the test
 bed (host and target inventory, versions), the plan, a summary table, charts against iodepth
@@ -59,10 +60,10 @@ bed section the settings that differed between the test beds.
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["html", "markdown"]),
+    type=click.Choice(list(hooks.FORMATS)),
     default="html",
     show_default=True,
-    help="Report format.",
+    help="Report format: html, markdown, json (the report model), or a plugin's.",
 )
 @click.option(
     "--raw",
@@ -79,15 +80,23 @@ def report_cmd(
     RUN is an id, latest or latest~N, optionally with a filter keeping some of its points:
     RUN:target=/dev/sdb, RUN:bs=4k,iodepth=32 (target, workload or any workload option).
     """
+    from storbench.report import model
+    from storbench.report.present import presenter
     from storbench.store import Store
 
     store = Store(db_path, write=False)
     if fmt == "html":
-        from storbench.report import html as html_report
+        from storbench.report.html import HtmlPresenter
 
-        text = html_report.render_report(store, list(run_refs), raw=raw)
+        draw = HtmlPresenter(raw=raw)
     else:
-        text = _markdown_report(store, list(run_refs))
+        draw = presenter(fmt)
+    refs = list(run_refs)
+    with nogc.paused():  # a big run is millions of objects and no cycles
+        if len(refs) > 1:
+            text = draw.comparison(model.load_comparison(store, refs, detail=fmt == "html"))
+        else:
+            text = draw.run(model.load_run(store, refs[0]))
     if output:
         write_output(output, text)
         size = len(text.encode())
@@ -97,84 +106,6 @@ def report_cmd(
         )
     else:
         sys.stdout.write(text)
-
-
-def _side_name(run_id: int, run_name: str, filters: tuple[tuple[str, str], ...]) -> str:
-    if not filters:
-        return f"run {run_id} ({run_name})"
-    if len(filters) == 1 and filters[0][0] == "target":
-        return f"{filters[0][1]} (run {run_id})"
-    return f"run {run_id} [{','.join(f'{k}={v}' for k, v in filters)}]"
-
-
-def _comparisons(
-    store: Store, refs: list[str], loaded: dict[int, list[PointSummary]] | None = None
-) -> list[Comparison]:
-    """Each of refs[1:] against refs[0]; refs are RUN or RUN:key=value,... (each run loaded
-    once, however many subsets of it are compared, into ``loaded``: run id -> summaries of
-    all its points)."""
-    from storbench.analysis.compare import compare as compare_points
-    from storbench.analysis.select import parse_run_spec, select
-    from storbench.cli.runview import load_summaries
-
-    loaded = {} if loaded is None else loaded
-    sides: list[tuple[str, list[PointSummary]]] = []
-    for text in refs:
-        spec = parse_run_spec(text)
-        r = store.run(spec.run)
-        if r.id not in loaded:  # compare shows only the p99 of each point's I/Os
-            loaded[r.id] = load_summaries(store, r.id, percentiles=(99.0,), dirs=False)
-        what = f"run {r.id} ({text})"
-        sides.append(
-            (_side_name(r.id, r.name, spec.filters), select(loaded[r.id], spec.filters, what=what))
-        )
-    (base_name, base), others = sides[0], sides[1:]
-    return [compare_points(base, o, base_name=base_name, other_name=name) for name, o in others]
-
-
-def _markdown_report(store: Store, refs: list[str]) -> str:
-    from storbench.analysis.select import parse_run_spec, select
-    from storbench.cli.runview import load_summaries
-    from storbench.report import markdown as md
-    from storbench.report.ceph import ceph_report
-    from storbench.report.drill import drills_of
-
-    if len(refs) > 1:  # as `compare --format markdown`: with the advice and test beds
-        loaded: dict[int, list[PointSummary]] = {}
-        cmps = _comparisons(store, refs, loaded)
-        pairs = zip(cmps, _testbed_diffs(store, refs), strict=True)
-        text = "\n".join(md.comparison_markdown(c) + _diff_lines(d, "- ") for c, d in pairs)
-        return _advice_markdown(_advice(loaded)) + text
-    spec = parse_run_spec(refs[0])
-    r = store.run(spec.run)
-    summaries = select(load_summaries(store, r.id), spec.filters, what=f"run {r.id}")
-    advice = _advice({r.id: summaries})
-    return _advice_markdown(advice) + md.run_markdown(
-        md.RunReport(
-            id=r.id,
-            name=r.name,
-            status=r.effective_status,
-            report=r.inventory.get("report"),
-            summaries=summaries,
-            inventory=r.inventory,
-            ceph=ceph_report(r, store.events(r.id)),
-            series=store.run_series(r.id),
-            drills=drills_of(store, r.id),
-            hosts=[
-                (f"{m.point_idx + 1} {m.point.label() if m.point else ''}".strip(), m.measurement)
-                for m in store.measurements(r.id)
-                if m.measurement.hosts
-            ],
-        )
-    )
-
-
-def _advice_markdown(lines: list[str]) -> str:
-    from storbench.report.safe import md_text
-
-    if not lines:
-        return ""
-    return "**Warnings**\n\n" + "".join(f"- {md_text(line)}\n" for line in lines) + "\n"
 
 
 @cli.command(
@@ -229,72 +160,18 @@ def compare_cmd(
 
 def _compare_text(store: Store, refs: list[str], fmt: str) -> str:
     """``compare``'s output (its warnings printed on stderr)."""
-    from storbench.report import markdown as md
+    from storbench.report import model
+    from storbench.report.comparison import testbed_lines
+    from storbench.report.present import presenter
     from storbench.report.terminal import comparison_text
 
-    loaded: dict[int, list[PointSummary]] = {}
-    cmps = _comparisons(store, refs, loaded)
-    diffs = _testbed_diffs(store, refs)
-    for line in _advice(loaded):
+    report = model.load_comparison(store, refs)
+    for line in report.advice:
         err.print(f"warning: {line}", style="yellow", markup=False)
-    if fmt == "json":
-        import json
-
-        doc = {"comparisons": [c.to_dict() for c in cmps]}
-        for d, c in zip(diffs, doc["comparisons"], strict=True):
-            c["testbed_differences"] = [{"setting": k, "base": a, "other": b} for k, a, b in d]
-        text = json.dumps(doc, default=str) + "\n"
-    elif fmt == "markdown":
-        pairs = zip(cmps, diffs, strict=True)
-        text = "\n".join(md.comparison_markdown(c) + _diff_lines(d, "- ") for c, d in pairs)
-    else:
-        pairs = zip(cmps, diffs, strict=True)
-        text = "\n".join(comparison_text(c) + _diff_lines(d, "  ") for c, d in pairs)
-    return text
-
-
-def _advice(loaded: dict[int, list[PointSummary]]) -> list[str]:
-    """What a reviewer would warn of in the compared runs' points (engines' advice: e.g.
-    iodepth with a synchronous ioengine), once per run. The advice reads a point's
-    workload and options, which its summary holds: the runs are not read again."""
-    from storbench.plan import Point
-
-    out: list[str] = []
-    for run_id, summaries in loaded.items():
-        points = [
-            Point(s.index, s.key, 0, s.target, s.workload, s.params, s.axes) for s in summaries
-        ]
-        out += [f"run {run_id}: {line}" for line in engines.advice(points)]
-    return out
-
-
-def _testbed_diffs(store: Store, refs: list[str]) -> list[list[tuple[str, Any, Any]]]:
-    """What differed between the base run's test bed and each other's (settings of the
-    host, the targets' disks, the Ceph cluster: inventory/tuning.py)."""
-    from storbench.analysis import testbed
-    from storbench.analysis.select import parse_run_spec
-
-    runs = [store.run(parse_run_spec(ref).run) for ref in refs]
-    return [testbed.differences(runs[0].inventory, r.inventory) for r in runs[1:]]
-
-
-def _diff_lines(diffs: list[tuple[str, Any, Any]], bullet: str) -> str:
-    if not diffs:
-        return "\ntest beds: no setting storbench records differs\n"
-    lines = [f"{bullet}{k}: {_shown(a)} -> {_shown(b)}" for k, a, b in diffs[:MAX_DIFFS]]
-    if len(diffs) > MAX_DIFFS:
-        lines.append(f"{bullet}... and {len(diffs) - MAX_DIFFS} more (`export --format json`)")
-    return "\ntest beds differ (base -> other):\n" + "\n".join(lines) + "\n"
-
-
-def _shown(value: Any) -> str:
-    from storbench.report.safe import one_line
-
-    return "(none)" if value is None else one_line(str(value))
-
-
-#: settings listed in the text of a comparison (all of them in the JSON)
-MAX_DIFFS = 40
+    if fmt != "table":
+        return presenter(fmt).comparison(report)
+    pairs = zip(report.comparisons, report.differences, strict=True)
+    return "\n".join(comparison_text(c) + testbed_lines(d, "  ") for c, d in pairs)
 
 
 @cli.command(

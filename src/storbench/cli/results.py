@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from storbench import nogc
 from storbench.cli.app import (
     CONTEXT,
     cli,
@@ -183,12 +184,7 @@ def export(
     host_samples: bool,
 ) -> None:
     """Export a run's measurements and their time series (base units: bytes/s, ns, s)."""
-    from dataclasses import asdict
-
-    from storbench.analysis.answers import answer_data, suite_answer
-    from storbench.cli.runview import load_summaries
     from storbench.report import export as export_mod
-    from storbench.report.drill import drills_of
     from storbench.report.hostload import host_samples_csv
     from storbench.report.series import series_csv
     from storbench.store import Store
@@ -225,20 +221,15 @@ def export(
             text = series_csv(r.id, list(points.items()))
         emit(output, text, f"{sum(counts.values())} intervals of run {r.id}")
         return
-    rows = store.measurements(r.id, bins=False)
     if fmt in (None, "json"):
-        answer = None
-        if r.inventory.get("report"):
-            found = suite_answer(
-                r.inventory["report"],
-                load_summaries(store, r.id, rows=rows),
-                r.inventory,
-                store.run_series(r.id),
-            )
-            answer = answer_data(found) if found else None
-        points = {m.point_idx: store.intervals(r.id, m.point_idx, host=None) for m in rows}
-        drills = [asdict(d) for d in drills_of(store, r.id, rows)]
-        text = export_mod.to_json(r, rows, store.events(r.id), answer, points, drills)
+        from storbench.report import jsonout, model
+
+        with nogc.paused():
+            report = model.load_run(store, r.id)
+            text = jsonout.run_json(report)
+        count = len(report.rows)
     else:
+        rows = store.measurements(r.id, bins=False)
         text = export_mod.to_csv(r, rows)
-    emit(output, text, f"{len(rows)} measurements of run {r.id}")
+        count = len(rows)
+    emit(output, text, f"{count} measurements of run {r.id}")

@@ -5,69 +5,18 @@ and test bed. The run's measurements are read once and every part works from the
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
-from typing import Any
 
-from storbench import engines
-from storbench.analysis.answers import suite_answer
-from storbench.analysis.objects import S3Answer
-from storbench.analysis.soak import SoakAnswer
-from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
+from storbench.analysis.summary import PointSummary
 from storbench.cli.app import out
 from storbench.constants import SHOW_LIMIT
-from storbench.metrics import PERCENTILES
 from storbench.netbaseline import fmt_bits
-from storbench.report import suites as suite_report
+from storbench.report import model
 from storbench.report import terminal as term
-from storbench.report.ceph import ceph_report
 from storbench.report.details import came_from, ran_between
-from storbench.report.drill import drill_text, drills_of
-from storbench.report.objects import s3_text
-from storbench.report.soak import soak_text
+from storbench.report.drill import drill_text
 from storbench.report.terminal import summary_table
 from storbench.store import MeasurementRow, RunRow, Store
 from storbench.units import fmt_duration, when
-
-
-def load_summaries(
-    store: Store,
-    run_id: int,
-    *,
-    percentiles: tuple[float, ...] = PERCENTILES,
-    dirs: bool = True,
-    rows: list[MeasurementRow] | None = None,
-) -> list[PointSummary]:
-    """A run's per-point summaries, fast: the measurements without histograms (no raw
-    output either; ``rows`` when the caller has read them already), then the clat
-    histograms of only the points whose percentiles need merging (repetitions, several
-    directions), streamed one point at a time. Merged percentiles are computed for
-    ``percentiles`` only, per direction only with ``dirs``."""
-    gc_was_on = gc.isenabled()
-    gc.disable()  # a big run is millions of objects and no cycles: collecting only costs time
-    try:
-        measured = store.iter_measurements(run_id) if rows is None else rows  # folded as read
-        return load_summaries_nogc(store, run_id, measured, percentiles=percentiles, dirs=dirs)
-    finally:
-        if gc_was_on:
-            gc.enable()
-
-
-def load_summaries_nogc(
-    store: Store,
-    run_id: int,
-    rows: Iterable[MeasurementRow],
-    *,
-    percentiles: tuple[float, ...],
-    dirs: bool,
-) -> list[PointSummary]:
-    summaries = summarize((m.point, m.measurement) for m in rows if m.point is not None)
-    need = {s.key: s for s in summaries if needs_bins(s)}
-    if need:
-        for key, hists in store.point_histograms(run_id, "clat"):  # bins: packed (histpack)
-            s = need.get(key)
-            if s is not None:
-                fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
-    return summaries
 
 
 def show_run(store: Store, r: RunRow, limit: int | None) -> None:
@@ -83,7 +32,8 @@ def show_run(store: Store, r: RunRow, limit: int | None) -> None:
 
 
 def _show_run(store: Store, r: RunRow, limit: int | None) -> None:
-    rows = store.measurements(r.id, bins=False)
+    report = model.load_run(store, r.id)
+    rows = report.rows
     out.print(
         f"run {r.id}: {r.name}  [{r.effective_status}]  {r.kind} from {r.source}", markup=False
     )
@@ -106,30 +56,32 @@ def _show_run(store: Store, r: RunRow, limit: int | None) -> None:
     if r.overrides:
         out.print("  overrides: " + " ".join(r.overrides), markup=False)
     out.print()
-    print_run(store, r.id, testbed=testbed_lines(store, r), limit=limit, rows=rows, run=r)
+    print_report(report, testbed=testbed_lines(report), limit=limit)
 
 
-def print_run(
-    store: Store,
-    run_id: int,
-    testbed: list[str] | None = None,
-    *,
-    limit: int | None = SHOW_LIMIT,
-    rows: list[MeasurementRow] | None = None,
-    run: RunRow | None = None,
+def print_run(store: Store, run_id: int) -> None:
+    """What ``run``, ``resume`` and ``import`` print at their end: :func:`print_report` of
+    the run, without its test bed."""
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        print_report(model.load_run(store, run_id))
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def print_report(
+    report: model.RunReport, testbed: list[str] | None = None, *, limit: int | None = SHOW_LIMIT
 ) -> None:
     """A run as a reviewer reads it: its suite's answer first, then the table of its points
     (the first ``limit``; None: all), hosts, drills and timeline, then ``testbed`` (show's
-    inventory lines). ``rows`` (the run's measurements, without histograms) and ``run``:
-    what the caller has read already."""
-    r = run or store.run(run_id)
-    if rows is None:
-        rows = store.measurements(run_id, bins=False)
-    summaries = load_summaries(store, run_id, rows=rows)
+    inventory lines)."""
+    r, rows, summaries = report.run, report.rows, report.summaries
     title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
-    answer = suite_answer(r.inventory.get("report"), summaries, r.inventory, store.run_series(r.id))
-    _print_answer(answer, summaries)
-    for line in engines.advice([m.point for m in rows if m.point is not None]):
+    if report.answer is not None:
+        out.print(term.answer_text(report.tables, report.kind), markup=False, highlight=False)
+    for line in report.advice:
         out.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     if summaries:
         out.print(summary_table(summaries, title=title, limit=limit))
@@ -144,40 +96,19 @@ def print_run(
     else:
         out.print(title)
     _print_hosts(rows, summaries, limit)
-    drill_rows = drills_of(store, run_id, rows)
-    if drill_rows:
-        out.print(drill_text(drill_rows), markup=False, highlight=False)
-    for line in term.timeline_lines(ceph_report(r, store.events(run_id))):
+    if report.drills:
+        out.print(drill_text(report.drills), markup=False, highlight=False)
+    for line in term.timeline_lines(report.ceph):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
     if testbed:
         out.print("test bed:", markup=False)
         for line in testbed:
             out.print(line, markup=False, highlight=False)
+    where = f" in {report.source.path}" if report.source is not None else ""
     out.print(
-        f"results: run {r.id} in {store.path}  "
+        f"results: run {r.id}{where}  "
         f"(storbench show {r.id} | storbench export {r.id} --format csv)"
     )
-
-
-def _print_answer(answer: Any, summaries: list[PointSummary]) -> None:
-    kind = answer.kind if answer else None
-    if isinstance(answer, SoakAnswer):
-        out.print(soak_text(answer), markup=False, highlight=False)
-    if isinstance(answer, S3Answer):
-        out.print(s3_text(answer), markup=False, highlight=False)
-    if answer is not None and kind == "qualify":
-        if answer.rows:
-            out.print(suite_report.qualify_text(answer.rows))
-            out.print()
-            out.print(suite_report.qualify_markdown(answer.rows), markup=False)
-    elif answer is not None and kind == "profiles":
-        out.print(suite_report.profiles_table(answer.rows))
-        out.print(suite_report.profiles_latency_table(answer.rows))
-    elif answer is not None and kind == "matrix":
-        for t in suite_report.matrix_tables(summaries):
-            out.print(t)
-        for line in suite_report.matrix_saturation(answer.rows):
-            out.print(line)
 
 
 def _print_hosts(
@@ -207,9 +138,10 @@ def _print_hosts(
         out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def testbed_lines(store: Store, r: RunRow) -> list[str]:
+def testbed_lines(report: model.RunReport) -> list[str]:
     """The run's test bed as ``show`` lists it after the results: host, power, targets,
     fio servers, the Ceph cluster."""
+    r = report.run
     lines = [f"  came from {line}" for line in came_from(r.inventory)]
     host = r.inventory.get("host") or {}
     if host:
@@ -247,5 +179,5 @@ def testbed_lines(store: Store, r: RunRow) -> list[str]:
             f"  network to {n.get('host')}: {fmt_bits(n.get('to_host_bits_per_s'))}, back "
             f"{fmt_bits(n.get('from_host_bits_per_s'))} (iperf3, {n.get('seconds')} s each way)"
         )
-    lines += term.ceph_cluster_lines(ceph_report(r, store.events(r.id)))
+    lines += term.ceph_cluster_lines(report.ceph)
     return lines

@@ -43,7 +43,6 @@ S3_FIO_OPTIONS = {"ioengine": "http", "http_mode": "s3"}
 HOST_KEYS = schema.HOST.names()
 #: Workload keys storbench reads itself and never passes to fio.
 RESERVED_KEYS = schema.WORKLOAD.names()[1:]
-REPORTS = schema.PLAN.key("report").values
 #: Options that come from the target, not from a workload.
 TARGET_OPTIONS = (
     "filename",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import storbench.plan.actionkeys as ak
+from storbench import hooks
 from storbench.errors import suggestion
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
@@ -121,7 +122,7 @@ def _interval(value: Any, _: Mapping[Any, Any]) -> Problem | None:
 
 
 def _report(value: Any, _: Mapping[Any, Any]) -> Problem | None:
-    reports = PLAN.key("report").values
+    reports = hooks.answer_kinds()  # the built-in suites' and the plugins' (storbench.hooks)
     if value is not None and value not in reports:
         fix = suggestion(str(value), reports, f"one of: {', '.join(reports)}")
         return f"unknown report {_describe(value)}", fix or ""
@@ -370,7 +371,7 @@ PLAN = Section(
             "report",
             "choice",
             "Which suite's answer the reports show for the run.",
-            values=("qualify", "profiles", "matrix", "rados", "soak", "s3"),
+            values=hooks.answer_kinds(),
             default="the summary table only",
             check=_report,
         ),

@@ -15,7 +15,7 @@ from storbench.analysis.compare import (
 )
 from storbench.analysis.summary import PointSummary
 from storbench.report.fmt import LAT_NOTE, NO_PERCENTILE, fmt_p, fmt_pct, text_table
-from storbench.report.safe import visible
+from storbench.report.safe import one_line, visible
 from storbench.units import fmt_iops
 
 
@@ -167,3 +167,21 @@ def comparison_text(c: Comparison) -> str:
                 "targets, filter each side: RUN:target=PATH)"
             )
     return visible("\n".join(out) + "\n")  # written as it is, not through a console
+
+
+def testbed_lines(diffs: list[tuple[str, Any, Any]], bullet: str) -> str:
+    """The settings that differed between two test beds (the first MAX_DIFFS), as a list."""
+    if not diffs:
+        return "\ntest beds: no setting storbench records differs\n"
+    lines = [f"{bullet}{k}: {_shown(a)} -> {_shown(b)}" for k, a, b in diffs[:MAX_DIFFS]]
+    if len(diffs) > MAX_DIFFS:
+        lines.append(f"{bullet}... and {len(diffs) - MAX_DIFFS} more (`export --format json`)")
+    return "\ntest beds differ (base -> other):\n" + "\n".join(lines) + "\n"
+
+
+def _shown(value: Any) -> str:
+    return "(none)" if value is None else one_line(str(value))
+
+
+#: settings listed in the text of a comparison (all of them in the JSON)
+MAX_DIFFS = 40

@@ -20,7 +20,7 @@ from typing import Any
 
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import DIRECTIONS
-from storbench.report.charts import RunResults
+from storbench.report.charts import RunReport
 from storbench.report.fmt import fmt_latency
 from storbench.report.hosts import host_rows
 from storbench.store import MeasurementRow, Store
@@ -90,7 +90,7 @@ def _gz64(text: str) -> str:
     return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
 
 
-def point_details(store: Store, res: RunResults, *, raw: bool) -> list[dict[str, Any]]:
+def point_details(store: Store, res: RunReport, *, raw: bool) -> list[dict[str, Any]]:
     """The details of the run's first MAX_POINT_DETAILS points; with ``raw`` each
     repetition's raw output too."""
     shown = res.summaries[:MAX_POINT_DETAILS]
@@ -108,7 +108,7 @@ def point_details(store: Store, res: RunResults, *, raw: bool) -> list[dict[str,
 
 
 def point_detail(
-    store: Store, res: RunResults, s: PointSummary, rows: list[Any], *, gz: bool = True
+    store: Store, res: RunReport, s: PointSummary, rows: list[Any], *, gz: bool = True
 ) -> dict[str, Any]:
     """One point's details with every repetition's raw output (``rows``: its
     measurements): gzip+base64 for the report's page to decompress, or as text (``raw_text``)
@@ -123,7 +123,7 @@ def point_detail(
     return _detail(res, s, reps)
 
 
-def _detail(res: RunResults, s: PointSummary, reps: list[dict[str, Any]]) -> dict[str, Any]:
+def _detail(res: RunReport, s: PointSummary, reps: list[dict[str, Any]]) -> dict[str, Any]:
     label = " ".join(f"{k}={v}" for k, v in s.axes.items())
     return {
         "ref": res.anchor(s),
@@ -140,7 +140,7 @@ def _detail(res: RunResults, s: PointSummary, reps: list[dict[str, Any]]) -> dic
     }
 
 
-def _repetition(res: RunResults, m: Any, raw: dict[str, Any], *, gz: bool = True) -> dict[str, Any]:
+def _repetition(res: RunReport, m: Any, raw: dict[str, Any], *, gz: bool = True) -> dict[str, Any]:
     text = raw["raw_output"]
     return {
         "repetition": (m.point.repetition + 1) if m.point else 1,

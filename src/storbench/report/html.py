@@ -28,12 +28,10 @@ from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictU
 from markupsafe import Markup
 
 from storbench import __version__, nogc
-from storbench.analysis.answers import suite_answer
 from storbench.metrics import DIRECTIONS, PERCENTILES, pct_key
 from storbench.netbaseline import fmt_bits
-from storbench.report import charts, pointcharts
-from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport, ceph_report
-from storbench.report.charts import RunResults
+from storbench.report import charts, model, pointcharts
+from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport
 from storbench.report.details import (  # noqa: F401  (point_detail: the web view's)
     MAX_POINT_DETAILS,
     came_from,
@@ -43,11 +41,11 @@ from storbench.report.details import (  # noqa: F401  (point_detail: the web vie
     ran_between,
     when,
 )
-from storbench.report.drill import drill_tables, drills_of
-from storbench.report.fmt import SummaryLead, fmt_direction_latency, fmt_spread
-from storbench.report.htmlcompare import comparison_context, run_advice
+from storbench.report.drill import drill_tables
+from storbench.report.fmt import AnswerTable, SummaryLead, fmt_direction_latency, fmt_spread
+from storbench.report.htmlcompare import comparison_context
+from storbench.report.model import ComparisonReport, RunReport
 from storbench.report.safe import visible
-from storbench.report.suites import AnswerTable, answer_tables
 from storbench.store import Store
 from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
 
@@ -189,7 +187,7 @@ def _lat_cell(ds: Any, which: str) -> str:
     return fmt_direction_latency(ds, which, "clat")
 
 
-def summary_table(res: RunResults) -> SummaryTable:
+def summary_table(res: RunReport) -> SummaryTable:
     """The run's first MAX_SUMMARY_POINTS points, a row per direction; a point's number
     links to its details when the page holds them (the first MAX_POINT_DETAILS)."""
     ss = res.summaries[:MAX_SUMMARY_POINTS]
@@ -231,7 +229,7 @@ def summary_table(res: RunResults) -> SummaryTable:
 # --------------------------------------------------------------------------- plan
 
 
-def _plan_axes(res: RunResults) -> list[tuple[str, str, str]]:
+def _plan_axes(res: RunReport) -> list[tuple[str, str, str]]:
     """(workload, axis, values) for every swept option, in plan order."""
     seen: dict[tuple[str, str], list[str]] = {}
     for s in res.summaries:
@@ -242,7 +240,7 @@ def _plan_axes(res: RunResults) -> list[tuple[str, str, str]]:
     return [(w, k, ", ".join(v)) for (w, k), v in seen.items()]
 
 
-def _fixed_params(res: RunResults) -> list[tuple[str, str]]:
+def _fixed_params(res: RunReport) -> list[tuple[str, str]]:
     """(workload, options) of each workload: its options that are the same at every point."""
     by_wl: dict[str, list[dict[str, Any]]] = {}
     for s in res.summaries:
@@ -257,7 +255,7 @@ def _fixed_params(res: RunResults) -> list[tuple[str, str]]:
 # --------------------------------------------------------------------------- charts
 
 
-def _charts(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
+def _charts(runs: list[RunReport], cmps: list[Any]) -> list[dict[str, Any]]:
     have = set(charts.available_kinds(runs))
     built: list[tuple[str, charts.Chart]] = []
     for kind in (k for k in REPORT_KINDS if k in have):
@@ -292,7 +290,7 @@ def _charts(runs: list[RunResults], cmps: list[Any]) -> list[dict[str, Any]]:
 
 
 def _run_context(
-    store: Store, res: RunResults, *, raw: bool = False, details: bool = True
+    store: Store, res: RunReport, *, raw: bool = False, details: bool = True
 ) -> dict[str, Any]:
     """What the report shows of one run; ``details``: with the points' details (their job
     files, and with ``raw`` their raw outputs, read from the store), which the web view
@@ -333,7 +331,7 @@ def _run_context(
         "summary": summary_table(res),
         "details": point_details(store, res, raw=raw) if details else [],
         "details_left_out": max(0, len(res.summaries) - MAX_POINT_DETAILS) if details else 0,
-        "ceph": _ceph_context(ceph_report(r, store.events(r.id))),
+        "ceph": _ceph_context(res.ceph),
     }
 
 
@@ -361,18 +359,12 @@ def _ceph_context(report: CephReport | None) -> dict[str, Any] | None:
     }
 
 
-def _answers(runs: list[RunResults]) -> list[tuple[str, list[AnswerTable]]]:
-    """Each run's suite answer (analysis/answers.py) as the tables report/suites.py makes."""
-    out = []
-    for res in runs:
-        inventory = res.run.inventory
-        answer = suite_answer(inventory.get("report"), res.summaries, inventory, res.series)
-        if answer is not None and answer.rows:
-            out.append((res.label, answer_tables(answer)))
-    return out
+def _answers(runs: list[RunReport]) -> list[tuple[str, list[AnswerTable]]]:
+    """Each run's suite answer, as the report model's tables."""
+    return [(res.label, res.tables) for res in runs if res.tables]
 
 
-def _headline_figures(runs: Iterable[RunResults]) -> list[tuple[str, str]]:
+def _headline_figures(runs: Iterable[RunReport]) -> list[tuple[str, str]]:
     out = []
     for res in runs:
         ok = [s for s in res.summaries if s.runs]
@@ -395,44 +387,75 @@ def _headline_figures(runs: Iterable[RunResults]) -> list[tuple[str, str]]:
     return out
 
 
-def _drills(store: Store, runs: list[RunResults]) -> list[tuple[str, list[AnswerTable]]]:
+def _drills(runs: list[RunReport]) -> list[tuple[str, list[AnswerTable]]]:
     """Each run's failure drills (report/drill.py), beside the suites' answers."""
-    out = []
-    for res in runs:
-        rows = drills_of(store, res.run.id, None if res.filters else res.rows)
-        if rows:
-            out.append((f"{res.label}: failure drills", drill_tables(rows)))
-    return out
+    return [(f"{r.label}: failure drills", drill_tables(r.drills)) for r in runs if r.drills]
 
 
 def render_report(store: Store, refs: list[str], *, raw: bool = False) -> str:
     """The whole report of runs ``refs`` as one HTML page: ids, ``latest``, ``latest~N``,
-    each optionally filtered (``12:target=/dev/sdb``, see :func:`charts.load_run`); with
+    each optionally filtered (``12:target=/dev/sdb``, see :func:`model.load_run`); with
     ``raw``, each point's raw engine output in its details."""
     with nogc.paused():  # a big run is millions of objects and no cycles
-        runs = charts.load_runs(store, refs)
-        return render_runs(store, runs, raw=raw)
+        if len(refs) > 1:
+            cmp = model.load_comparison(store, refs, detail=True)
+            return render_runs(store, cmp.runs, cmp, raw=raw)
+        return render_runs(store, [model.load_run(store, refs[0])], raw=raw)
 
 
-def render_runs(store: Store, runs: list[RunResults], *, raw: bool = False) -> str:
-    context = report_context(store, runs, raw=raw)
+def render_runs(
+    store: Store,
+    runs: list[RunReport],
+    comparison: ComparisonReport | None = None,
+    *,
+    raw: bool = False,
+) -> str:
+    context = report_context(store, runs, comparison, raw=raw)
     return template_env().get_template("report.html").render(**context)
+
+
+@dataclass(frozen=True)
+class HtmlPresenter:
+    """``report --format html``: one self-contained page; ``raw``: with each point's raw
+    engine output. Point details (job files, raw outputs, time charts) are read on demand
+    from the model's source."""
+
+    raw: bool = False
+    name: str = "html"
+
+    def run(self, report: RunReport) -> str:
+        with nogc.paused():
+            return render_runs(_source(report), [report], raw=self.raw)
+
+    def comparison(self, report: ComparisonReport) -> str:
+        with nogc.paused():
+            return render_runs(_source(report.runs[0]), report.runs, report, raw=self.raw)
+
+
+def _source(report: RunReport) -> Store:
+    if report.source is None:
+        raise ValueError("the HTML report reads its points' details from a store")
+    return report.source
+
+
+PRESENTER = HtmlPresenter()
 
 
 def report_context(
     store: Store,
-    runs: list[RunResults],
+    runs: list[RunReport],
+    comparison: ComparisonReport | None = None,
     *,
     details: bool = True,
     draw: bool = True,
     raw: bool = False,
 ) -> dict[str, Any]:
-    """What report.html shows of ``runs`` (the first the base of the comparison); without
+    """What report.html shows of ``runs`` (the first the base of ``comparison``); without
     ``details`` no point's details (nor raw output, job file, time chart): the web view's
     run and compare pages, which link to a page per point instead; without ``draw`` no
     charts (the web view's page of a big run draws them when asked); with ``raw`` the
     engines' raw outputs in the points' details."""
-    cmps = charts.comparisons(runs) if len(runs) > 1 else []
+    cmps = comparison.comparisons if comparison is not None else []
     title = "storbench report: " + (
         runs[0].label if len(runs) == 1 else " vs ".join(r.label for r in runs)
     )
@@ -453,11 +476,11 @@ def report_context(
         "timecharts_left_out": left_out,
         "max_time_charts": pointcharts.MAX_TIME_CHARTS,
         "headlines": _headline_figures(runs),
-        "answers": _answers(runs) + _drills(store, runs),
+        "answers": _answers(runs) + _drills(runs),
         "chart_sections": _charts(runs, cmps) if draw else [],
-        "comparison": comparison_context(runs, cmps),
+        "comparison": comparison_context(comparison) if comparison is not None else [],
         # one run's warnings (a comparison says those of both runs in its own section)
-        "advice": run_advice(runs[0]) if len(runs) == 1 else [],
+        "advice": runs[0].advice if len(runs) == 1 else [],
         "percentiles": [f"p{pct_key(p)}" for p in PERCENTILES],
         "has_ceph": any(r["ceph"] and r["ceph"]["clusters"] for r in run_ctx),
         "has_timeline": any(r["ceph"] and r["ceph"]["timeline"] for r in run_ctx),

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from storbench import engines
-from storbench.analysis import testbed
 from storbench.analysis.compare import Comparison
 from storbench.analysis.summary import PointSummary
-from storbench.report.charts import RunResults
 from storbench.report.comparison import pair_note
+from storbench.report.model import ComparisonReport, RunReport
 from storbench.units import fmt_iops
 
 
@@ -26,15 +24,9 @@ def pct(v: float | None) -> str:
     return f"{v:+.1f}%" if v is not None else "-"
 
 
-def run_advice(res: RunResults) -> list[str]:
-    """The engines' advice on the points of ``res`` that the report shows."""
-    return engines.advice([m.point for m in res.rows if m.point is not None])
-
-
-def testbed_rows(base: RunResults, other: RunResults) -> list[dict[str, str]]:
+def testbed_rows(diffs: list[tuple[str, Any, Any]]) -> list[dict[str, str]]:
     """Each setting of the host, the targets' disks or the Ceph cluster that differed
     between the two runs (analysis/testbed.py), as the terminal shows its values."""
-    diffs = testbed.differences(base.run.inventory, other.run.inventory)
     return [{"setting": k, "base": _shown(a), "other": _shown(b)} for k, a, b in diffs]
 
 
@@ -60,7 +52,7 @@ def _axes(s: PointSummary) -> str:
 MAX_ROWS = 2000
 
 
-def _rows(base: RunResults, other: RunResults, cmp: Comparison) -> list[dict[str, Any]]:
+def _rows(base: RunReport, other: RunReport, cmp: Comparison) -> list[dict[str, Any]]:
     return [
         {
             "label": m.label,
@@ -81,13 +73,15 @@ def _rows(base: RunResults, other: RunResults, cmp: Comparison) -> list[dict[str
     ]
 
 
-def comparison_context(runs: list[RunResults], cmps: list[Comparison]) -> list[dict[str, Any]]:
+def comparison_context(report: ComparisonReport) -> list[dict[str, Any]]:
     """Each later run against the first, for templates/comparison.html and the test bed
     section: the headline, the warnings, the averages, every point, the test beds."""
+    runs = report.runs
     base = runs[0]
-    advice = {id(res): run_advice(res) for res in runs}
+    advice = {id(res): res.advice for res in runs}
     out = []
-    for other, cmp in zip(runs[1:], cmps, strict=True):
+    pairs = zip(runs[1:], report.comparisons, report.differences, strict=True)
+    for other, cmp, diffs in pairs:
         out.append(
             {
                 "base": base.label,
@@ -105,7 +99,7 @@ def comparison_context(runs: list[RunResults], cmps: list[Comparison]) -> list[d
                 "refs": (base.run.id, other.run.id),
                 "only_base": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_base],
                 "only_other": [f"{s.target.label} {s.workload} {_axes(s)}" for s in cmp.only_other],
-                "testbed": testbed_rows(base, other),
+                "testbed": testbed_rows(diffs),
             }
         )
     return out

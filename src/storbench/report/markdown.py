@@ -15,60 +15,35 @@ Names and messages show as themselves: every one passes through safe.md_text (or
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
-from storbench.analysis.answers import suite_answer
 from storbench.analysis.compare import Comparison
-from storbench.analysis.drill import DrillRow
-from storbench.analysis.objects import S3Answer
-from storbench.analysis.soak import SeriesSource, SoakAnswer
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import DIRECTIONS, Measurement
-from storbench.report import suites
-from storbench.report.ceph import CephReport, ceph_markdown
+from storbench.report.ceph import ceph_markdown
 from storbench.report.comparison import (
     COMPARISON_HEADERS,
     comparison_rows,
     group_rows,
     lat_compared,
     summary_sentence,
+    testbed_lines,
     unmatched_lines,
     verdict_counts,
 )
 from storbench.report.drill import drill_markdown
-from storbench.report.fmt import LAT_NOTE, SummaryLead, fmt_latency, fmt_spread, latency_label
+from storbench.report.fmt import (
+    LAT_NOTE,
+    AnswerTable,
+    SummaryLead,
+    fmt_latency,
+    fmt_spread,
+    latency_label,
+)
 from storbench.report.hosts import host_rows
-from storbench.report.objects import s3_markdown
+from storbench.report.model import ComparisonReport, RunReport
 from storbench.report.safe import md_cell as _cell
 from storbench.report.safe import md_code, md_text
 from storbench.report.safe import md_table as table
-from storbench.report.soak import soak_markdown
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
-
-
-@dataclass
-class RunReport:
-    """What the Markdown of one run needs (built by the command from the store)."""
-
-    id: int
-    name: str
-    status: str
-    report: str | None  # the suite's report kind: qualify, profiles, matrix, rados, or None
-    summaries: list[PointSummary]
-    inventory: dict[str, Any] = field(default_factory=dict)
-    # (point label, measurement) of every measurement that ran on several hosts
-    hosts: list[tuple[str, Measurement]] = field(default_factory=list)
-    # the run's Ceph clusters and timeline (report/ceph.py: ceph_report), None without
-    ceph: CephReport | None = None
-    # a point's intervals by its index (the soak answer is made of them)
-    series: SeriesSource | None = None
-    drills: list[DrillRow] = field(default_factory=list)  # report/drill.py
-
-    @property
-    def title(self) -> str:
-        return f"run {self.id} ({self.name})"
-
 
 # ---------------------------------------------------------------------------- one run
 
@@ -113,84 +88,43 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
     return text + (f"\n{LAT_NOTE}\n" if "lat" in metrics else "")
 
 
-def qualify_markdown(rows: list[suites.QualifyRow]) -> str:
-    """The qualify answer's rows: seed 002's table, then each target's best and knee."""
-    if not rows:
-        return "(no numjobs sweep in this run)\n"
-    notes = [
-        "- "
-        + md_text(
-            f"{r.target}: best {r.best_jobs} jobs, {r.best_iops:,.0f} IOPS; "
-            f"{r.saturation_jobs} job{'s' if str(r.saturation_jobs) != '1' else ''} reach 95 % "
-            "of it; " + suites.knee_text(r.knee, "numjobs")
-        )
-        for r in rows
-    ]
-    return suites.qualify_markdown(rows) + "\n" + "\n".join(notes) + "\n"
-
-
-def matrix_markdown(summaries: list[PointSummary], mrows: list[suites.MatrixRow]) -> str:
-    """IOPS by block size (rows) × iodepth (columns) per target and rw, then per block size
-    the best iodepth, the optimal one (95 % of the best) and the latency knee."""
-    out = []
-    groups: dict[tuple[str, str], list[PointSummary]] = {}
-    for s in summaries:
-        groups.setdefault((s.target.label, str(s.params.get("rw", "read"))), []).append(s)
-    for (target, rw), items in groups.items():
-        qds = list(dict.fromkeys(s.params.get("iodepth", 1) for s in items))
-        bss = list(dict.fromkeys(s.params.get("bs", "4k") for s in items))
-        cell = {(s.params.get("bs", "4k"), s.params.get("iodepth", 1)): s for s in items}
-        out.append(f"### {md_text(target)}: {md_text(rw)} IOPS by block size and iodepth\n")
-        rows = [
-            [str(bs)]
-            + [
-                fmt_iops(cell[(bs, q)].total_iops)
-                if (bs, q) in cell and cell[(bs, q)].runs
-                else "-"
-                for q in qds
-            ]
-            for bs in bss
-        ]
-        out.append(table(["bs \\ iodepth", *map(str, qds)], rows))
-    if mrows:
-        t = suites.matrix_optimal_table(mrows)
-        out.append(f"### {t.title}\n")
-        out.append(table(t.headers, t.rows, right=t.right))
+def answer_markdown(tables: list[AnswerTable], kind: str | None = None) -> str:
+    """A suite's answer (the report model's tables): per table its title as a heading, the
+    table, its notes as a list."""
+    if not tables:
+        return f"(no point of this run answers the {md_text(str(kind))} report)\n"
+    out: list[str] = []
+    for t in tables:
+        out += [f"### {md_text(t.title)}", "", table(t.headers, t.rows, t.right).rstrip("\n"), ""]
+        if t.notes:
+            out += [*(f"- {md_text(n)}" for n in t.notes), ""]
     return "\n".join(out)
 
 
-def run_markdown(run: RunReport) -> str:
-    """The Markdown of one run, in the layout of its suite (module doc)."""
-    s = run.summaries
-    head = f"## {md_text(run.title)}\n\n"
+def run_markdown(report: RunReport) -> str:
+    """The Markdown of one run: its warnings, its suite's answer (or its point table), its
+    drills, hosts and Ceph clusters."""
+    r, s = report.run, report.summaries
+    advice = [f"run {r.id}: {line}" for line in report.advice]
+    head = advice_markdown(advice) + f"## {md_text(f'run {r.id} ({r.name})')}\n\n"
     if not s:
-        return head + "(no measurements)\n" + ceph_markdown(run.ceph)
-    answer = suite_answer(run.report, s, run.inventory, run.series)
-    if answer is None:
+        return head + "(no measurements)\n" + ceph_markdown(report.ceph)
+    if report.answer is None:
         body = summary_markdown(s)
-    elif isinstance(answer, suites.QualifyAnswer):
-        body = qualify_markdown(answer.rows)
-    elif isinstance(answer, suites.ProfilesAnswer):
-        body = suites.profiles_markdown(answer.rows)
-    elif isinstance(answer, suites.MatrixAnswer):
-        body = matrix_markdown(s, answer.rows)
-    elif isinstance(answer, SoakAnswer):
-        body = soak_markdown(answer, summary_markdown(s))
-    elif isinstance(answer, S3Answer):
-        body = s3_markdown(answer) + "\n" + summary_markdown(s)
     else:
-        body = rados_markdown(s, answer.rows)
-    if run.drills:
-        body += "\n" + drill_markdown(run.drills) + "\n"
-    return head + body + hosts_markdown(run.hosts) + ceph_markdown(run.ceph)
+        body = answer_markdown(report.tables, report.kind)
+        if report.rest:
+            body += "\n" + summary_markdown(report.rest)
+    if report.drills:
+        body += "\n" + drill_markdown(report.drills) + "\n"
+    return head + body + hosts_markdown(report.hosts) + ceph_markdown(report.ceph)
 
 
-def rados_markdown(summaries: list[PointSummary], groups: list[suites.RadosGroup]) -> str:
-    """Seed 000's tables of the rados bench points (suites.rados_markdown), then the summary
-    table of any other point of the run."""
-    others = [s for s in summaries if not suites.is_rados_bench(s)]
-    body = suites.rados_markdown(groups)
-    return body + ("\n" + summary_markdown(others) if others else "")
+def advice_markdown(lines: list[str]) -> str:
+    """What a reviewer would warn of in the runs, before anything else."""
+    if not lines:
+        return ""
+    return "**Warnings**\n\n" + "".join(f"- {md_text(line)}\n" for line in lines) + "\n"
 
 
 def hosts_markdown(items: list[tuple[str, Measurement]]) -> str:
@@ -266,8 +200,25 @@ def comparison_markdown(c: Comparison, *, points: bool = True) -> str:
     return "\n".join(out)
 
 
-def report_markdown(runs: list[RunReport], comparisons: list[Comparison]) -> str:
-    """One run: its own tables. Several: the comparisons of the later runs with the first."""
-    if comparisons:
-        return "\n".join(comparison_markdown(c) for c in comparisons)
-    return "\n".join(run_markdown(r) for r in runs)
+def comparisons_markdown(report: ComparisonReport) -> str:
+    """Several runs: the warnings of every run, then each later one against the first with
+    the test beds' differences."""
+    pairs = zip(report.comparisons, report.differences, strict=True)
+    return advice_markdown(report.advice) + "\n".join(
+        comparison_markdown(c) + testbed_lines(d, "- ") for c, d in pairs
+    )
+
+
+class MarkdownPresenter:
+    """``report --format markdown``: GitHub Markdown in the seeds' layouts."""
+
+    name = "markdown"
+
+    def run(self, report: RunReport) -> str:
+        return run_markdown(report)
+
+    def comparison(self, report: ComparisonReport) -> str:
+        return comparisons_markdown(report)
+
+
+PRESENTER = MarkdownPresenter()

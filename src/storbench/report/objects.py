@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from storbench.analysis.objects import ObjectSize, S3Answer, S3Row
-from storbench.report.fmt import AnswerTable, text_table
-from storbench.report.safe import md_table, md_text
+from storbench.report.fmt import AnswerTable
 from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 FIGURES = ("req/s", "MiB/s", "p50", "p99")
@@ -60,18 +59,3 @@ def s3_tables(answer: S3Answer) -> list[AnswerTable]:
             )
         )
     return out
-
-
-def s3_text(answer: S3Answer) -> str:
-    out = []
-    for t in s3_tables(answer):
-        out += [t.title, text_table(t.headers, t.rows, t.right), *t.notes, ""]
-    return "\n".join(out) if out else "(no s3 point in this run)"
-
-
-def s3_markdown(answer: S3Answer) -> str:
-    out = []
-    for t in s3_tables(answer):
-        out += [f"### {md_text(t.title)}", "", md_table(t.headers, t.rows, t.right).rstrip("\n")]
-        out += ["", *(f"- {md_text(n)}" for n in t.notes), ""]
-    return "\n".join(out) if out else "(no s3 point in this run)\n"

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from storbench.analysis.soak import SoakAnswer, SoakRow
-from storbench.report.fmt import AnswerTable, text_table
-from storbench.report.safe import md_table, md_text
+from storbench.report.fmt import AnswerTable
 from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
 
@@ -103,28 +102,12 @@ NOTES = [
 HEADERS = ["figure", "value", "limit"]
 
 
-def soak_text(answer: SoakAnswer) -> str:
-    """The terminal form: each point's verdict line and its table of figures."""
-    out = []
-    for r in answer.rows:
-        out += [verdict_line(r), text_table(HEADERS, soak_rows(r, answer.limits), right=set()), ""]
-    return "\n".join(out + NOTES)
-
-
-def soak_markdown(answer: SoakAnswer, summary: str) -> str:
-    """The Markdown: the verdicts first, each point's figures, then the summary table."""
-    out = ["**Soak verdict**", ""]
-    out += [f"- {md_text(verdict_line(r))}" for r in answer.rows]
-    for r in answer.rows:
-        out += ["", f"{md_text(r.target)} {md_text(r.workload)}:", ""]
-        out.append(md_table(HEADERS, soak_rows(r, answer.limits)).rstrip("\n"))
-    out += ["", *NOTES, "", summary]
-    return "\n".join(out)
-
-
 def soak_tables(answer: SoakAnswer) -> list[AnswerTable]:
     """One table per point for presenters that draw their own (the HTML report)."""
+    last = len(answer.rows) - 1
     return [
-        AnswerTable(verdict_line(r), HEADERS, soak_rows(r, answer.limits), notes=NOTES)
-        for r in answer.rows
+        AnswerTable(
+            verdict_line(r), HEADERS, soak_rows(r, answer.limits), notes=NOTES if i == last else []
+        )
+        for i, r in enumerate(answer.rows)
     ]

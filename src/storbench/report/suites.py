@@ -1,14 +1,13 @@
-"""The seeds' own tables: qualify (seed 002), profiles (seed 001), matrix (seeds 003/004),
-rados (seed 000's appendix: rados bench with one column per client count)."""
+"""Each built-in suite's answer as the seeds' own tables (:class:`AnswerTable`, text cells):
+qualify (seed 002), profiles (seed 001), matrix (seeds 003/004), rados (seed 000's appendix:
+rados bench with one column per client count), soak and s3 (report/soak.py, report/objects.py).
+storbench.hooks registers ``KIND_tables`` of each; every presenter draws what they return."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
-
 from storbench.analysis.answers import (  # noqa: F401  (re-exported: the data rendered here)
-    RADOS_MODES,
     RADOS_ROWS,
     MatrixAnswer,
     MatrixRow,
@@ -18,22 +17,17 @@ from storbench.analysis.answers import (  # noqa: F401  (re-exported: the data r
     QualifyRow,
     RadosAnswer,
     RadosGroup,
-    SoakAnswer,
-    SuiteAnswer,
     is_rados_bench,
     matrix_rows,
     profiles_rows,
     qualify_rows,
     rados_groups,
-    suite_answer,
 )
-from storbench.analysis.objects import S3Answer
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee
 from storbench.report.fmt import AnswerTable
-from storbench.report.objects import s3_tables
-from storbench.report.safe import md_table, md_text
-from storbench.report.soak import soak_tables
+from storbench.report.objects import s3_tables  # noqa: F401  (registered in storbench.hooks)
+from storbench.report.soak import soak_tables  # noqa: F401  (registered in storbench.hooks)
 from storbench.units import (
     UnitError,
     fmt_iops,
@@ -98,16 +92,6 @@ def _qualify_cells(r: QualifyRow) -> list[str]:
     ]
 
 
-def qualify_markdown(rows: list[QualifyRow]) -> str:
-    lines = [
-        "| ID | Size | Type | Proto | IOPS | #Jobs | Notes |",
-        "|----|------|------|-------|-----:|------:|-------|",
-    ]
-    for r in rows:
-        lines.append("| " + " | ".join(md_text(c) for c in _qualify_cells(r)) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def _jobs(n: Any) -> str:
     return f"{n} job{'s' if str(n) != '1' else ''}"
 
@@ -143,105 +127,8 @@ def _figure(r: ProfilesRow, kind: str, ddir: str, name: str) -> float | None:
     return None if fig is None else getattr(fig, name)
 
 
-def profiles_table(rows: list[ProfilesRow]) -> Table:
-    t = Table(
-        title="Overview (seed 001 profiles: seq 1 MiB rw iodepth 16; 4k randrw 70/30 iodepth 64)",
-        title_justify="left",
-    )
-    for c in (
-        "target",
-        "Seq Read MiB/s",
-        "Seq Write MiB/s",
-        "Rand 4k Read IOPS",
-        "Rand 4k Write IOPS",
-    ):
-        t.add_column(c, justify="left" if c == "target" else "right")
-    for r in rows:
-        t.add_row(
-            r.target,
-            fmt_rate(_figure(r, "seq", "read", "bw_bytes_per_s")),
-            fmt_rate(_figure(r, "seq", "write", "bw_bytes_per_s")),
-            fmt_iops(_figure(r, "rand", "read", "iops")),
-            fmt_iops(_figure(r, "rand", "write", "iops")),
-        )
-    return t
-
-
 #: the latency figures of a profile's direction, as seed 001 shows them
 CLAT_FIGURES = ("clat_mean_ns", "clat_p95_ns", "clat_p99_ns")
-
-
-def profiles_latency_table(rows: list[ProfilesRow]) -> Table:
-    t = Table(title="Completion latency (clat) mean / p95 / p99", title_justify="left")
-    t.add_column("target")
-    for kind in ("Seq", "Rand 4k"):
-        for ddir in ("read", "write"):
-            t.add_column(f"{kind} {ddir}", justify="right")
-    for r in rows:
-        cells = [r.target]
-        for kind in ("seq", "rand"):
-            for ddir in ("read", "write"):
-                cells.append(" / ".join(fmt_ns(_figure(r, kind, ddir, x)) for x in CLAT_FIGURES))
-        t.add_row(*cells)
-    return t
-
-
-def profiles_markdown(rows: list[ProfilesRow]) -> str:
-    """Seed 001's two tables: the overview, then the completion latency."""
-    overview, latency = _profiles_tables(rows)
-    return (
-        md_table(overview.headers, overview.rows, overview.right)
-        + "\n"
-        + md_table(latency.headers, latency.rows, latency.right)
-    )
-
-
-def matrix_tables(summaries: list[PointSummary]) -> list[Table]:
-    """IOPS by block size (rows) × iodepth (columns), one table per target and rw."""
-    tables = []
-    groups: dict[tuple[str, str], list[PointSummary]] = {}
-    for s in summaries:
-        rw = str(s.params.get("rw", "read"))
-        groups.setdefault((s.target.label, rw), []).append(s)
-    for (target, rw), items in groups.items():
-        qds = list(dict.fromkeys(s.params.get("iodepth", 1) for s in items))
-        bss = list(dict.fromkeys(s.params.get("bs", "4k") for s in items))
-        t = Table(title=f"{target}: {rw} IOPS (rows bs, columns iodepth)", title_justify="left")
-        t.add_column("bs")
-        for q in qds:
-            t.add_column(str(q), justify="right")
-        cell = {(s.params.get("bs", "4k"), s.params.get("iodepth", 1)): s for s in items}
-        for bs in bss:
-            t.add_row(
-                str(bs),
-                *[
-                    fmt_iops(cell[(bs, q)].total_iops)
-                    if (bs, q) in cell and cell[(bs, q)].runs
-                    else "-"
-                    for q in qds
-                ],
-            )
-        tables.append(t)
-    return tables
-
-
-def matrix_saturation(rows: list[MatrixRow]) -> list[str]:
-    """Per target, rw and block size (the matrix answer's rows): the optimal iodepth, the
-    best, and the latency knee."""
-    lines = []
-    for r in rows:
-        what = ", ".join(f"{k}={v}" for k, v in r.fixed.items() if k != "workload")
-        knee = r.knee
-        lines.append(
-            f"{what}: optimal iodepth {r.optimal_iodepth} reaches 95 % of the best "
-            f"({fmt_iops(r.best_iops)} IOPS at iodepth {r.best_iodepth}); "
-            + (
-                f"p99 climbs faster than IOPS from iodepth {knee.before} to {knee.at}"
-                if knee
-                else "p99 never climbs faster than IOPS"
-            )
-        )
-    return lines
 
 
 # ---------------------------------------------------------------------------- rados (seed 000)
@@ -345,44 +232,34 @@ def rados_notes(g: RadosGroup) -> list[str]:
     return notes
 
 
-def rados_markdown(groups: list[RadosGroup]) -> str:
-    """Seed 000's appendix (the rados answer's groups): per mode a table with one column per
-    client count."""
-    out = []
-    several_targets = len({g.target for g in groups}) > 1
-    for g in groups:
-        heading = rados_heading(g.params) + (f" — {g.target}" if several_targets else "")
-        t = _rados_table(g, several=False)
-        lines = [
-            f"### {md_text(heading)}",
-            "",
-            "| | " + " | ".join(t.headers[1:]) + " |",
-            "|---|" + "---:|" * (len(t.headers) - 1),
-        ]
-        lines += ["| " + " | ".join(row) + " |" for row in t.rows]
-        lines.append("")
-        lines += [f"- {md_text(note)}" for note in t.notes]
-        out.append("\n".join(lines) + "\n")
-    return "\n".join(out) if out else "(no rados bench point in this run)\n"
-
-
 # ---------------------------------------------------------------------------- answer tables
 
 
-def answer_tables(answer: SuiteAnswer) -> list[AnswerTable]:
-    """The tables of a suite's answer, in the order the Markdown report shows them."""
-    if isinstance(answer, QualifyAnswer):
-        return _qualify_tables(answer.rows)
-    if isinstance(answer, ProfilesAnswer):
-        return _profiles_tables(answer.rows)
-    if isinstance(answer, MatrixAnswer):
-        return _matrix_tables(answer.rows)
-    if isinstance(answer, SoakAnswer):
-        return soak_tables(answer)
-    if isinstance(answer, S3Answer):
-        return s3_tables(answer)
+def qualify_tables(answer: QualifyAnswer) -> list[AnswerTable]:
+    return _qualify_tables(answer.rows)
+
+
+def profiles_tables(answer: ProfilesAnswer) -> list[AnswerTable]:
+    return _profiles_tables(answer.rows)
+
+
+def matrix_tables(answer: MatrixAnswer) -> list[AnswerTable]:
+    return _matrix_tables(answer.rows)
+
+
+def rados_tables(answer: RadosAnswer) -> list[AnswerTable]:
     several = len({g.target for g in answer.rows}) > 1
     return [_rados_table(g, several=several) for g in answer.rows]
+
+
+def not_rados_bench(summaries: list[PointSummary]) -> list[PointSummary]:
+    """The points a rados report lists after seed 000's tables: those of other engines."""
+    return [s for s in summaries if not is_rados_bench(s)]
+
+
+def every_point(summaries: list[PointSummary]) -> list[PointSummary]:
+    """Every point: the answer summarises, the point table still lists each."""
+    return summaries
 
 
 def _qualify_tables(rows: list[QualifyRow]) -> list[AnswerTable]:

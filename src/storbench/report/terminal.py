@@ -27,10 +27,12 @@ from storbench.report.ceph import CephReport, cluster_line
 from storbench.report.comparison import comparison_text  # noqa: F401  (re-exported: cli, tests)
 from storbench.report.fmt import (
     LAT_NOTE,
+    AnswerTable,
     SummaryLead,
     fmt_direction_latency,
     fmt_spread,
     latency_label,
+    text_table,
 )
 from storbench.report.safe import one_line, visible
 from storbench.series import Interval
@@ -212,6 +214,17 @@ class ProgressReporter:
 
     def point_interrupted(self, point: Point) -> None:
         self._say(f"interrupted during {point.label()}: that point is not recorded", "yellow")
+
+
+def answer_text(tables: list[AnswerTable], kind: str | None = None) -> str:
+    """A suite's answer (the report model's tables) as plain aligned text: each table's
+    title, its rows, its notes."""
+    if not tables:
+        return f"(no point of this run answers the {kind} report)"
+    out: list[str] = []
+    for t in tables:
+        out += [t.title, text_table(t.headers, t.rows, t.right), *t.notes, ""]
+    return "\n".join(out)
 
 
 def summary_table(

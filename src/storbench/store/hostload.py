@@ -135,5 +135,9 @@ class RunSeries:
     def intervals(self, point_idx: int) -> list[Interval]:
         return list(self.store.intervals(self.run_id, point_idx))
 
+    def every_host(self, point_idx: int) -> list[Interval]:
+        """The point's intervals of every host (the aggregate's and each host's own)."""
+        return list(self.store.intervals(self.run_id, point_idx, host=None))
+
     def host_samples(self, point_idx: int) -> list[HostSample]:
         return list(self.store.host_samples(self.run_id, point_idx))

@@ -1,5 +1,5 @@
 """What the web view's pages are made of, built once and kept: a run as loaded (its summaries
-and measurements: charts.load_run), the report's context of a run or of two runs compared
+and measurements: report/model.py's load_run), the report's context of a run or of two runs compared
 (report/html.py's report_context, charts drawn), each kept for the next request until the
 run changes (its status or its count of measurements) or newer ones push it out.
 
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from storbench.analysis.select import parse_run_spec
-from storbench.report import charts
 from storbench.report import html as html_report
-from storbench.report.charts import RunResults
+from storbench.report import model
+from storbench.report.model import RunReport
 from storbench.store import Store
 
 _T = TypeVar("_T")
@@ -59,10 +59,10 @@ class Views:
                     self._kept.popitem(last=False)
         return value
 
-    def run(self, run_id: int) -> RunResults:
+    def run(self, run_id: int) -> RunReport:
         """The run as charts and reports load it (summaries, measurements without raw output)."""
         v = self.version(run_id)
-        return self._cached(("run", *v), lambda: charts.load_run(self.store, str(v[0])))
+        return self._cached(("run", *v), lambda: model.load_run(self.store, str(v[0])))
 
     def run_page(self, run_id: int, *, draw: bool = True) -> dict[str, Any]:
         """The report's context of one run, without point details (each point has a page);
@@ -86,7 +86,7 @@ class Views:
             texts = [
                 f"{v[0]}:{f}" if f else str(v[0]) for v, f in zip(versions, filters, strict=True)
             ]
-            runs = charts.load_runs(self.store, texts)
-            return html_report.report_context(self.store, runs, details=False)
+            cmp = model.load_comparison(self.store, texts, detail=True)
+            return html_report.report_context(self.store, cmp.runs, cmp, details=False)
 
         return self._cached(("compare", versions, filters), build)

@@ -61,7 +61,7 @@ from storbench.report.charts.model import (  # noqa: F401
     Line,
     Mark,
     Panel,
-    RunResults,
+    RunReport,
     load_run,
     load_runs,
 )

@@ -24,7 +24,7 @@ from storbench.report.charts.model import (
     Line,
     Mark,
     Panel,
-    RunResults,
+    RunReport,
     fmt_value,
     point_latency,
 )
@@ -35,12 +35,12 @@ from storbench.units import fmt_iops, fmt_ns, parse_size
 
 @dataclass
 class _Rec:
-    res: RunResults
+    res: RunReport
     s: PointSummary
     dims: dict[str, str]
 
 
-def _dims(res: RunResults, s: PointSummary, run: str | None, skip: str | None) -> dict[str, str]:
+def _dims(res: RunReport, s: PointSummary, run: str | None, skip: str | None) -> dict[str, str]:
     """A point's dimensions: ``run`` (what its run is called among several, or None for
     one run), target, workload and its axes but ``skip``."""
     d: dict[str, str] = {}
@@ -81,7 +81,7 @@ def _describe(dims: dict[str, str], keys: list[str]) -> str:
     return ", ".join(parts)
 
 
-def _point_text(res: RunResults, s: PointSummary, multi_run: bool) -> str:
+def _point_text(res: RunReport, s: PointSummary, multi_run: bool) -> str:
     axes = " ".join(f"{k}={v}" for k, v in s.axes.items())
     head = f"{res.label}\n" if multi_run else ""
     return f"{head}{s.target.label} · {s.workload} {axes}".rstrip()
@@ -101,7 +101,7 @@ def _spread(s: PointSummary, metric: str) -> str:
     return "" if hw is None else f" ± {fmt_value(metric, hw)} (95 % CI, n={s.runs})"
 
 
-def _runs_title(runs: list[RunResults]) -> str:
+def _runs_title(runs: list[RunReport]) -> str:
     if len(runs) == 1:
         return runs[0].label
     return " vs ".join(r.short for r in runs)
@@ -121,7 +121,7 @@ def _lat_unit(values: Iterable[float]) -> tuple[float, str]:
     return 1.0, "ns"
 
 
-def sweep_chart(runs: list[RunResults], metric: str, axis: str) -> Chart:
+def sweep_chart(runs: list[RunReport], metric: str, axis: str) -> Chart:
     """A figure (IOPS, bandwidth or mean latency) against a swept option (iodepth, numjobs)."""
     multi = len(runs) > 1
     name, fig = _METRICS[metric]
@@ -209,7 +209,7 @@ def _complete_marks(
         mark.ref, mark.err = r.res.anchor(r.s), _ci(r.s, metric)
 
 
-def _run_names(runs: list[RunResults]) -> dict[int, str]:
+def _run_names(runs: list[RunReport]) -> dict[int, str]:
     """What each run is called in a chart of several (facets.run_labels), by ``id()``;
     nothing for a chart of one run."""
     if len(runs) < 2:
@@ -230,7 +230,7 @@ def _x(axis: str, value: Any) -> float:
     return float(parse_size(str(value))) if axis == "bs" else float(value)
 
 
-def _sweep_series(runs: list[RunResults], recs: list[_Rec], varying: list[str]) -> list[str]:
+def _sweep_series(runs: list[RunReport], recs: list[_Rec], varying: list[str]) -> list[str]:
     """What tells a sweep chart's lines apart: the run (and target, when a run has several),
     else the block size, else the target; nothing when one line says it all."""
     if len(runs) > 1:
@@ -273,7 +273,7 @@ def _has_percentiles(s: PointSummary) -> bool:
     return lat is not None and any(lat.percentiles.get(pct_key(p)) for p in PERCENTILES)
 
 
-def percentile_chart(runs: list[RunResults]) -> Chart:
+def percentile_chart(runs: list[RunReport]) -> Chart:
     """Completion latency at p50 … p99.99, a line per point; panels group points so that
     none holds more than ``MAX_SERIES`` lines."""
     multi = len(runs) > 1
@@ -369,7 +369,7 @@ def _capped(chart: Chart) -> Chart:
 MAX_COMPARE_BARS = 80
 
 
-def comparisons(runs: list[RunResults]) -> list[Any]:
+def comparisons(runs: list[RunReport]) -> list[Any]:
     """Each later run against the first (storbench.analysis.compare), in run order."""
     base = runs[0]
     return [
@@ -382,7 +382,7 @@ def _pct_bar(label: str, pct: float, tip: str, ref: str | None = None) -> Mark:
     return Mark(x=0.0, y=pct, tip=tip, ref=ref, text=f"{pct:+.1f}%", label=label)
 
 
-def compare_chart(runs: list[RunResults], cmps: list[Any] | None = None) -> Chart:
+def compare_chart(runs: list[RunReport], cmps: list[Any] | None = None) -> Chart:
     """Seed 004's relative comparisons: for every later run against the first, the % change
     of IOPS point by point (bars labelled with the change), and the average IOPS gain and
     mean-latency reduction per iodepth and per block size."""
@@ -440,7 +440,7 @@ def compare_chart(runs: list[RunResults], cmps: list[Any] | None = None) -> Char
     )
 
 
-def build_chart(kind: str, runs: list[RunResults]) -> Chart:
+def build_chart(kind: str, runs: list[RunReport]) -> Chart:
     """The chart of ``kind`` for ``runs``; a UserError when the runs cannot give it."""
     if kind not in KINDS:
         raise UserError(f"unknown chart kind {kind!r}", fix=f"use one of: {', '.join(KINDS)}")
@@ -477,7 +477,7 @@ def build_chart(kind: str, runs: list[RunResults]) -> Chart:
     return chart
 
 
-def available_kinds(runs: list[RunResults]) -> list[str]:
+def available_kinds(runs: list[RunReport]) -> list[str]:
     """The kinds that have something to draw for these runs."""
     axes = {k for r in runs for s in r.summaries if s.runs for k in s.axes}
     kinds = []

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from storbench.analysis import testbed
 from storbench.analysis.compare import constant_options
-from storbench.report.charts.model import MAX_SERIES, Chart, Line, Panel, RunResults
+from storbench.report.charts.model import MAX_SERIES, Chart, Line, Panel, RunReport
 
 #: Most test-bed settings a label names: more say that the test beds are others altogether.
 MAX_TESTBED_SETTINGS = 2
@@ -31,7 +31,7 @@ MAX_TESTBED_SETTINGS = 2
 MAX_VALUE = 24
 
 
-def run_labels(runs: list[RunResults]) -> list[str]:
+def run_labels(runs: list[RunReport]) -> list[str]:
     """What each run is called in a chart of these runs (module doc), in their order."""
     if len(runs) < 2:
         return [r.label for r in runs]
@@ -51,7 +51,7 @@ def run_labels(runs: list[RunResults]) -> list[str]:
     return labels
 
 
-def _distinctions(runs: list[RunResults]) -> Iterator[list[str]]:
+def _distinctions(runs: list[RunReport]) -> Iterator[list[str]]:
     """Texts that tell the runs apart, one list per way of telling (in the order of the
     module doc), each only when its texts are not all the same."""
     for texts in (
@@ -65,11 +65,11 @@ def _distinctions(runs: list[RunResults]) -> Iterator[list[str]]:
             yield texts
 
 
-def _targets(res: RunResults) -> str:
+def _targets(res: RunReport) -> str:
     return " + ".join(dict.fromkeys(s.target.label for s in res.summaries))
 
 
-def _options(runs: list[RunResults]) -> list[str]:
+def _options(runs: list[RunReport]) -> list[str]:
     """``key=value`` of each option every run sets to one value, not the same in all."""
     consts = [constant_options(r.summaries) for r in runs]
     keys = [k for k in consts[0] if all(k in c for c in consts[1:])]
@@ -77,7 +77,7 @@ def _options(runs: list[RunResults]) -> list[str]:
     return [", ".join(f"{k}={c[k]}" for k in keys) for c in consts]
 
 
-def _settings(runs: list[RunResults]) -> list[str]:
+def _settings(runs: list[RunReport]) -> list[str]:
     """``setting=value`` of the test-bed settings that differ from the first run's, when
     there are at most MAX_TESTBED_SETTINGS; empty texts otherwise."""
     base = runs[0].run.inventory

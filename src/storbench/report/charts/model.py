@@ -6,12 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from storbench.analysis.select import parse_run_spec, select
-from storbench.analysis.soak import SeriesSource
-from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
+from storbench.analysis.summary import PointSummary
 from storbench.constants import CHART_KINDS as KINDS  # noqa: F401
 from storbench.metrics import LatencyStats
-from storbench.store import MeasurementRow, RunRow, Store
+from storbench.report.model import RunReport, load_run, load_runs  # noqa: F401  (the runs drawn)
 from storbench.units import fmt_iops, fmt_ns
 
 #: Most panels one figure shows; the rest are named in the chart's note (values stay in tables).
@@ -21,83 +19,6 @@ MAX_PANELS = 12
 MAX_SERIES = 6
 
 _MIB = float(1 << 20)
-
-
-# --------------------------------------------------------------------------- runs
-
-
-@dataclass
-class RunResults:
-    """One run (or the points of it a ``RUN:key=value`` filter keeps) as charts and reports
-    see it: its row, its per-point summaries and the measurements they fold (repetitions)."""
-
-    run: RunRow
-    summaries: list[PointSummary]
-    rows: list[MeasurementRow] = field(default_factory=list)
-    filters: str = ""  # "target=/dev/sdb,bs=4k" when filtered
-    tag: str = ""  # tells apart two sides from the same run in one page
-    #: a point's intervals by its index (the soak answer is made of them)
-    series: SeriesSource | None = None
-
-    @property
-    def short(self) -> str:
-        return f"run {self.run.id}" + (f" [{self.filters}]" if self.filters else "")
-
-    @property
-    def label(self) -> str:
-        return f"run {self.run.id}: {self.run.name}" + (
-            f" [{self.filters}]" if self.filters else ""
-        )
-
-    def anchor(self, s: PointSummary) -> str:
-        """The id of a point's detail section in the HTML report."""
-        return f"r{self.run.id}{self.tag}-p{s.index + 1}"
-
-
-def load_run(store: Store, ref: str | int) -> RunResults:
-    """A run's summaries, their percentiles over repetitions merged from the histograms.
-
-    ``ref`` is a run (``12``, ``latest``, ``latest~N``), optionally with a filter that keeps
-    some of its points: ``12:target=/dev/sdb``, ``latest:bs=4k,iodepth=32``
-    (:mod:`storbench.analysis.select`)."""
-    spec = parse_run_spec(str(ref))
-    run = store.run(spec.run)
-    rows = store.measurements(run.id, bins=False)
-    summaries = summarize([(m.point, m.measurement) for m in rows if m.point is not None])
-    _fill_percentiles(store, run.id, summaries)
-    if spec.filters:
-        summaries = select(summaries, spec.filters, what=f"run {run.id} ({spec.text})")
-        keys = {s.key for s in summaries}
-        rows = [m for m in rows if m.point is not None and m.point.key in keys]
-    return RunResults(
-        run=run,
-        summaries=summaries,
-        rows=rows,
-        filters=spec.filter_text,
-        series=store.run_series(run.id),
-    )
-
-
-def _fill_percentiles(store: Store, run_id: int, summaries: list[PointSummary]) -> None:
-    """Percentiles merged over repetitions or directions, from the histograms of only the
-    points that need them, streamed one point at a time (a big run's histograms as objects
-    are hundreds of MiB)."""
-    need = {s.key: s for s in summaries if needs_bins(s)}
-    if need:
-        for key, hists in store.point_histograms(run_id, "clat"):  # bins: JSON text
-            s = need.get(key)
-            if s is not None:
-                fill_percentiles(s, hists)
-
-
-def load_runs(store: Store, refs: list[str]) -> list[RunResults]:
-    """:func:`load_run` of each ref; sides taken from the same run are told apart."""
-    runs = [load_run(store, ref) for ref in refs]
-    ids = [r.run.id for r in runs]
-    for i, r in enumerate(runs):
-        if ids.count(r.run.id) > 1:
-            r.tag = f"s{i + 1}"
-    return runs
 
 
 # --------------------------------------------------------------------------- figures

@@ -1,0 +1,330 @@
+"""The report model: everything any presenter shows of a run or of a comparison, read from the
+store by one loader (:func:`load_run`, :func:`load_runs`, :func:`load_comparison`).
+
+A run's report holds its row, its per-point summaries (percentiles over repetitions merged
+from histograms), its measurements (without raw output), its suite's answer (as data and as
+:class:`~storbench.report.fmt.AnswerTable` s, each kind dispatched once, through
+:mod:`storbench.hooks`), the engines' advice on its points, its failure drills and its Ceph
+clusters and timeline. Presenters (terminal, Markdown, HTML, JSON, the web view) draw it: none
+of them queries the store, calls an engine or computes an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from storbench import hooks
+from storbench.analysis.select import parse_run_spec, select
+from storbench.analysis.soak import SeriesSource
+from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
+from storbench.metrics import PERCENTILES, Measurement
+from storbench.report.ceph import CephReport, ceph_report
+from storbench.report.drill import DrillRow, drills_of
+from storbench.report.fmt import AnswerTable
+from storbench.store import EventRow, MeasurementRow, RunRow, Store
+
+
+@dataclass
+class RunReport:
+    """One run (or the points of it a ``RUN:key=value`` filter keeps) as every presenter
+    shows it."""
+
+    run: RunRow
+    summaries: list[PointSummary]
+    rows: list[MeasurementRow] = field(default_factory=list)
+    filters: str = ""  # "target=/dev/sdb,bs=4k" when filtered
+    tag: str = ""  # tells apart two sides from the same run in one page
+    #: a point's intervals by its index (the soak answer is made of them; time charts)
+    series: SeriesSource | None = None
+    #: the suite's answer as data (analysis/answers.py), None for a run without one
+    answer: Any = None
+    #: the answer as tables: what every presenter draws of it
+    tables: list[AnswerTable] = field(default_factory=list)
+    #: the points a report lists in its point table after the answer (all without one)
+    rest: list[PointSummary] = field(default_factory=list)
+    #: what a reviewer would warn of in these points (the engines' advice)
+    advice: list[str] = field(default_factory=list)
+    drills: list[DrillRow] = field(default_factory=list)
+    #: the run's Ceph clusters and timeline, None without either
+    ceph: CephReport | None = None
+    #: the run's timeline events (actions, health, cluster state), in time order
+    events: list[EventRow] = field(default_factory=list)
+    #: where the parts read on demand come from (a point's job file and raw output, its
+    #: time chart): the HTML report's point details; None for a model built without a store
+    source: Store | None = None
+
+    @property
+    def kind(self) -> str | None:
+        """The suite report the run's plan asks for (``report:``), None without."""
+        kind = self.run.inventory.get("report")
+        return str(kind) if kind else None
+
+    @property
+    def short(self) -> str:
+        return f"run {self.run.id}" + (f" [{self.filters}]" if self.filters else "")
+
+    @property
+    def label(self) -> str:
+        return f"run {self.run.id}: {self.run.name}" + (
+            f" [{self.filters}]" if self.filters else ""
+        )
+
+    def anchor(self, s: PointSummary) -> str:
+        """The id of a point's detail section in the HTML report."""
+        return f"r{self.run.id}{self.tag}-p{s.index + 1}"
+
+    @property
+    def hosts(self) -> list[tuple[str, Measurement]]:
+        """(point label, measurement) of every measurement that ran on several hosts."""
+        return [
+            (f"{m.point_idx + 1} {m.point.label() if m.point else ''}".strip(), m.measurement)
+            for m in self.rows
+            if m.measurement.hosts
+        ]
+
+
+@dataclass
+class ComparisonReport:
+    """Each later side against the first: what ``compare`` and a report of several runs show."""
+
+    runs: list[RunReport]
+    comparisons: list[Any]  # analysis.compare.Comparison, one per later side
+    #: per later side, the test-bed settings that differed from the first's (setting, base,
+    #: other): analysis/testbed.py
+    differences: list[list[tuple[str, Any, Any]]] = field(default_factory=list)
+    #: the advice on each run's points, once per run ("run N: ...")
+    advice: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def answer_of(
+    kind: str | None,
+    summaries: list[PointSummary],
+    inventory: dict[str, Any],
+    series: SeriesSource | None = None,
+) -> tuple[Any, list[AnswerTable], list[PointSummary]]:
+    """The answer of a ``kind`` report (storbench.hooks: its answer, its tables, the points
+    left to the point table): (None, [], summaries) for a run without one."""
+    hook = hooks.ANSWERS.get(kind) if kind else None
+    if hook is None:
+        return None, [], summaries
+    answer = hooks.resolve(hook.answer)(summaries, inventory, series)
+    if answer is None:
+        return None, [], summaries
+    tables = list(hooks.resolve(hook.tables)(answer))
+    rest: Callable[[list[PointSummary]], list[PointSummary]] | None = (
+        hooks.resolve(hook.rest) if hook.rest is not None else None
+    )
+    return answer, tables, (rest(summaries) if rest is not None else [])
+
+
+def assemble(
+    run: RunRow,
+    summaries: list[PointSummary],
+    rows: list[MeasurementRow] | None = None,
+    *,
+    series: SeriesSource | None = None,
+    drills: list[DrillRow] | None = None,
+    ceph: CephReport | None = None,
+    events: list[EventRow] | None = None,
+    filters: str = "",
+    answer: bool = True,
+    source: Store | None = None,
+) -> RunReport:
+    """A run's report from what was read of it (the loader's second half; tests build one
+    from summaries alone); without ``answer``, no suite answer (a comparison shows none)."""
+    from storbench import engines
+
+    rows = rows or []
+    kind = run.inventory.get("report") if answer else None
+    found, tables, rest = answer_of(kind, summaries, run.inventory, series)
+    points = [m.point for m in rows if m.point is not None] or _points(summaries)
+    return RunReport(
+        run=run,
+        summaries=summaries,
+        rows=rows,
+        filters=filters,
+        series=series,
+        answer=found,
+        tables=tables,
+        rest=rest,
+        advice=engines.advice(points),
+        drills=drills or [],
+        ceph=ceph,
+        events=events or [],
+        source=source,
+    )
+
+
+def from_summaries(
+    summaries: list[PointSummary],
+    *,
+    id: int = 1,
+    name: str = "run",
+    status: str = "completed",
+    report: str | None = None,
+    inventory: dict[str, Any] | None = None,
+    ceph: CephReport | None = None,
+) -> RunReport:
+    """A run's report from its summaries alone (no store: no measurements, series, drills),
+    for presenters fed from elsewhere and for their tests."""
+    inv = dict(inventory or {})
+    if report is not None:
+        inv["report"] = report
+    run = RunRow(
+        id=id,
+        kind="run",
+        name=name,
+        source="",
+        plan_text=None,
+        overrides=[],
+        status=status,
+        started_at=0.0,
+        ended_at=None,
+        inventory=inv,
+        fio_version=None,
+        storbench_version=None,
+        hostname=None,
+        pid=None,
+    )
+    return assemble(run, summaries, ceph=ceph)
+
+
+def _points(summaries: Iterable[PointSummary]) -> list[Any]:
+    """The points as the engines' advice reads them (workload and options), from summaries."""
+    from storbench.plan import Point
+
+    return [Point(s.index, s.key, 0, s.target, s.workload, s.params, s.axes) for s in summaries]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def read_summaries(
+    store: Store,
+    run_id: int,
+    rows: Iterable[MeasurementRow],
+    *,
+    percentiles: tuple[float, ...] = PERCENTILES,
+    dirs: bool = True,
+) -> list[PointSummary]:
+    """A run's per-point summaries from ``rows`` (its measurements without histograms), then
+    the clat histograms of only the points whose percentiles need merging (repetitions,
+    several directions), streamed one point at a time (a big run's histograms as objects are
+    hundreds of MiB). Merged percentiles for ``percentiles`` only, per direction only with
+    ``dirs``."""
+    summaries = summarize((m.point, m.measurement) for m in rows if m.point is not None)
+    need = {s.key: s for s in summaries if needs_bins(s)}
+    if need:
+        for key, hists in store.point_histograms(run_id, "clat"):  # bins: packed (histpack)
+            s = need.get(key)
+            if s is not None:
+                fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
+    return summaries
+
+
+def load_run(
+    store: Store,
+    ref: str | int,
+    *,
+    percentiles: tuple[float, ...] = PERCENTILES,
+    dirs: bool = True,
+    answer: bool = True,
+    _read: dict[int, tuple[RunRow, list[MeasurementRow], list[PointSummary]]] | None = None,
+) -> RunReport:
+    """The report of run ``ref``: an id, ``latest``, ``latest~N``, optionally with a filter
+    that keeps some of its points (``12:target=/dev/sdb``, ``latest:bs=4k,iodepth=32``:
+    :mod:`storbench.analysis.select`). ``percentiles`` and ``dirs``: which merged
+    percentiles the summaries get (a comparison needs only the p99 of all directions)."""
+    spec = parse_run_spec(str(ref))
+    run = store.run(spec.run)
+    read = _read if _read is not None else {}
+    if run.id not in read:
+        rows = store.measurements(run.id, bins=False)
+        read[run.id] = (
+            run,
+            rows,
+            read_summaries(store, run.id, rows, percentiles=percentiles, dirs=dirs),
+        )
+    run, rows, summaries = read[run.id]
+    events = store.events(run.id)
+    if spec.filters:
+        summaries = select(summaries, spec.filters, what=f"run {run.id} ({spec.text})")
+        keys = {s.key for s in summaries}
+        rows = [m for m in rows if m.point is not None and m.point.key in keys]
+    return assemble(
+        run,
+        summaries,
+        rows,
+        series=store.run_series(run.id),
+        drills=drills_of(store, run.id, None if spec.filters else rows),
+        ceph=ceph_report(run, events),
+        events=events,
+        filters=spec.filter_text,
+        answer=answer,
+        source=store,
+    )
+
+
+def load_runs(
+    store: Store,
+    refs: list[str],
+    *,
+    percentiles: tuple[float, ...] = PERCENTILES,
+    dirs: bool = True,
+    answer: bool = True,
+) -> list[RunReport]:
+    """:func:`load_run` of each ref, each run read once however many of its parts are
+    asked for; sides taken from the same run are told apart (``tag``)."""
+    read: dict[int, tuple[RunRow, list[MeasurementRow], list[PointSummary]]] = {}
+    runs = [
+        load_run(store, ref, percentiles=percentiles, dirs=dirs, answer=answer, _read=read)
+        for ref in refs
+    ]
+    ids = [r.run.id for r in runs]
+    for i, r in enumerate(runs):
+        if ids.count(r.run.id) > 1:
+            r.tag = f"s{i + 1}"
+    return runs
+
+
+def side_name(r: RunReport) -> str:
+    """What ``compare`` calls a side: ``run 3 (name)``, ``/dev/sdb (run 3)`` for a target."""
+    spec = parse_run_spec(f"{r.run.id}:{r.filters}" if r.filters else str(r.run.id))
+    if not spec.filters:
+        return f"run {r.run.id} ({r.run.name})"
+    if len(spec.filters) == 1 and spec.filters[0][0] == "target":
+        return f"{spec.filters[0][1]} (run {r.run.id})"
+    return f"run {r.run.id} [{','.join(f'{k}={v}' for k, v in spec.filters)}]"
+
+
+def compare_runs(runs: list[RunReport], *, names: Callable[[RunReport], str]) -> ComparisonReport:
+    """Each of ``runs[1:]`` against ``runs[0]``, the sides named by ``names``."""
+    from storbench.analysis import testbed
+    from storbench.analysis.compare import compare
+
+    base, others = runs[0], runs[1:]
+    advice = [f"run {r.run.id}: {line}" for r in runs for line in r.advice]
+    return ComparisonReport(
+        runs=runs,
+        comparisons=[
+            compare(base.summaries, o.summaries, base_name=names(base), other_name=names(o))
+            for o in others
+        ],
+        differences=[testbed.differences(base.run.inventory, o.run.inventory) for o in others],
+        advice=list(dict.fromkeys(advice)),
+    )
+
+
+def load_comparison(store: Store, refs: list[str], *, detail: bool = False) -> ComparisonReport:
+    """Each of refs[1:] against refs[0]. ``compare``'s: the p99 of all directions, no suite
+    answer, the sides named as ``compare`` names them; with ``detail`` (the HTML report, the
+    web view): every percentile of each direction, the answers, the sides named by label."""
+    if detail:
+        return compare_runs(load_runs(store, refs), names=lambda r: r.label)
+    runs = load_runs(store, refs, percentiles=(99.0,), dirs=False, answer=False)
+    return compare_runs(runs, names=side_name)
