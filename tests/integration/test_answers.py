@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from storbench.units import fmt_iops
 
 pytestmark = [
     pytest.mark.integration,
@@ -53,6 +56,8 @@ def test_answer_matrix_terminal_and_json_export_say_the_same(tmp_path: Path) -> 
     assert answer["kind"] == "matrix"
     rows = {row["bs"]: row for row in answer["rows"]}
     assert set(rows) == {"4k", "64k"}
+    optimal = _optimal_rows(r.stdout)
+    assert set(optimal) == set(rows)
     for bs, row in rows.items():
         assert row["optimal_iodepth"] in (1, 4) and row["best_iodepth"] in (1, 4)
         assert row["best_iops"] >= row["optimal_iops"] > 0
@@ -62,8 +67,23 @@ def test_answer_matrix_terminal_and_json_export_say_the_same(tmp_path: Path) -> 
         for value, _, point in sweep["values"]:
             m = next(m for m in doc["measurements"] if m["point"] == point)
             assert m["params"]["bs"] == bs and m["params"]["iodepth"] == value
-        # the terminal's line says the same optimal iodepth
-        assert f"bs={bs}: optimal iodepth {row['optimal_iodepth']} reaches 95 %" in r.stdout
+        # the terminal's table says the same optimal and best iodepth
+        assert optimal[bs][:2] == [str(row["optimal_iodepth"]), fmt_iops(row["optimal_iops"])]
+        assert optimal[bs][2:4] == [str(row["best_iodepth"]), fmt_iops(row["best_iops"])]
+
+
+def _optimal_rows(text: str) -> dict[str, list[str]]:
+    """The terminal's table of the matrix answer: bs -> its cells after target, rw, bs."""
+    lines = text.splitlines()
+    i = lines.index("Optimal iodepth (the smallest reaching 95 % of the best IOPS)")
+    assert lines[i + 1].split()[:3] == ["target", "rw", "bs"] and lines[i + 2].startswith("---")
+    out = {}
+    for line in lines[i + 3 :]:
+        if not line.strip():
+            break
+        cells = re.split(r"\s{2,}", line.strip())
+        out[cells[2]] = cells[3:]
+    return out
 
 
 def test_answer_json_export_of_a_plan_without_a_suite_has_none(tmp_path: Path) -> None:

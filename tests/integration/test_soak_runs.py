@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import statistics
@@ -83,7 +84,9 @@ def test_soak_short_run_gives_a_verdict_from_its_series(tmp_path: Path) -> None:
     assert row["stalls"] == sum(1 for v in iops if v == 0)
     assert row["stable"] == (not row["reasons"])
     md = ok(sb("report", "1", "--format", "markdown", db=db, cwd=tmp_path))
-    assert "**Soak verdict**" in md and "IOPS variation (CV)" in md
+    verdict = "STABLE over" if row["stable"] else "NOT STABLE:"
+    assert re.search(rf"^### .*s\.dat soak: {verdict}", md, re.M), md
+    assert "| IOPS variation (CV) |" in md
 
 
 def test_soak_ctrl_c_ends_it_cleanly_with_a_verdict(tmp_path: Path) -> None:

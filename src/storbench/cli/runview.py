@@ -23,7 +23,7 @@ def show_run(store: Store, r: RunRow, limit: int | None) -> None:
     """``show RUN``: a header (what ran, when, with which engines), then :func:`print_run`
     with the test bed."""
     gc_was_on = gc.isenabled()
-    gc.disable()  # as in load_summaries: a big run's rows, summaries and table cells are
+    gc.disable()  # as in nogc.paused: a big run's rows, summaries and table cells are
     try:  # many objects and few cycles; collecting them while they are made costs 10 %
         _show_run(store, r, limit)
     finally:
@@ -80,7 +80,8 @@ def print_report(
     r, rows, summaries = report.run, report.rows, report.summaries
     title = f"run {r.id}: {r.name} ({r.effective_status}, {r.measured}/{r.points} points)"
     if report.answer is not None:
-        out.print(term.answer_text(report.tables, report.kind), markup=False, highlight=False)
+        text = term.answer_text(report.tables, report.kind)  # aligned: never re-wrapped
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
     for line in report.advice:
         out.print(f"warning: {line}", style="yellow", markup=False, highlight=False)
     if summaries:

@@ -1011,6 +1011,16 @@ workloads:
     assert objects(ceph_cluster) == before
 
 
+def _wait_for_pool_objects(cluster: Any, count: int, seconds: float = 60.0) -> None:
+    """Until `ceph df` says the pool holds ``count`` objects (at most ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        stats = next(p["stats"] for p in cluster.ceph("df")["pools"] if p["name"] == POOL)
+        if stats["objects"] == count or time.monotonic() > deadline:
+            return
+        time.sleep(1)
+
+
 def test_writes_beyond_the_pool_quota_are_refused_naming_the_quota(
     ceph_cluster: Any, conf: str, tmp_path: Path
 ) -> None:
@@ -1018,6 +1028,9 @@ def test_writes_beyond_the_pool_quota_are_refused_naming_the_quota(
     ignores it: an rbd image or fio's rados objects beyond what the quota leaves are refused
     before anything is created (Ceph would mark the pool full, seconds late, and block the
     writes), and so are more objects than its max_objects leaves; within it, a run runs."""
+    # `ceph df` counts what an earlier test removed until the OSDs next report their PGs'
+    # stats (seconds later), and the room check reads `ceph df`: start from settled figures
+    _wait_for_pool_objects(ceph_cluster, len(objects(ceph_cluster)))
     stats = next(p["stats"] for p in ceph_cluster.ceph("df")["pools"] if p["name"] == POOL)
     quota = stats["stored"] + 64 * (1 << 20)
     image = f"sb-it-quota-{uuid.uuid4().hex[:8]}"
@@ -1049,6 +1062,7 @@ workloads:
         )
         r = sb("run", str(plan), "--ceph-conf", conf, db=tmp_path / "q.db")  # 2 objects: fit
         assert r.returncode == 0, r.stdout + r.stderr
+        _wait_for_pool_objects(ceph_cluster, len(objects(ceph_cluster)))  # that run's removed
         plan = write_plan(
             tmp_path / "quota.yaml", Path(plan).read_text().replace("nrfiles: 2", "nrfiles: 3")
         )
