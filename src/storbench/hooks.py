@@ -8,8 +8,8 @@ module imports nothing of storbench, so the plan can ask which report kinds exis
 ``--help`` stays light, and an answer's code is imported only when a run shows it.
 
 A plugin is a module named in ``STORBENCH_PLUGINS`` (comma-separated, importable from
-``sys.path`` / ``PYTHONPATH``) that calls :func:`register_answer`, :func:`register_format`
-or :func:`storbench.engines.register` when imported; the command line imports the plugins
+``sys.path`` / ``PYTHONPATH``) that calls :func:`register_answer` or :func:`register_format`
+when imported; the command line imports the plugins
 before it reads its arguments (:func:`load_plugins`).
 """
 

@@ -80,23 +80,17 @@ def report_cmd(
     RUN is an id, latest or latest~N, optionally with a filter keeping some of its points:
     RUN:target=/dev/sdb, RUN:bs=4k,iodepth=32 (target, workload or any workload option).
     """
-    from storbench.report import model
-    from storbench.report.present import presenter
+    from storbench.report import present
     from storbench.store import Store
 
     store = Store(db_path, write=False)
     if fmt == "html":
         from storbench.report.html import HtmlPresenter
 
-        draw = HtmlPresenter(raw=raw)
+        draw: present.Presenter = HtmlPresenter(raw=raw)
     else:
-        draw = presenter(fmt)
-    refs = list(run_refs)
-    with nogc.paused():  # a big run is millions of objects and no cycles
-        if len(refs) > 1:
-            text = draw.comparison(model.load_comparison(store, refs, detail=fmt == "html"))
-        else:
-            text = draw.run(model.load_run(store, refs[0]))
+        draw = present.presenter(fmt)
+    text = present.render(draw, store, list(run_refs), detail=fmt == "html")
     if output:
         write_output(output, text)
         size = len(text.encode())

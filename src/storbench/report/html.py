@@ -27,10 +27,10 @@ from typing import Any
 from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from storbench import __version__, nogc
+from storbench import __version__
 from storbench.metrics import DIRECTIONS, PERCENTILES, pct_key
 from storbench.netbaseline import fmt_bits
-from storbench.report import charts, model, pointcharts
+from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport
 from storbench.report.details import (  # noqa: F401  (point_detail: the web view's)
     MAX_POINT_DETAILS,
@@ -396,11 +396,9 @@ def render_report(store: Store, refs: list[str], *, raw: bool = False) -> str:
     """The whole report of runs ``refs`` as one HTML page: ids, ``latest``, ``latest~N``,
     each optionally filtered (``12:target=/dev/sdb``, see :func:`model.load_run`); with
     ``raw``, each point's raw engine output in its details."""
-    with nogc.paused():  # a big run is millions of objects and no cycles
-        if len(refs) > 1:
-            cmp = model.load_comparison(store, refs, detail=True)
-            return render_runs(store, cmp.runs, cmp, raw=raw)
-        return render_runs(store, [model.load_run(store, refs[0])], raw=raw)
+    from storbench.report import present
+
+    return present.render(HtmlPresenter(raw=raw), store, refs, detail=True)
 
 
 def render_runs(
@@ -424,12 +422,10 @@ class HtmlPresenter:
     name: str = "html"
 
     def run(self, report: RunReport) -> str:
-        with nogc.paused():
-            return render_runs(_source(report), [report], raw=self.raw)
+        return render_runs(_source(report), [report], raw=self.raw)
 
     def comparison(self, report: ComparisonReport) -> str:
-        with nogc.paused():
-            return render_runs(_source(report.runs[0]), report.runs, report, raw=self.raw)
+        return render_runs(_source(report.runs[0]), report.runs, report, raw=self.raw)
 
 
 def _source(report: RunReport) -> Store:

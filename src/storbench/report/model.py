@@ -35,6 +35,7 @@ class RunReport:
     summaries: list[PointSummary]
     rows: list[MeasurementRow] = field(default_factory=list)
     filters: str = ""  # "target=/dev/sdb,bs=4k" when filtered
+    selected: tuple[tuple[str, str], ...] = ()  # the same as (key, value) pairs
     tag: str = ""  # tells apart two sides from the same run in one page
     #: a point's intervals by its index (the soak answer is made of them; time charts)
     series: SeriesSource | None = None
@@ -131,7 +132,7 @@ def assemble(
     drills: list[DrillRow] | None = None,
     ceph: CephReport | None = None,
     events: list[EventRow] | None = None,
-    filters: str = "",
+    selected: tuple[tuple[str, str], ...] = (),
     answer: bool = True,
     source: Store | None = None,
 ) -> RunReport:
@@ -147,7 +148,8 @@ def assemble(
         run=run,
         summaries=summaries,
         rows=rows,
-        filters=filters,
+        filters=",".join(f"{k}={v}" for k, v in selected),
+        selected=selected,
         series=series,
         answer=found,
         tables=tables,
@@ -264,7 +266,7 @@ def load_run(
         drills=drills_of(store, run.id, None if spec.filters else rows),
         ceph=ceph_report(run, events),
         events=events,
-        filters=spec.filter_text,
+        selected=spec.filters,
         answer=answer,
         source=store,
     )
@@ -294,12 +296,11 @@ def load_runs(
 
 def side_name(r: RunReport) -> str:
     """What ``compare`` calls a side: ``run 3 (name)``, ``/dev/sdb (run 3)`` for a target."""
-    spec = parse_run_spec(f"{r.run.id}:{r.filters}" if r.filters else str(r.run.id))
-    if not spec.filters:
+    if not r.selected:
         return f"run {r.run.id} ({r.run.name})"
-    if len(spec.filters) == 1 and spec.filters[0][0] == "target":
-        return f"{spec.filters[0][1]} (run {r.run.id})"
-    return f"run {r.run.id} [{','.join(f'{k}={v}' for k, v in spec.filters)}]"
+    if len(r.selected) == 1 and r.selected[0][0] == "target":
+        return f"{r.selected[0][1]} (run {r.run.id})"
+    return f"run {r.run.id} [{r.filters}]"
 
 
 def compare_runs(runs: list[RunReport], *, names: Callable[[RunReport], str]) -> ComparisonReport:

@@ -6,10 +6,11 @@ as a plugin registers its own: one module, one object, one line."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
-from storbench import hooks
+from storbench import hooks, nogc
 from storbench.errors import UserError
+from storbench.report import model
 from storbench.report.model import ComparisonReport, RunReport
 
 
@@ -34,3 +35,13 @@ def presenter(name: str) -> Presenter:
         )
     found: Presenter = hooks.resolve(hook.presenter)
     return found
+
+
+def render(draw: Presenter, store: Any, refs: list[str], *, detail: bool = False) -> str:
+    """Runs ``refs`` loaded from ``store`` (the model's loader) and drawn by ``draw``: one run,
+    or each later one against the first; ``detail``: the comparison with every percentile
+    and answer, its sides named by label (the HTML report)."""
+    with nogc.paused():  # a big run is millions of objects and no cycles
+        if len(refs) > 1:
+            return draw.comparison(model.load_comparison(store, refs, detail=detail))
+        return draw.run(model.load_run(store, refs[0]))

@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from storbench.analysis.compare import compare
 from storbench.analysis.stats import spread
 from storbench.analysis.summary import PointSummary
 from storbench.errors import UserError
@@ -28,6 +27,7 @@ from storbench.report.charts.model import (
     fmt_value,
     point_latency,
 )
+from storbench.report.model import compare_runs
 from storbench.units import fmt_iops, fmt_ns, parse_size
 
 # --------------------------------------------------------------------------- building
@@ -370,12 +370,8 @@ MAX_COMPARE_BARS = 80
 
 
 def comparisons(runs: list[RunReport]) -> list[Any]:
-    """Each later run against the first (storbench.analysis.compare), in run order."""
-    base = runs[0]
-    return [
-        compare(base.summaries, o.summaries, base_name=base.label, other_name=o.label)
-        for o in runs[1:]
-    ]
+    """Each later run against the first (the report model's comparison), in run order."""
+    return compare_runs(runs, names=lambda r: r.label).comparisons
 
 
 def _pct_bar(label: str, pct: float, tip: str, ref: str | None = None) -> Mark:
