@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from storbench.engines.base import RunEvents
-from storbench.engines.process import CephClient, ceph_args
+from storbench.hosts.ceph import CephClient, ceph_args
 from storbench.monitor import sample_health
 from storbench.plan import Point
 from storbench.plan.actionkeys import Action

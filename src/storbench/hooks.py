@@ -1,15 +1,15 @@
 """storbench's extension points, declared in one place (datasette's hookspecs are the model):
-what a suite's report answers, and the formats a report is written in. The built-in suites
-and formats are registered here exactly as a plugin registers its own; engines have their
-registry in :mod:`storbench.engines`.
+the engines that run a workload (and the plan keys each one takes), what a suite's report
+answers, and the formats a report is written in. The built-in engines, suites and formats are
+registered here exactly as a plugin registers its own.
 
 Everything is named lazily, as ``"module:attribute"`` (or given as the object itself): this
 module imports nothing of storbench, so the plan can ask which report kinds exist and
 ``--help`` stays light, and an answer's code is imported only when a run shows it.
 
 A plugin is a module named in ``STORBENCH_PLUGINS`` (comma-separated, importable from
-``sys.path`` / ``PYTHONPATH``) that calls :func:`register_answer` or :func:`register_format`
-when imported; the command line imports the plugins
+``sys.path`` / ``PYTHONPATH``) that calls :func:`register_engine`, :func:`register_answer` or
+:func:`register_format` when imported; the command line imports the plugins
 before it reads its arguments (:func:`load_plugins`).
 """
 
@@ -35,6 +35,72 @@ def resolve(ref: Ref) -> Any:
     for part in attr.split(".") if attr else ():
         obj = getattr(obj, part)
     return obj
+
+
+def lazy_package(
+    package: str, where: dict[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` (PEP 562): each name of ``where`` (name
+    -> the module that has it) is imported when first asked for and looked up at each use
+    (a test that replaces ``tool.fio_path`` replaces ``fio.fio_path`` too). The one way
+    storbench's packages keep ``import`` cheap (``--help``, ``plan check``)."""
+
+    def get(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return resolve(f"{module}:{name}")
+
+    def names() -> list[str]:
+        return sorted([*vars(importlib.import_module(package)), *where])
+
+    return get, names
+
+
+# --------------------------------------------------------------------------- engines
+
+
+@dataclass(frozen=True)
+class EngineHook:
+    """An engine a workload names with ``engine: NAME``, in two parts imported apart:
+
+    - ``keys``: its :class:`storbench.plan.enginekeys.EngineKeys`, what its workloads take in a
+      plan, how they are checked and documented and how they expand into points. Light: the
+      plan loader (``plan check``) imports it, never the engine.
+    - ``engine``: the class with the operations of :class:`storbench.engines.base.Engine`
+      (what runs a point), imported when a run or preflight first needs it.
+    """
+
+    name: str
+    engine: Ref
+    keys: Ref
+
+
+ENGINES: dict[str, EngineHook] = {}
+#: the engine of a workload that names none
+DEFAULT_ENGINE = "fio"
+
+
+def register_engine(name: str, engine: Ref, keys: Ref) -> None:
+    """Make ``engine: NAME`` an engine a plan's workloads may name (see :class:`EngineHook`)."""
+    ENGINES[name] = EngineHook(name, engine, keys)
+
+
+def engine_names() -> tuple[str, ...]:
+    return tuple(ENGINES)
+
+
+def engine_keys(name: str) -> Any:
+    """The plan keys of the engine ``name`` (KeyError for an engine nobody registered)."""
+    return resolve(ENGINES[name].keys)
+
+
+register_engine("fio", "storbench.engines.fio.engine:FioEngine", "storbench.engines.fio.keys:KEYS")
+register_engine(
+    "rados-bench",
+    "storbench.engines.rados.engine:RadosBenchEngine",
+    "storbench.engines.rados.keys:KEYS",
+)
 
 
 # --------------------------------------------------------------------------- suites' answers

@@ -20,11 +20,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+
+
+def pdeathsig_prefix() -> list[str]:
+    """``setpriv --pdeathsig KILL --``: the engine dies with storbench, even on SIGKILL, so no
+    orphan goes on writing. Empty when setpriv (util-linux) is missing."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+
 
 #: The environment variable that marks a run's processes.
 ENV = "STORBENCH_RUN"

@@ -28,18 +28,17 @@ from storbench import engines, liveness, power, procguard
 from storbench.constants import HEALTH_INTERVAL
 from storbench.drills import Drill
 from storbench.engines.base import PointResult, RunContext, Session
-from storbench.engines.process import CephClient
 from storbench.hostload import Sampler
+from storbench.hosts.ceph import CephClient
 from storbench.hostsampling import note_power, note_unsampled, sample_sources
 from storbench.later import Later
 from storbench.metrics import Measurement
 from storbench.monitor import HealthMonitor, HealthSample
-from storbench.plan import Point
+from storbench.plan import Point, local_points
 from storbench.precondition import Preconditioner
 from storbench.preflight import (
     ceph,
     directory_files,
-    local_points,
     restore_layout,
     safety,
     scratch_sizes,

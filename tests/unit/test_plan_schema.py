@@ -4,20 +4,22 @@ come from there, and so does docs/plan-keys.md (`storbench plan keys`)."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from storbench import hooks
 from storbench.errors import PlanError
-from storbench.plan import parse_plan, schema
+from storbench.plan import enginekeys, keysdoc, parse_plan, schema
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plan-keys.md"
 
 
 def test_plan_schema_docs_are_what_the_schema_says() -> None:
-    assert DOCS.read_text() == schema.keys_markdown(), (
+    assert DOCS.read_text() == keysdoc.keys_markdown(), (
         "docs/plan-keys.md is out of step: storbench plan keys > docs/plan-keys.md"
     )
 
@@ -26,16 +28,17 @@ def test_plan_schema_plan_keys_command_prints_it() -> None:
     r = subprocess.run(
         [sys.executable, "-m", "storbench", "plan", "keys"], capture_output=True, text=True
     )
-    assert r.returncode == 0 and r.stdout == schema.keys_markdown()
+    assert r.returncode == 0 and r.stdout == keysdoc.keys_markdown()
 
 
 def test_plan_schema_every_key_is_documented_once_per_section() -> None:
-    for section in schema.SECTIONS:
+    engines = [d.section() for d in enginekeys.every_engine()]
+    for section in [*schema.SECTIONS, *engines]:
         names = section.names()
         assert len(names) == len(set(names)), section.title
         for k in section.keys:
             assert k.takes and k.doc.endswith("."), (section.title, k.name)
-            assert not k.values or k.takes in ("choice",), (section.title, k.name)
+            assert not k.choices() or k.takes in ("choice",), (section.title, k.name)
 
 
 @pytest.mark.parametrize(
@@ -70,8 +73,8 @@ _REFUSED = [
     ("TARGET_MORE", "clientname", _RBD + "    clientname: 7\n", 4),
     ("TARGET_MORE", "name", 'targets: [{file: a, name: "a\\nb"}]\nworkloads: [{name: w}]\n', 1),
     ("WORKLOAD", "name", "targets: [{file: a}]\nworkloads:\n  - rw: read\n    name: ''\n", 4),
-    ("RADOS_BENCH", "mode", _BENCH + "    runtime: 5\n", 3),
-    ("RADOS_BENCH", "runtime", _BENCH + "    mode: write\n    runtime: 0.5\n", 5),
+    ("engine:rados-bench", "mode", _BENCH + "    runtime: 5\n", 3),
+    ("engine:rados-bench", "runtime", _BENCH + "    mode: write\n    runtime: 0.5\n", 5),
 ]
 
 
@@ -84,14 +87,18 @@ def test_plan_schema_checks_are_what_the_loader_says(
     with pytest.raises(PlanError) as e:
         parse_plan(plan, "p.yaml")
     assert e.value.line == line, str(e.value)
-    declared = getattr(schema, section)
+    engine = section.removeprefix("engine:") if section.startswith("engine:") else None
+    # the plan's own keys are declared in schema.py, an engine's in its own keys module
+    owner = importlib.import_module(hooks.ENGINES[engine].keys.split(":")[0]) if engine else schema
+    attr = "KEYS" if engine else section
+    declared = getattr(owner, attr)
     swapped = tuple(
         dataclasses.replace(k, check=lambda v, m: (f"declared {m is not None}", "fix: it"))
         if k.name == key
         else k
         for k in declared.keys
     )
-    monkeypatch.setattr(schema, section, dataclasses.replace(declared, keys=swapped))
+    monkeypatch.setattr(owner, attr, dataclasses.replace(declared, keys=swapped))
     with pytest.raises(PlanError) as e:
         parse_plan(plan, "p.yaml")
     assert "declared True" in str(e.value) and e.value.line == line, str(e.value)

@@ -26,7 +26,6 @@ from storbench.analysis.objects import S3Answer, s3_rows
 from storbench.analysis.soak import SeriesSource, SoakAnswer
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee, Sweep, sweeps
-from storbench.plan import RADOS_BENCH
 from storbench.plan.soakkeys import SoakLimits
 
 # ---------------------------------------------------------------------------- qualify
@@ -271,7 +270,7 @@ class RadosAnswer:
 
 
 def is_rados_bench(s: PointSummary) -> bool:
-    return str(s.params.get("engine", "")) == RADOS_BENCH
+    return str(s.params.get("engine", "")) == "rados-bench"  # the engine the rados answer reads
 
 
 def _clients(s: PointSummary) -> int:

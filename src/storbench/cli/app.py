@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from storbench import __version__
+from storbench import __version__, hooks
 from storbench.constants import CHART_KINDS, HEALTH_INTERVAL, MAX_POINTS, default_db_path
 from storbench.errors import UserError
 
@@ -159,8 +158,7 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in self.lazy:
-            module, _, attr = self.lazy[cmd_name].partition(":")
-            command = getattr(importlib.import_module(module), attr)
+            command = hooks.resolve(self.lazy[cmd_name])
             if cmd_name not in self.commands:  # not added by the module's own decorator
                 self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)

@@ -53,9 +53,9 @@ def plan() -> None:
 @plan.command("keys", context_settings=CONTEXT)
 def plan_keys() -> None:
     """Every key a plan file may hold, what it takes and does, as Markdown."""
-    from storbench.plan import schema
+    from storbench.plan import keysdoc
 
-    sys.stdout.write(schema.keys_markdown())
+    sys.stdout.write(keysdoc.keys_markdown())
 
 
 @plan.command(

@@ -1,27 +1,23 @@
 """The engines storbench runs, by the name a plan gives them (``engine:`` of a workload).
 
-Everything outside ``engines/`` reaches an engine through this registry and the interface
-in ``base.py``; it never imports one. To add an engine, write a package beside ``fio/``
-and ``rados/`` whose ``engine.py`` has a class with :class:`base.Engine`'s operations,
-and add one line to :data:`REGISTRY` (and its own commands, if any, to :data:`COMMANDS`).
-Engines are imported when first asked for, so a run of fio alone never loads the others,
-and ``storbench --help`` loads none.
+Everything outside ``engines/`` reaches an engine through this module and the interface in
+``base.py``; it never imports one. To add an engine, write a package beside ``fio/`` and
+``rados/`` with a ``keys.py`` (its plan keys: :class:`storbench.plan.enginekeys.EngineKeys`)
+and an ``engine.py`` (a class with :class:`base.Engine`'s operations), and register both with
+one call of :func:`storbench.hooks.register_engine` (a plugin does the same from its own
+module; its own commands, if any, go to :data:`COMMANDS`). Engines are imported when first
+asked for, so a run of fio alone never loads the others, and ``storbench --help`` loads none.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from storbench import hooks
 
 if TYPE_CHECKING:
     from storbench.engines.base import Engine
     from storbench.plan import Point
-
-#: plan name -> "module:class" of the engine
-REGISTRY: dict[str, str] = {
-    "rados-bench": "storbench.engines.rados.engine:RadosBenchEngine",
-    "fio": "storbench.engines.fio.engine:FioEngine",
-}
 
 #: the engines' own commands the CLI offers (fio: ``storbench agent``), like datasette's
 #: ``register_commands`` hook: name -> "module:attribute" of a click command. The CLI adds
@@ -44,13 +40,12 @@ def get(name: str) -> Engine:
     """The engine a plan calls ``name``; KeyError for a name no engine has (the plan
     loader refuses those first)."""
     if name not in _loaded:
-        module, _, cls = REGISTRY[name].partition(":")
-        _loaded[name] = getattr(importlib.import_module(module), cls)()
+        _loaded[name] = hooks.resolve(hooks.ENGINES[name].engine)()
     return _loaded[name]
 
 
 def names() -> tuple[str, ...]:
-    return tuple(REGISTRY)
+    return hooks.engine_names()
 
 
 def of_points(points: list[Point]) -> list[tuple[Engine, list[Point]]]:
@@ -68,7 +63,7 @@ def advice(points: list[Point]) -> list[str]:
 
 
 def all_engines() -> list[Engine]:
-    return [get(name) for name in REGISTRY]
+    return [get(name) for name in names()]
 
 
 def run_version(points: list[Point]) -> str | None:

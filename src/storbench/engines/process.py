@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from storbench import procguard
 
@@ -26,13 +23,6 @@ def tool_version(path: str | None) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() or None
-
-
-def pdeathsig_prefix() -> list[str]:
-    """``setpriv --pdeathsig KILL --``: the engine dies with storbench, even on SIGKILL, so no
-    orphan goes on writing. Empty when setpriv (util-linux) is missing."""
-    setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
 def when_started(work: Callable[[], None]) -> None:
@@ -64,7 +54,7 @@ def start_logged(
     watched by procguard."""
     with open(out_path, "w") as out, open(err_path, "w") as err:
         return subprocess.Popen(
-            pdeathsig_prefix() + cmd,
+            procguard.pdeathsig_prefix() + cmd,
             stdout=out,
             stderr=err,
             stdin=subprocess.DEVNULL,
@@ -72,28 +62,3 @@ def start_logged(
             cwd=workdir,
             env=procguard.environment(env),
         )
-
-
-@dataclass(frozen=True)
-class CephClient:
-    """How the ceph tools reach a cluster: its ceph.conf and the client name (``--id``;
-    None: the tools' default, ``client.admin``)."""
-
-    conf: str | None = None
-    client: str | None = None
-
-    def __fspath__(self) -> str:  # where only a path is expected: the conf
-        return self.conf or ""
-
-
-CephConf = str | os.PathLike[str] | CephClient | None
-
-
-def ceph_args(conf: CephConf) -> list[str]:
-    """``-c CONF`` (and ``--id NAME``) for ceph, rados and rbd: ``conf`` a ceph.conf path or a
-    :class:`CephClient`; None: the tools' own default ($CEPH_CONF, /etc/ceph/ceph.conf)."""
-    if isinstance(conf, CephClient):
-        return (["-c", conf.conf] if conf.conf else []) + (
-            ["--id", conf.client] if conf.client else []
-        )
-    return ["-c", os.fspath(conf)] if conf else []

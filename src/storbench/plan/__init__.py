@@ -29,8 +29,9 @@ the expansion), ``sources`` (files, suites).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storbench import hooks
 
 if TYPE_CHECKING:
     from storbench.plan.checks import (  # noqa: F401
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         PointHost,
         Target,
         job_section_name,
+        local_points,
         output_files,
         point_key,
     )
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
         LOG_TYPES,
         MAX_POINTS,
         PATH_OPTIONS,
-        RADOS_BENCH,
     )
     from storbench.plan.sources import (  # noqa: F401
         load_plan,
@@ -76,13 +77,13 @@ _WHERE = {
     "PointHost": "storbench.plan.model",
     "Target": "storbench.plan.model",
     "job_section_name": "storbench.plan.model",
+    "local_points": "storbench.plan.model",
     "output_files": "storbench.plan.model",
     "point_key": "storbench.plan.model",
     "DEFAULT_CEPH_CONF": "storbench.plan.rules",
     "LOG_TYPES": "storbench.plan.rules",
     "MAX_POINTS": "storbench.plan.rules",
     "PATH_OPTIONS": "storbench.plan.rules",
-    "RADOS_BENCH": "storbench.plan.rules",
     "load_plan": "storbench.plan.sources",
     "parse_plan": "storbench.plan.sources",
     "suite_names": "storbench.plan.sources",
@@ -91,14 +92,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """``plan.NAME`` from the module that has it (looked up at each use, as in
-    engines/fio/__init__.py)."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = hooks.lazy_package(__name__, _WHERE)

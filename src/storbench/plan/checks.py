@@ -4,21 +4,12 @@ themselves, and how an error message shows them."""
 from __future__ import annotations
 
 import unicodedata
-from functools import cache
-from importlib import resources
 
 #: The longest value (UTF-8 bytes) storbench writes into a fio job file: fio reads job files in
 #: lines of at most 8191 bytes and reads the rest of a longer line as a line of its own.
 MAX_VALUE_BYTES = 4096
 #: The longest name (plan, workload, target, host): names go into job-file comment lines.
 MAX_NAME_CHARS = 256
-
-
-@cache
-def fio_option_names() -> frozenset[str]:
-    """Every option name and alias fio 3.33 accepts (packaged; see scripts/fio-options.sh)."""
-    text = resources.files("storbench.engines").joinpath("fio-options.txt").read_text()
-    return frozenset(ln.strip() for ln in text.splitlines() if ln.strip() and ln[0] != "#")
 
 
 def _char_name(c: str) -> str:

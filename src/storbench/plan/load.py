@@ -11,9 +11,11 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+import storbench.plan.enginekeys as enginekeys
 import storbench.plan.schema as schema
+from storbench import hooks
 from storbench.errors import PlanError, suggestion
-from storbench.plan.checks import fio_option_names, shown
+from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, combinations, fmt_count
 from storbench.plan.options import _OptionRules
 from storbench.plan.precondkeys import Precondition, precondition
@@ -21,10 +23,6 @@ from storbench.plan.rules import (
     MAX_DEPTH,
     MAX_POINTS,
     MAX_YAML_VALUES,
-    RADOS_BENCH,
-    RADOS_BENCH_KEYS,
-    RESERVED_KEYS,
-    TARGET_OPTIONS,
     TOP_KEYS,
 )
 from storbench.plan.soakkeys import soak_limits
@@ -244,8 +242,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         )
         self.check_steady(plan, doc)
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
-        if any(wl.options.get("engine") == RADOS_BENCH for wl in workloads):
-            self.check_reads(plan, doc)
+        self.check_points(plan, doc)
         return plan
 
     def parse_yaml(self, text: str, *, file: str | None, set_arg: str | None = None) -> Any:
@@ -392,45 +389,36 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
     def check_engines(
         self, workloads: list[Workload], targets: list[Target], hosts: list[Host], doc: Any
     ) -> None:
-        """rados bench measures rados targets from this machine only."""
+        """Each workload's engine runs where the plan says (on `hosts:`, or only here) and
+        measures the kinds of targets the plan gives."""
         where = doc.get("workloads")
         all_targets = [t for h in hosts for t in (h.targets or targets)] or targets
         for i, wl in enumerate(workloads):
-            if wl.options.get("engine") != RADOS_BENCH:
-                continue
-            if hosts:
-                raise self.err(
-                    f"workload {wl.name!r}: rados bench runs on this machine, not on `hosts:`",
-                    where,
-                    i,
-                    fix="remove `hosts:` and use `clients: N` (N rados bench processes at "
-                    "once), or drop `engine: rados-bench` to use fio's rados engine on the hosts",
-                )
-            other = [t for t in all_targets if t.kind != "rados"]
-            if other:
-                raise self.err(
-                    f"workload {wl.name!r}: rados bench measures a pool, not the "
-                    f"{other[0].kind} {other[0].path}",
-                    where,
-                    i,
-                    fix="give it a `- rados: POOL` target (or --target rados:POOL); put file "
-                    "and rbd targets in a plan of their own",
-                )
+            decl = enginekeys.of(wl.options)
+            problem = decl.no_hosts if hosts else None
+            for t in all_targets:
+                problem = problem or decl.target_problem(t)
+            if problem is not None:
+                why, fix = problem
+                raise self.err(f"workload {wl.name!r}: {why}", where, i, fix=fix)
 
-    def check_reads(self, plan: Plan, doc: Any) -> None:
-        """Every rados bench seq/rand point reads objects a write before it left."""
+    def check_points(self, plan: Plan, doc: Any) -> None:
+        """What only the expanded points show, as each engine checks it (rados bench: every
+        seq/rand point reads objects a write before it left). Expands the plan only when an
+        engine of it checks points."""
+        engines = [enginekeys.of(wl.options) for wl in plan.workloads]
+        if all(d.point_problem is enginekeys.no_point_problem for d in engines):
+            return
         for p in plan.expand():
-            if p.engine == RADOS_BENCH and p.extra.get("dataset") is None:
+            problem = enginekeys.of(p.params).point_problem(p)
+            if problem is not None:
                 wl = next(w for w in plan.workloads if w.name == p.workload)
-                i = plan.workloads.index(wl)
-                size = f", bs {p.params['bs']}" if "bs" in p.params else ""
+                why, fix = problem
                 raise self.err(
-                    f"workload {wl.name!r}: rados bench {p.params['mode']} reads the objects "
-                    f"a write left, and no `mode: write` point runs before it on "
-                    f"{p.target.label} with clients {p.params['clients']}{size}",
+                    f"workload {wl.name!r}: {why}",
                     doc.get("workloads"),
-                    i,
-                    fix="put a workload with `mode: write` (same clients and bs) before it",
+                    plan.workloads.index(wl),
+                    fix=fix,
                 )
 
     def apply_sets(self, doc: CommentedMap, sets: list[str]) -> None:
@@ -452,42 +440,43 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
                     )
                 doc[key] = value
                 continue
-            if key in TARGET_OPTIONS:
+            default = enginekeys.default()
+            if key in default.target_options:
                 raise PlanError(
                     f"--set {shown(arg)}: `{key}` comes from the target, not the workload",
                     fix=f"pass --target {shown(raw.strip()) or 'PATH'} instead",
                 )
-            known = fio_option_names() | set(RESERVED_KEYS) | set(RADOS_BENCH_KEYS)
-            if key not in known:
+            decls = enginekeys.every_engine()
+            if not any(d.accepts(key) for d in decls):
+                known = {n for d in decls for n in (*d.names(), *d.options())}
+                words = "; ".join(
+                    f"{d.option_word}s: {d.options_listed}" for d in decls if d.options_listed
+                )
                 raise PlanError(
-                    f"--set {shown(arg)}: {key!r} is not a fio option or plan key",
+                    f"--set {shown(arg)}: {key!r} is not a {default.option_word} or plan key",
                     fix=suggestion(
-                        key,
-                        known | set(TOP_KEYS),
-                        f"plan keys: {', '.join(TOP_KEYS)}; fio options: `fio --cmdhelp=all`",
+                        key, known | set(TOP_KEYS), f"plan keys: {', '.join(TOP_KEYS)}; {words}"
                     ),
                 )
             glob = doc.get("global") if isinstance(doc.get("global"), dict) else {}
             workloads = [wl for wl in doc.get("workloads") or [] if isinstance(wl, dict)]
             # a key goes to the workloads whose engine has it (a plan may mix engines)
-            fitting = [
-                wl
+            engine_of = {
+                id(wl): enginekeys.engine_keys(
+                    str(wl.get("engine", glob.get("engine", hooks.DEFAULT_ENGINE)))
+                )
+                if str(wl.get("engine", glob.get("engine", hooks.DEFAULT_ENGINE)))
+                in hooks.engine_names()
+                else default
                 for wl in workloads
-                if (wl.get("engine", glob.get("engine", "fio")) == RADOS_BENCH)
-                == (key in RADOS_BENCH_KEYS and key not in fio_option_names())
-                or key in ("runtime", "bs", "clients")
-            ]
+            }
+            fitting = [wl for wl in workloads if engine_of[id(wl)].accepts(key)]
             if workloads and not fitting:
-                if key in ("iodepth", "numjobs"):
-                    fix = "use --set threads=N (rados bench's concurrent operations, -t)"
-                elif key in fio_option_names():
-                    fix = "the plan's rados-bench workloads take: " + ", ".join(RADOS_BENCH_KEYS)
-                else:
-                    fix = "only `engine: rados-bench` workloads take it"
+                decl = engine_of[id(workloads[0])]
                 raise PlanError(
                     f"--set {shown(arg)}: no workload of the plan has `{key}`",
                     file=self.source,
-                    fix=fix,
+                    fix=self.not_taken(decl, key, "")[1],
                 )
             if glob:
                 glob.pop(key, None)

@@ -3,6 +3,7 @@ its expansion into points."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -12,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench import hooks
 from storbench.errors import PlanError
 from storbench.plan.actionkeys import Action
 from storbench.plan.rules import (
-    CEPH_FIO_ENGINE,
     CEPH_KINDS,
     DEFAULT_FIO_PORT,
     FILE_OPTIONS,
@@ -23,9 +24,6 @@ from storbench.plan.rules import (
     LOG_PREFIX_OPTIONS,
     MAX_POINTS,
     MMAP_TYPES,
-    RADOS_BENCH,
-    RADOS_BENCH_WRITE_BS,
-    S3_FIO_OPTIONS,
     UNLINK_OPTIONS,
     WRITE_RW,
     WRITING_ENGINES,
@@ -33,7 +31,7 @@ from storbench.plan.rules import (
 from storbench.plan.soakkeys import SoakLimits
 from storbench.series import DEFAULT_INTERVAL_MS
 from storbench.steady import SteadyState
-from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
+from storbench.units import UnitError, parse_time
 
 #: A target's fields that only an s3 target has.
 S3_FIELDS = (
@@ -213,11 +211,9 @@ class Point:
 
     @property
     def writes(self) -> bool:
-        if self.engine == RADOS_BENCH:
-            return self.params.get("mode") == "write"
         if self.precondition == "sequential" or self.purge:  # its target is written before it
             return True
-        return workload_writes(self.params)
+        return bool(hooks.engine_keys(self.engine).writes(self.params))
 
     @property
     def targets(self) -> list[Target]:
@@ -226,8 +222,8 @@ class Point:
 
     @property
     def engine(self) -> str:
-        """``fio`` or ``rados-bench``."""
-        return str(self.params.get("engine", "fio"))
+        """The name of the engine that runs it (``engine:`` of its workload)."""
+        return str(self.params.get("engine", hooks.DEFAULT_ENGINE))
 
     def label(self) -> str:
         shown = " ".join(f"{k}={v}" for k, v in self.axes.items())
@@ -275,15 +271,6 @@ class Point:
             precondition=str(d.get("precondition") or "none"),
             purge=str(d["purge"]) if d.get("purge") else None,
         )
-
-
-def _s3_params(params: dict[str, Any]) -> None:
-    """An s3 point's fio options: the http engine in S3 mode, and ``objects`` (each job's
-    object count) as fio's ``size``, that many ``bs``."""
-    params.update(S3_FIO_OPTIONS)
-    if "objects" in params:
-        bs = parse_size(str(params.get("bs", params.get("blocksize", "4k"))).split(",")[0])
-        params["size"] = int(params.pop("objects")) * bs
 
 
 def workload_writes(params: dict[str, Any]) -> bool:
@@ -379,7 +366,7 @@ class Plan:
                 fix="shrink the axes or `repeat`, or raise the limit with --max-points",
             )
         points: list[Point] = []
-        datasets = _Datasets(self.targets)
+        expanders: dict[str, Any] = {}  # each engine's, made on its first point
         slots: list[tuple[Target, list[tuple[Host, Target]]]]
         if self.hosts:
             slots = [(slot_target([t for _, t in slot]), slot) for slot in self.host_slots()]
@@ -393,24 +380,17 @@ class Plan:
                     for combo in itertools.product(*axis_values):
                         params = dict(wl.options)
                         params.update(zip(axis_names, combo, strict=True))
-                        extra: dict[str, Any] = {}
+                        decl = hooks.engine_keys(params.get("engine", hooks.DEFAULT_ENGINE))
                         hosts: list[PointHost] = []
-                        if params.get("engine") == RADOS_BENCH:
-                            # `clients` concurrent rados bench processes on this machine
-                            params["clients"] = int(params.get("clients", 1))
-                            extra["dataset"] = datasets.name(target, params, rep)
-                        else:
+                        if decl.no_hosts is None:  # on the first `clients` hosts
                             clients = int(params.pop("clients", len(slot)))
                             hosts = [
                                 PointHost(h.label, h.address, h.port, t, h.ssh or "", h.agent)
                                 for h, t in slot[:clients]
                             ]
-                            if target.ceph:
-                                params["ioengine"] = CEPH_FIO_ENGINE[target.kind]
-                            elif target.kind == "s3":
-                                _s3_params(params)
-                            if self.repeat > 1 and not {"randseed", "randrepeat"} & params.keys():
-                                extra["randseed"] = 0x5B00 + rep
+                        if decl.name not in expanders:
+                            expanders[decl.name] = decl.expander(self.targets, self.repeat)
+                        extra = expanders[decl.name](target, params, rep)
                         points.append(
                             Point(
                                 index=len(points),
@@ -439,6 +419,22 @@ class Plan:
         return points
 
 
+def local_points(points: list[Point]) -> list[Point]:
+    """The points as this machine sees them: points without hosts, and for each point with
+    a ``local`` host, a copy whose target is that host's (what local checks, scratch files,
+    inventory and cleanup work on). Remote hosts' targets are checked by the fio engine
+    (engines/fio/remote.py)."""
+    out = []
+    for p in points:
+        if not p.hosts:
+            out.append(p)
+            continue
+        for h in p.hosts:
+            if h.local:
+                out.append(dataclasses.replace(p, target=h.target, hosts=[]))
+    return out
+
+
 def combinations(wl: Workload) -> int:
     """The points of one workload on one target in one repetition: its axes multiplied."""
     return math.prod(len(v) for v in wl.options.values() if isinstance(v, list))
@@ -450,41 +446,6 @@ def fmt_count(n: int) -> str:
     if n.bit_length() > 200:
         return f"about 10^{int(n.bit_length() * math.log10(2))}"
     return f"{n:,}"
-
-
-class _Datasets:
-    """The objects a rados bench ``write`` leaves for the ``seq``/``rand`` points after it.
-
-    A write's dataset is named after its target, object size, client count and repetition;
-    a read point uses the dataset of the last write before it with the same target, client
-    count and repetition (and object size, when the read names one: without, it takes the
-    write's, which is the size it reads). The runner prefixes the run: the rados bench run
-    name of client c is ``storbench-r<RUN>-<dataset>[-c<c>]``.
-    """
-
-    def __init__(self, targets: list[Target]) -> None:
-        self.targets = targets
-        self.written: dict[tuple[Target, int, int], list[tuple[int, str]]] = {}
-
-    def name(self, target: Target, params: dict[str, Any], rep: int) -> str | None:
-        clients = int(params["clients"])
-        key = (target, clients, rep)
-        if params.get("mode") == "write":
-            params.setdefault("bs", RADOS_BENCH_WRITE_BS)
-            size = parse_size(params["bs"])
-            t = self.targets.index(target) if target in self.targets else 0
-            name = f"t{t}-{size}b-{clients}c-rep{rep}"
-            self.written.setdefault(key, []).append((size, name))
-            return name
-        writes = self.written.get(key, [])
-        if "bs" in params:
-            size = parse_size(params["bs"])
-            writes = [w for w in writes if w[0] == size]
-        if not writes:
-            return None
-        size, name = writes[-1]
-        params.setdefault("bs", fmt_size_short(size))
-        return name
 
 
 def slot_target(targets: list[Target]) -> Target:

@@ -8,9 +8,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import storbench.plan.enginekeys as enginekeys
+from storbench import hooks
 from storbench.errors import PlanError, suggestion
 from storbench.plan.checks import (
-    fio_option_names,
     fix_for,
     job_value_problem,
     path_problem,
@@ -19,7 +20,6 @@ from storbench.plan.model import _flag_set, fmt_count, mmap_file
 from storbench.plan.rules import (
     _EXAMPLE,
     _NEGATIVE,
-    ENGINES,
     FILE_OPTIONS,
     INT_OPTIONS,
     INT_RANGES,
@@ -27,15 +27,9 @@ from storbench.plan.rules import (
     MAX_SIZE,
     NEEDS_VALUE,
     NEGATIVE_OK,
-    RADOS_BENCH,
-    RADOS_BENCH_KEYS,
-    RADOS_BENCH_MODES,
     RANGE_WHY,
-    REFUSED_OPTIONS,
-    RESERVED_KEYS,
     RW_VALUES,
     SIZE_OPTIONS,
-    TARGET_OPTIONS,
     TIME_OPTIONS,
     Scalar,
 )
@@ -52,8 +46,8 @@ class _OptionRules:
     def options(
         self, node: Any, parent: Any, key: Any, where: str, engine: str | None = None
     ) -> dict[str, Any]:
-        """The options of a workload (``engine`` fio or rados-bench: only its keys) or of
-        ``global:`` (``engine`` None: the keys of any engine)."""
+        """The options of a workload (only what its ``engine`` takes: see enginekeys.py) or
+        of ``global:`` (``engine`` None: the keys of any engine)."""
         if not isinstance(node, dict):
             raise self.err(
                 f"`{where}` must be a mapping of fio options, not {_describe(node)}",
@@ -62,63 +56,43 @@ class _OptionRules:
                 fix=f"{where}:\n  ioengine: libaio\n  direct: 1",
             )
         out: dict[str, Any] = {}
+        decls = enginekeys.every_engine()
         for opt, value in node.items():
             opt_s = str(opt)
-            if engine == RADOS_BENCH or (engine is None and opt_s in RADOS_BENCH_KEYS):
-                if opt_s not in RADOS_BENCH_KEYS:
-                    fio_only = opt_s in fio_option_names()
-                    raise self.err(
-                        f"{where}: `{opt_s}` is "
-                        + ("a fio option, not one of rados bench" if fio_only else "unknown")
-                        + " (the workload says `engine: rados-bench`)",
-                        node,
-                        opt,
-                        fix=(
-                            "use `threads` for concurrent operations (rados bench -t)"
-                            if opt_s in ("iodepth", "numjobs")
-                            else "use `mode` (write, seq, rand)"
-                            if opt_s in ("rw", "readwrite")
-                            else suggestion(
-                                opt_s,
-                                RADOS_BENCH_KEYS,
-                                f"a rados-bench workload has: {', '.join(RADOS_BENCH_KEYS)}",
-                            )
-                        ),
-                        origin_key=opt_s,
-                    )
-                out[opt_s] = self.option_value(opt_s, value, node, opt, where)
-                continue
-            if opt_s in ("mode", "threads"):
-                raise self.err(
-                    f"{where}: `{opt_s}` is a rados bench key, not a fio option",
-                    node,
-                    opt,
-                    fix="add `engine: rados-bench` to the workload to run rados bench"
-                    + (" (fio's own: `thread` runs jobs as threads)" if opt_s == "threads" else ""),
-                    origin_key=opt_s,
+            if engine is None:  # `global:` a key of the default engine, else of any other
+                decl = next(
+                    (d for d in [enginekeys.default(), *decls] if d.accepts(opt_s)),
+                    enginekeys.default(),
                 )
-            if opt_s in REFUSED_OPTIONS:
-                why, fix = REFUSED_OPTIONS[opt_s]
-                raise self.err(f"{where}: `{opt_s}` {why}", node, opt, fix=fix, origin_key=opt_s)
-            if opt_s in TARGET_OPTIONS:
-                raise self.err(
-                    f"{where}: `{opt_s}` comes from the target, not the workload",
-                    node,
-                    opt,
-                    fix="name files, devices and directories under `targets:` "
-                    "(or pass --target PATH); Ceph pools and images as `- rbd: POOL/IMAGE` "
-                    "or `- rados: POOL` (with `clientname:` and `conf:` there)",
-                    origin_key=opt_s,
-                )
-            if opt_s not in fio_option_names() and opt_s not in RESERVED_KEYS:
-                fix = suggestion(
-                    opt_s, fio_option_names(), "`fio --cmdhelp=all` lists fio's options"
-                )
-                raise self.err(
-                    f"{where}: unknown fio option {opt_s!r}", node, opt, fix=fix, origin_key=opt_s
-                )
+            else:
+                decl = enginekeys.engine_keys(engine)
+            refused = decl.refuse(opt_s)
+            if refused is not None:
+                why, fix = refused
+                raise self.err(f"{where}: {why}", node, opt, fix=fix, origin_key=opt_s)
+            if not decl.accepts(opt_s):
+                why, fix = self.not_taken(decl, opt_s, where)
+                raise self.err(why, node, opt, fix=fix, origin_key=opt_s)
             out[opt_s] = self.option_value(opt_s, value, node, opt, where)
         return out
+
+    @staticmethod
+    def not_taken(decl: enginekeys.EngineKeys, opt: str, where: str) -> tuple[str, str]:
+        """Why a workload of ``decl``'s engine cannot hold ``opt`` (another engine's key, or
+        no engine's), and the fix."""
+        other = next((d for d in enginekeys.every_engine() if d.accepts(opt)), None)
+        if other is None:
+            known = decl.names() + tuple(decl.options())
+            listed = decl.options_listed or f"a {decl.name} workload has: {', '.join(known)}"
+            return (
+                f"{where}: unknown {decl.option_word} {opt!r}",
+                decl.hints.get(opt) or suggestion(opt, known, listed),
+            )
+        return (
+            f"{where}: `{opt}` is a {other.option_word}, not one of {decl.label}'s",
+            decl.hints.get(opt)
+            or f"add `engine: {other.name}` to the workload to run {other.label}",
+        )
 
     def option_value(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Any:
         if isinstance(value, list):
@@ -322,18 +296,22 @@ def _check_sign(opt: str, value: Any, fail: Fail) -> None:
 
 
 def _check_choice(opt: str, value: Any, fail: Fail) -> None:
-    """The options that take one of a list of values: engine, mode, rw."""
-    if opt == "engine" and value not in ENGINES:
+    """The options that take one of a list of values: engine, an engine's choices (rados
+    bench's mode), rw."""
+    if opt == "engine" and value not in hooks.engine_names():
+        names = hooks.engine_names()
         raise fail(
             f"cannot be {value!r}",
-            suggestion(str(value), ENGINES, f"one of: {', '.join(ENGINES)}") or "",
+            suggestion(str(value), names, f"one of: {', '.join(names)}") or "",
         )
-    if opt == "mode" and value not in RADOS_BENCH_MODES:
-        raise fail(
-            f"cannot be {value!r}",
-            suggestion(str(value), RADOS_BENCH_MODES, "")
-            or f"one of: {', '.join(RADOS_BENCH_MODES)} (rados bench's modes)",
-        )
+    for decl in enginekeys.every_engine():
+        key = next((k for k in decl.keys if k.name == opt and k.choices()), None)
+        if key is not None and value not in key.choices():
+            raise fail(
+                f"cannot be {value!r}",
+                suggestion(str(value), key.choices(), "")
+                or f"one of: {', '.join(key.choices())} ({decl.label}'s)",
+            )
     if opt in ("rw", "readwrite") and str(value).split(":")[0] not in RW_VALUES:
         raise fail(
             f"cannot be {value!r}",

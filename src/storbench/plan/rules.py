@@ -5,7 +5,6 @@ values options take. What the loader checks against."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import storbench.plan.schema as schema
 from storbench.constants import MAX_POINTS  # noqa: F401  (--max-points)
@@ -26,44 +25,9 @@ CEPH_TARGET_KEYS = ("size", "conf", "clientname")
 TARGET_KEYS = (*TARGET_KINDS, *schema.TARGET_MORE.names())
 #: The ceph.conf used when neither the target, --ceph-conf nor $CEPH_CONF names one.
 DEFAULT_CEPH_CONF = "/etc/ceph/ceph.conf"
-#: Engines a workload can name with ``engine:`` (fio unless it says otherwise).
-ENGINES = schema.WORKLOAD.key("engine").values
-RADOS_BENCH = "rados-bench"
-#: The keys of a ``engine: rados-bench`` workload (rados bench's own vocabulary, mapped to
-#: its options: mode, -b, -t, seconds; ``clients`` concurrent processes).
-RADOS_BENCH_KEYS = schema.RADOS_BENCH.names()
-RADOS_BENCH_MODES = schema.RADOS_BENCH.key("mode").values
-#: rados bench's own defaults: 16 concurrent operations, and a write's 4 MiB objects.
-RADOS_BENCH_DEFAULTS: dict[str, Any] = {"threads": 16}
-RADOS_BENCH_WRITE_BS = "4m"
-#: The fio engine that drives each Ceph target kind (set on every fio point of such a target).
-CEPH_FIO_ENGINE = {"rbd": "rbd", "rados": "rados"}
-#: ... and of an s3 target: fio's http engine in its S3 mode.
-S3_FIO_OPTIONS = {"ioengine": "http", "http_mode": "s3"}
 HOST_KEYS = schema.HOST.names()
 #: Workload keys storbench reads itself and never passes to fio.
 RESERVED_KEYS = schema.WORKLOAD.names()[1:]
-#: Options that come from the target, not from a workload.
-TARGET_OPTIONS = (
-    "filename",
-    "directory",
-    "filename_format",
-    "opendir",
-    "pool",
-    "rbdname",
-    "clientname",
-    "conf",
-    # an s3 target's (fio's http engine): where, how and as whom
-    "http_host",
-    "https",
-    "http_mode",
-    "http_user",
-    "http_pass",
-    "http_s3_key",
-    "http_s3_keyid",
-    "http_s3_region",
-    "http_s3_sse_customer_key",
-)
 # (with fio's aliases: timeout is runtime, blockalign ba, nr_files nrfiles)
 SIZE_OPTIONS = ("size", "io_size", "io_limit", "bs", "blocksize", "filesize", "ba", "blockalign")
 TIME_OPTIONS = ("runtime", "timeout", "ramp_time", "startdelay")
@@ -118,35 +82,6 @@ MAX_YAML_VALUES = 1_000_000
 #: more; fio reads a negative one as a huge unsigned number, e.g. thinktime=-1 as 71 minutes).
 NEGATIVE_OK = ("nice",)
 _NEGATIVE = re.compile(r"\s*-\s*\d")
-#: fio options a plan may not use, why, and the fix: storbench runs no commands from a plan
-#: and writes only what preflight checked.
-REFUSED_OPTIONS: dict[str, tuple[str, str]] = {
-    "exec_prerun": (
-        "runs a command (fio passes it to system()): storbench does not run commands from a plan",
-        "run the command yourself before `storbench run`",
-    ),
-    "exec_postrun": (
-        "runs a command (fio passes it to system()): storbench does not run commands from a plan",
-        "run the command yourself after `storbench run`",
-    ),
-    "read_iolog": (
-        "replays an I/O log on the files and devices the log names, which storbench cannot check",
-        "replay it with fio yourself, or describe the workload with fio options",
-    ),
-    "replay_redirect": (
-        "replays an I/O log (read_iolog) onto a device storbench cannot check",
-        "replay it with fio yourself",
-    ),
-    "merge_blktrace_file": (
-        "replays I/O logs (read_iolog) and writes their merge to a file storbench cannot check",
-        "merge and replay them with fio yourself",
-    ),
-    "profile": (
-        "runs a fio profile (act, tiobench) on devices and directories of its own "
-        "(`device-names`, `dir`), not on the plan's targets",
-        "describe the workload with fio options and name its targets under `targets:`",
-    ),
-}
 #: fio engines that change the target whatever ``rw`` says (fio 3.33 engines/: falloc
 #: allocates even to "read", filedelete deletes): a point that uses one counts as writing.
 WRITING_ENGINES = frozenset(
@@ -183,7 +118,7 @@ _EXAMPLE = {
     "clients": "[1, 2, 3]",
     "threads": 16,
     "mode": "write",
-    "engine": RADOS_BENCH,
+    "engine": "rados-bench",
 }
 RW_VALUES = (
     "read",

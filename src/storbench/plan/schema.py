@@ -1,12 +1,12 @@
 """Every key a plan file may hold, declared once: where it goes, what it takes, what it does.
 
 The loader's lists of keys (``rules.TOP_KEYS``, ``TARGET_KEYS``, ``HOST_KEYS``,
-``RADOS_BENCH_KEYS``, ``RESERVED_KEYS``, ``REPORTS``, ``ENGINES``...) are read from here, so
+``RESERVED_KEYS``...) are read from here, so
 an unknown key's message and its "did you mean" name exactly these. A key that says
 ``check`` is refused by it with the message and fix it returns: the loader walks a section's
 keys in their order (``load._Loader.read_keys``) and says where. ``storbench plan keys``
-and docs/plan-keys.md print this table. fio's own options are not listed: a workload takes
-every option fio 3.33 knows (engines/fio-options.txt), checked by name.
+and docs/plan-keys.md print this table, and each registered engine's own keys after it (each
+engine declares them: plan/enginekeys.py).
 """
 
 from __future__ import annotations
@@ -48,10 +48,15 @@ class Key:
     name: str
     takes: str  # what the value is, in words
     doc: str  # what it does
-    values: tuple[str, ...] = ()  # the values it may take, when it is a choice
+    #: the values it may take, when it is a choice: a tuple, or what gives them when they
+    #: depend on what plugins register (the engines, the report kinds)
+    values: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
     default: str = ""  # what holds when it is left out ("" when it must be given or has none)
     check: Check | None = None  # why a value is refused (the loader's message), or None
     absent: Any = None  # the value the check sees when the key is left out
+
+    def choices(self) -> tuple[str, ...]:
+        return self.values() if callable(self.values) else self.values
 
 
 def label_problem(what: str, value: Any) -> Problem | None:
@@ -237,30 +242,6 @@ def _workload_name(value: Any, _: Mapping[Any, Any]) -> Problem | None:
     return label_problem("workload `name`", str(value).strip())
 
 
-def _bench_mode(value: Any, _: Mapping[Any, Any]) -> Problem | None:
-    """Required (its values are checked with the other options')."""
-    if value is None:
-        return (
-            "a rados-bench workload needs `mode`",
-            "add `mode: write` (then `seq` or `rand` workloads read what it wrote)",
-        )
-    return None
-
-
-def _bench_runtime(value: Any, _: Mapping[Any, Any]) -> Problem | None:
-    """Required, in whole seconds: rados bench takes no other."""
-    if value is None:
-        return (
-            "a rados-bench workload needs `runtime` (rados bench's seconds)",
-            "add e.g. `runtime: 60` (or --set runtime=60)",
-        )
-    for t in value if isinstance(value, list) else [value]:
-        secs = parse_time(t)
-        if secs < 1 or not float(secs).is_integer():
-            return f"rados bench runs whole seconds (≥ 1), not `runtime: {t}`", "e.g. `runtime: 60`"
-    return None
-
-
 @dataclass(frozen=True)
 class Section:
     where: str  # where in the plan the keys go
@@ -371,7 +352,7 @@ PLAN = Section(
             "report",
             "choice",
             "Which suite's answer the reports show for the run.",
-            values=hooks.answer_kinds(),
+            values=hooks.answer_kinds,
             default="the summary table only",
             check=_report,
         ),
@@ -519,7 +500,7 @@ HOST = Section(
 
 WORKLOAD = Section(
     "workload",
-    "A workload's own keys (every other key is a fio option)",
+    "A workload's own keys (every other key is its engine's: below)",
     (
         Key(
             "name",
@@ -531,8 +512,8 @@ WORKLOAD = Section(
         Key(
             "clients",
             "whole number, or a list (an axis)",
-            "fio: run each point on the first N hosts of `hosts:`; rados-bench: N rados bench "
-            "processes at once on this machine.",
+            "An engine that runs on hosts (fio): run each point on the first N hosts of "
+            "`hosts:`; one that does not (rados-bench): its own meaning (see its keys).",
         ),
         Key(
             "objects",
@@ -544,8 +525,8 @@ WORKLOAD = Section(
             "engine",
             "choice",
             "What runs the workload.",
-            values=("fio", "rados-bench"),
-            default="fio",
+            values=hooks.engine_names,
+            default=hooks.DEFAULT_ENGINE,
         ),
         Key(
             "actions",
@@ -559,61 +540,4 @@ WORKLOAD = Section(
     ),
 )
 
-RADOS_BENCH = Section(
-    "rados-bench workload",
-    "An `engine: rados-bench` workload (rados bench's own options; nothing else)",
-    (
-        Key("engine", "`rados-bench`", "Run `rados bench` on a `rados:` target."),
-        Key(
-            "mode",
-            "choice",
-            "Write objects, then read them in order or at random (the "
-            "reads read what a write before them left).",
-            values=("write", "seq", "rand"),
-            default="(required)",
-            check=_bench_mode,
-        ),
-        Key("bs", "size", "The object size of a write (`-b`).", default="4m"),
-        Key("threads", "whole number", "Concurrent operations (`-t`).", default="16"),
-        Key(
-            "runtime",
-            "time, whole seconds",
-            "How long it runs (rados bench's seconds).",
-            default="(required)",
-            check=_bench_runtime,
-        ),
-        Key(
-            "clients",
-            "whole number, or a list (an axis)",
-            "rados bench processes at once, their figures summed over the time all ran.",
-            default="1",
-        ),
-    ),
-)
-
-SECTIONS = (PLAN, TARGET_KINDS, TARGET_MORE, HOST, WORKLOAD, RADOS_BENCH)
-
-
-def keys_markdown() -> str:
-    """The documentation of every plan key, as Markdown (docs/plan-keys.md)."""
-    out = [
-        "# Plan keys",
-        "",
-        "Every key a storbench plan file may hold (made by `storbench plan keys` from",
-        "`src/storbench/plan/schema.py`; a test keeps this file in step). A workload also takes",
-        "every fio option, checked by name against fio's own list; `storbench plan check` says",
-        "what it refuses and why.",
-    ]
-    for section in SECTIONS:
-        out += [
-            "",
-            f"## {section.title}",
-            "",
-            "| key | takes | does | default |",
-            "|---|---|---|---|",
-        ]
-        for k in section.keys:
-            takes = k.takes + (": " + ", ".join(f"`{v}`" for v in k.values) if k.values else "")
-            cells = [f"`{k.name}`", takes, k.doc, k.default or "-"]
-            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(out) + "\n"
+SECTIONS = (PLAN, TARGET_KINDS, TARGET_MORE, HOST, WORKLOAD)

@@ -1,5 +1,5 @@
-"""Workloads: their options in order, block sizes, output files, rados bench's keys and the
-sizes and client counts that must fit."""
+"""Workloads: their options in order (each engine's keys, as its declaration says: see
+enginekeys.py), block sizes, output files and the sizes and client counts that must fit."""
 
 from __future__ import annotations
 
@@ -10,18 +10,14 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+import storbench.plan.enginekeys as enginekeys
 import storbench.plan.schema as schema
+from storbench import hooks
 from storbench.errors import PlanError, suggestion
 from storbench.plan.actionkeys import FIX, Action, actions
 from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, mmap_file
-from storbench.plan.rules import (
-    ENGINES,
-    FILE_OPTIONS,
-    RADOS_BENCH,
-    RADOS_BENCH_DEFAULTS,
-    RADOS_BENCH_KEYS,
-)
+from storbench.plan.rules import FILE_OPTIONS
 from storbench.plan.soakkeys import duration_s
 from storbench.plan.yamlpos import _compound, _describe, _position, _submap
 from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
@@ -102,7 +98,7 @@ class _WorkloadRules:
             return out
 
         for i, wl in enumerate(workloads):
-            if wl.options.get("engine") == RADOS_BENCH:
+            if not enginekeys.of(wl.options).sizes:
                 continue
             bs_opt = "bs" if "bs" in wl.options else "blocksize"
             for bs_text, bs in sizes(wl, bs_opt):
@@ -197,45 +193,49 @@ class _WorkloadRules:
             seen.add(name)
             opts = {k: v for k, v in item.items() if k not in ("name", "actions")}
             where = f"workload {name!r}"
-            engine = opts.get("engine", global_opts.get("engine", "fio"))
-            if engine not in ENGINES:
+            engine = opts.get("engine", global_opts.get("engine", hooks.DEFAULT_ENGINE))
+            if engine not in hooks.engine_names():
                 self.scalar("engine", engine, item if "engine" in item else node, "engine", where)
+            decl = enginekeys.engine_keys(engine)
             own = self.options(_submap(item, opts), node, i, where, engine=engine)
-            # global options apply where they mean something: fio options to fio workloads,
-            # rados bench keys to rados-bench workloads (a plan may mix both)
-            fits = (
-                (lambda k: k in RADOS_BENCH_KEYS)
-                if engine == RADOS_BENCH
-                else (lambda k: k not in ("mode", "threads"))
-            )
+            # global options apply where they mean something: to the workloads whose engine
+            # takes them (a plan may mix engines)
             merged = {
-                **{k: v for k, v in global_opts.items() if k not in own and fits(k)},
+                **decl.defaults,
+                **{k: v for k, v in global_opts.items() if k not in own and decl.accepts(k)},
                 **own,
             }
-            if engine == RADOS_BENCH:
-                merged = {**RADOS_BENCH_DEFAULTS, **merged, "engine": RADOS_BENCH}
-                self.check_rados_bench(name, merged, item, node, i)
-            elif "engine" in merged:
-                merged.pop("engine")  # fio is the default: not a job option
+            if engine == hooks.DEFAULT_ENGINE:
+                merged.pop("engine", None)  # the default engine's options are job options
+            else:
+                merged.setdefault("engine", engine)
+            self.check_engine_keys(decl, name, merged, item, node, i)
             steps = actions(read["actions"], doc.get("osd_daemons"))
             out.append(Workload(name, merged, _position(node, i)[0], steps))
         return out
 
-    def check_rados_bench(
-        self, name: str, opts: dict[str, Any], item: Any, node: Any, i: int
+    def check_engine_keys(
+        self,
+        decl: enginekeys.EngineKeys,
+        name: str,
+        opts: dict[str, Any],
+        item: Any,
+        node: Any,
+        i: int,
     ) -> None:
-        """A rados-bench workload's keys as the schema checks them (a mode, a runtime in
-        whole seconds), read with the global options."""
-        self.read_keys(
-            schema.RADOS_BENCH,
-            item,
-            node,
-            i,
-            origin=True,
-            only=("mode", "runtime"),
-            values=opts,
-            where=f"workload {name!r}",
-        )
+        """The keys the workload's engine declares checks for (rados bench: a mode, a
+        runtime in whole seconds), read with the global options."""
+        if decl.required:
+            self.read_keys(
+                decl.section(),
+                item,
+                node,
+                i,
+                origin=True,
+                only=decl.required,
+                values=opts,
+                where=f"workload {name!r}",
+            )
 
     def check_clients(
         self, workloads: list[Workload], hosts: list[Host], doc: CommentedMap
@@ -243,8 +243,8 @@ class _WorkloadRules:
         """``clients`` (the number of hosts a point runs on) needs ``hosts:`` and at most
         as many clients as hosts."""
         for i, wl in enumerate(workloads):
-            if "clients" not in wl.options or wl.options.get("engine") == RADOS_BENCH:
-                continue  # rados bench: `clients` processes on this machine
+            if "clients" not in wl.options or enginekeys.of(wl.options).no_hosts:
+                continue  # not on hosts: `clients` is the engine's own (rados bench's processes)
             values = wl.options["clients"]
             where = (doc.get("workloads"), i)
             if not hosts:
@@ -269,12 +269,13 @@ class _WorkloadRules:
         self, name: str, steps: list[Action], opts: dict[str, Any], item: Any
     ) -> None:
         """Every action falls within each point's load (ramp_time + runtime), which must
-        then be a fixed time; a rados-bench workload takes none (its own processes)."""
+        then be a fixed time; an engine whose load no drill follows takes none."""
         if not steps:
             return
         where = f"workload {name!r}: `actions`"
-        if opts.get("engine") == RADOS_BENCH:
-            raise self.err(f"{where}: only fio workloads run drills", item, "actions", fix=FIX)
+        no_drills = enginekeys.of(opts).no_drills
+        if no_drills:
+            raise self.err(f"{where}: {no_drills}", item, "actions", fix=FIX)
         runtimes = opts.get("runtime")
         if runtimes is None:
             raise self.err(
@@ -354,18 +355,17 @@ class _WorkloadRules:
     def _set_duration(wl: Workload, secs: int) -> None:
         wl.options.pop("timeout", None)  # fio's alias of runtime
         wl.options["runtime"] = secs
-        if wl.options.get("engine") != RADOS_BENCH:
-            wl.options["time_based"] = 1
+        wl.options.update(enginekeys.of(wl.options).duration)
 
     def check_precondition(self, plan: Plan, doc: CommentedMap) -> None:
         """Preconditioning fills a target with writes: not a pool (``rados:``), and not
-        before rados bench (which writes its own objects)."""
+        before an engine that writes its own data (rados bench's objects)."""
         pre = [t for t, mode in plan.preconditions.items() if mode != "none"]
         bad = next((t for t in pre if t.kind == "rados"), None)
         if (
             bad is None
             and pre
-            and any(wl.options.get("engine") == RADOS_BENCH for wl in plan.workloads)
+            and any(enginekeys.of(w.options).no_precondition for w in plan.workloads)
         ):
             bad = pre[0]
         if bad is not None:
@@ -437,14 +437,14 @@ class _WorkloadRules:
         if plan.steady_state is None:
             return
         for wl in plan.workloads:
-            if wl.options.get("engine") == RADOS_BENCH:
+            no_rounds = enginekeys.of(wl.options).no_rounds
+            if no_rounds:
+                why, fix = no_rounds
                 raise self.err(
-                    f"`steady_state` cannot run workload {wl.name!r} in rounds: rados bench "
-                    "writes and reads its own named objects per run",
+                    f"`steady_state` cannot run workload {wl.name!r} in rounds: {why}",
                     doc,
                     "steady_state",
-                    fix="measure the pool through fio's rados engine (a fio workload on the "
-                    "`rados:` target), or leave `steady_state` out",
+                    fix=fix,
                 )
 
     def check_sizes(
@@ -458,7 +458,7 @@ class _WorkloadRules:
             if t.kind in ("device", "rbd") or (t.kind == "file" and not local):
                 continue  # a device's or image's own size
             for wl in workloads:
-                if wl.options.get("engine") == RADOS_BENCH:
+                if not enginekeys.of(wl.options).sizes:
                     continue
                 if (
                     "size" not in wl.options

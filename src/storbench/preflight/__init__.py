@@ -14,7 +14,6 @@ scratch files created. Any refusal raises :class:`PreflightError` and nothing is
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import glob
 import os
 import re
@@ -25,9 +24,9 @@ from typing import Any
 
 from storbench import engines
 from storbench.engines.base import CheckOptions, CheckResult
-from storbench.engines.process import CephClient
 from storbench.errors import PreflightError
-from storbench.plan import LOG_TYPES, Point, Target, job_section_name, output_files
+from storbench.hosts.ceph import CephClient
+from storbench.plan import LOG_TYPES, Point, Target, job_section_name, local_points, output_files
 from storbench.preflight import ceph, safety
 from storbench.preflight import inventory as inv
 from storbench.preflight.locks import TargetLocks
@@ -44,22 +43,6 @@ class Preflight:
     images: list[tuple[CephClient, str, str]] = field(default_factory=list)
     #: the run's hold on its local targets, until its end (see locks.py)
     locks: TargetLocks = field(default_factory=TargetLocks)
-
-
-def local_points(points: list[Point]) -> list[Point]:
-    """The points as this machine sees them: points without hosts, and for each point with
-    a ``local`` host, a copy whose target is that host's (what local checks, scratch files,
-    inventory and cleanup work on). Remote hosts' targets are checked by the fio engine
-    (engines/fio/remote.py)."""
-    out = []
-    for p in points:
-        if not p.hosts:
-            out.append(p)
-            continue
-        for h in p.hosts:
-            if h.local:
-                out.append(dataclasses.replace(p, target=h.target, hosts=[]))
-    return out
 
 
 def _reach_bytes(p: Point) -> int | None:

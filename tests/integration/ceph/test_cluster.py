@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from storbench.engines import rados
+from storbench.hosts import ceph as cephtools
 from storbench.preflight import ceph
 
 pytestmark = [pytest.mark.integration, pytest.mark.ceph]
@@ -253,7 +254,7 @@ def test_remove_objects_goes_past_missing_ones(conf: str, tmp_path: Path) -> Non
         subprocess.run(
             [rados.RADOS, "-c", conf, "-p", POOL, "put", name, str(data)], check=True, timeout=60
         )
-    assert rados.remove_objects(POOL, names, conf) == []
+    assert cephtools.remove_objects(POOL, names, conf) == []
     assert rados.leftover_objects(POOL, conf, prefixes=["storbench-rm."]) == []
-    failed = rados.remove_objects("no-such-pool", names[:1], conf)
+    failed = cephtools.remove_objects("no-such-pool", names[:1], conf)
     assert len(failed) == 1 and "no-such-pool" in failed[0]

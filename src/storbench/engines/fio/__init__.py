@@ -15,8 +15,9 @@ of the hosts), ``agent`` (``storbench agent``), ``engine`` (all of it behind eng
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from storbench import hooks
 
 # a name that is also a module's (advice) is imported here: the module, once imported,
 # would otherwise stand in the package under that name
@@ -135,14 +136,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """``fio.NAME`` from the module that has it, looked up at each use (a test that replaces
-    ``tool.fio_path`` replaces ``fio.fio_path`` too)."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = hooks.lazy_package(__name__, _WHERE)

@@ -279,7 +279,7 @@ def _iperf(addr: str, port: int, pid_file: str, *, daemon: bool) -> int | None:
     import subprocess
 
     from storbench import netbaseline
-    from storbench.engines.process import pdeathsig_prefix
+    from storbench.procguard import pdeathsig_prefix
 
     iport = netbaseline.iperf_port(port)
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 
 from storbench import hostcounters, netbaseline
 from storbench.engines import fio
-from storbench.engines.process import pdeathsig_prefix
+from storbench.procguard import pdeathsig_prefix
 
 #: Seconds fio's server has to listen after it started.
 LISTEN_TIMEOUT = 10.0

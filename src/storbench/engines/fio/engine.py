@@ -25,12 +25,10 @@ from storbench.engines.base import (
     RunContext,
 )
 from storbench.engines.fio import remote, s3objects, versions
-from storbench.engines.process import CephClient
-from storbench.engines.rados.objects import put_objects, remove_objects
 from storbench.errors import PreflightError, UserError
+from storbench.hosts.ceph import CephClient, put_objects, remove_objects
 from storbench.metrics import Measurement
-from storbench.plan import Point, Target
-from storbench.preflight import local_points
+from storbench.plan import Point, Target, local_points
 
 #: The random seed of a steady-state round's point that has none of its own, before the
 #: round's offset (as plan/model.py seeds repetitions).

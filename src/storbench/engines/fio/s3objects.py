@@ -36,11 +36,11 @@ from storbench.engines.fio.jobfile import (
     s3_object_prefix,
     s3_options,
 )
+from storbench.engines.fio.keys import S3_FIO_OPTIONS
 from storbench.engines.fio.parse import parse_output
 from storbench.engines.fio.spawn import _run_fio
 from storbench.engines.fio.tool import FIO, FioOutputError, fio_path
 from storbench.plan import Point, Target
-from storbench.plan.rules import S3_FIO_OPTIONS
 
 #: The options that decide which objects a job touches (and how many).
 SHAPE = ("bs", "blocksize", "size", "filesize", "io_size", "numjobs", "nrfiles", "offset")

@@ -9,17 +9,17 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 from collections.abc import Iterable, Sequence
 from functools import cache
 
-from storbench.engines.process import (
+from storbench.engines.process import tool_version
+from storbench.hosts.ceph import (
+    RADOS,
     CephConf,
-    ceph_args,
-    tool_version,
+    object_size,
+    pool_command,
+    run_tool,
 )
-
-RADOS = os.environ.get("STORBENCH_RADOS", "rados")
 
 MiB = 1 << 20  # rados bench's "MB"
 NS_PER_S = 1e9
@@ -66,22 +66,6 @@ def rados_version() -> str | None:
 # ---------------------------------------------------------------------------- commands
 
 
-def _conf_args(conf: CephConf) -> list[str]:
-    return ceph_args(conf)
-
-
-def _pool_cmd(pool: str, conf: CephConf, *args: str) -> list[str]:
-    """``rados [-c CONF] -p POOL ARGS``."""
-    return [RADOS, *_conf_args(conf), "-p", pool, *args]
-
-
-def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """A short rados command (not a benchmark): output captured, no stdin."""
-    return subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
-
-
 def check_run_name(run_name: str) -> str:
     """A run name is also an object name: letters, digits, ``.``, ``_``, ``-`` (128 at most)."""
     if not _RUN_NAME_RE.match(run_name):
@@ -121,7 +105,7 @@ def bench_command(
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a whole number >= 1, not {threads!r}")
     check_run_name(run_name)
-    cmd = _pool_cmd(pool, conf, "bench", str(seconds), mode, "-t", str(threads))
+    cmd = pool_command(pool, conf, "bench", str(seconds), mode, "-t", str(threads))
     if mode == "write":
         if not isinstance(object_size, int) or object_size < 1:
             raise ValueError(f"object_size must be a whole number of bytes, not {object_size!r}")
@@ -163,7 +147,7 @@ def cleanup_command(
     other runs' included.
     """
     check_run_name(run_name)
-    cmd = _pool_cmd(pool, conf, "cleanup", "--run-name", run_name)
+    cmd = pool_command(pool, conf, "cleanup", "--run-name", run_name)
     if prefix:
         if not prefix.startswith(BENCH_PREFIX):
             raise ValueError(f"prefix must start with {BENCH_PREFIX}, not {prefix!r}")
@@ -173,7 +157,7 @@ def cleanup_command(
 
 def list_objects_command(pool: str, conf: str | os.PathLike[str] | None = None) -> list[str]:
     """Every object of the pool, in all namespaces, as JSON."""
-    return _pool_cmd(pool, conf, "ls", "--all", "-f", "json")
+    return pool_command(pool, conf, "ls", "--all", "-f", "json")
 
 
 def is_benchmark_object(name: str, run_names: Iterable[str] = ()) -> bool:
@@ -201,7 +185,7 @@ def leftover_objects(
     ``prefixes``, only objects starting with one of them or named in ``run_names``.
     Names in a namespace other than the default one are given as ``namespace/name``.
     """
-    out = _run(list_objects_command(pool, conf), timeout)
+    out = run_tool(list_objects_command(pool, conf), timeout)
     if out.returncode != 0:
         raise RuntimeError(f"rados ls on pool {pool} failed: {out.stderr.strip()}")
     names = set(run_names)
@@ -242,9 +226,9 @@ def cleanup(
     for run_name, prefix in runs:
         if prefix is None and not _object_exists(pool, run_name, conf, timeout):
             continue
-        _run(cleanup_command(pool, run_name, conf, prefix), timeout)
+        run_tool(cleanup_command(pool, run_name, conf, prefix), timeout)
         if _object_exists(pool, run_name, conf, timeout):
-            _run(_pool_cmd(pool, conf, "rm", run_name), timeout)
+            run_tool(pool_command(pool, conf, "rm", run_name), timeout)
     if verify == "stat":
         probes = [r for r, _ in runs] + [f"{p}_object0" for _, p in runs if p]
         return [name for name in probes if _object_exists(pool, name, conf, timeout)]
@@ -254,19 +238,5 @@ def cleanup(
     )
 
 
-def _object_exists(
-    pool: str, name: str, conf: str | os.PathLike[str] | None, timeout: float
-) -> bool:
-    return _object_size(pool, name, conf, timeout) is not None
-
-
-def _object_size(pool: str, name: str, conf: CephConf, timeout: float) -> int | None:
-    """The size of an object in bytes (``rados stat``), None when it does not exist."""
-    out = _run(_pool_cmd(pool, conf, "stat", name), timeout)
-    m = re.search(r" size (\d+)", out.stdout)
-    return int(m.group(1)) if out.returncode == 0 and m else None
-
-
-def _error_message(stderr: str) -> str | None:
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    return "; ".join(lines[-3:]) or None
+def _object_exists(pool: str, name: str, conf: CephConf, timeout: float) -> bool:
+    return object_size(pool, name, conf, timeout) is not None

@@ -20,10 +20,10 @@ from storbench.engines.base import (
     PointResult,
     RunContext,
 )
-from storbench.engines.process import CephClient
 from storbench.engines.rados.command import cleanup, rados_version
 from storbench.engines.rados.run import point_commands, run_point
 from storbench.errors import UserError
+from storbench.hosts.ceph import CephClient
 from storbench.plan import Point
 from storbench.units import UnitError, parse_size
 

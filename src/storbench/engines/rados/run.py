@@ -11,12 +11,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from storbench.engines.process import CephClient, start_logged
+from storbench.engines.process import start_logged
 from storbench.engines.rados.clients import aggregate_clients
 from storbench.engines.rados.command import (
     RUN_NAME_PREFIX,
     RadosOutputError,
-    _error_message,
     bench_command,
     check_run_name,
     client_run_name,
@@ -27,6 +26,7 @@ from storbench.engines.rados.parse import parse_rados_bench
 from storbench.engines.rados.result import RadosBenchResult
 from storbench.engines.rados.series import client_intervals
 from storbench.engines.rados.validate import to_measurement
+from storbench.hosts.ceph import CephClient, error_message
 from storbench.metrics import Measurement
 from storbench.plan import Point
 from storbench.series import Interval
@@ -131,13 +131,13 @@ def _collect(
         meas = Measurement(
             status="failed",
             error_code=p.returncode or -1,
-            error=_error_message(stderr) or str(e),
+            error=error_message(stderr) or str(e),
             engine_version=rados_version(),
         )
     if p.returncode != 0 and meas.status == "ok":
         meas.status = "failed"
         meas.error_code = p.returncode or -1
-        meas.error = _error_message(stderr) or f"rados exited with status {p.returncode}"
+        meas.error = error_message(stderr) or f"rados exited with status {p.returncode}"
     if timed_out and p.returncode != 0:
         meas.error = (
             f"rados bench did not finish within {timeout:g} s and was killed "

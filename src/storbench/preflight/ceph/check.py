@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench import engines
-from storbench.engines.process import CephClient
 from storbench.errors import PreflightError
+from storbench.hosts.ceph import CephClient
 from storbench.plan import Point, Target
 from storbench.preflight.ceph.cluster_health import (
     HEALTH_ERR,

@@ -10,7 +10,7 @@ import os
 import subprocess
 from typing import Any
 
-from storbench.engines.process import ceph_args
+from storbench.hosts.ceph import ceph_args
 
 __all__ = [
     "CEPH",

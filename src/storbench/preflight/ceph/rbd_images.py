@@ -9,8 +9,9 @@ import os
 import subprocess
 from typing import Any
 
-from storbench.engines.process import CephClient, CephConf, ceph_args, pdeathsig_prefix
+from storbench.hosts.ceph import CephClient, CephConf, ceph_args
 from storbench.preflight.ceph.commands import COMMAND_TIMEOUT, CephCommandError
+from storbench.procguard import pdeathsig_prefix
 
 __all__ = [
     "RBD",
