@@ -178,6 +178,7 @@ def register_format(name: str, presenter: Ref, *, doc: str = "") -> None:
 register_format("html", "storbench.report.html:PRESENTER", doc="one self-contained page")
 register_format("markdown", "storbench.report.markdown:PRESENTER", doc="the seeds' tables")
 register_format("json", "storbench.report.jsonout:PRESENTER", doc="the report model as JSON")
+register_format("terminal", "storbench.report.terminalview:PRESENTER", doc="what show prints")
 
 
 # --------------------------------------------------------------------------- plugins

@@ -129,3 +129,8 @@ def test_engine_plugin_runs_and_every_presenter_shows_it(plan: Path, tmp_path: P
     assert [m["engine_version"] for m in toy] == ["toy-1.0", "toy-1.0"]
     fio = [m for m in doc["measurements"] if m["engine"] != "toy"]
     assert len(fio) == 1 and fio[0]["status"] == "ok"  # real fio ran beside it
+    # without the plugin the run still shows (its figures are in the database); what would
+    # run the engine again says which plugin is missing
+    assert "3,000" in ok(sb("show", "1", db=db, cwd=tmp_path, plugins=False))
+    text = ok(sb("report", "1", "--format", "terminal", db=db, cwd=tmp_path, plugins=False))
+    assert "3,000" in text and "\x1b[" not in text  # the terminal's text, no colour codes

@@ -12,6 +12,7 @@ import pytest
 
 from storbench import engines
 from storbench.engines.base import Engine
+from storbench.errors import UserError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "storbench"
 
@@ -44,9 +45,12 @@ def test_engine_registry_every_engine_has_every_operation() -> None:
             )
 
 
-def test_engine_registry_unknown_name_is_a_key_error() -> None:
-    with pytest.raises(KeyError):
+def test_engine_registry_unknown_name_says_which_plugin_is_missing() -> None:
+    """A stored run of a plugin's engine, read without the plugin: a clear error, and no
+    advice (the engine that would give it is not here)."""
+    with pytest.raises(UserError) as e:
         engines.get("no-such-engine")
+    assert "no engine 'no-such-engine'" in str(e.value) and "STORBENCH_PLUGINS" in e.value.fix
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

@@ -141,6 +141,7 @@ PRESENTERS = (
     "storbench.report.markdown",
     "storbench.report.jsonout",
     "storbench.report.terminal",
+    "storbench.report.terminalview",
     "storbench.report.htmlcompare",
     "storbench.report.suites",
     "storbench.report.objects",

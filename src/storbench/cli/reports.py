@@ -155,17 +155,12 @@ def compare_cmd(
 def _compare_text(store: Store, refs: list[str], fmt: str) -> str:
     """``compare``'s output (its warnings printed on stderr)."""
     from storbench.report import model
-    from storbench.report.comparison import testbed_lines
     from storbench.report.present import presenter
-    from storbench.report.terminal import comparison_text
 
     report = model.load_comparison(store, refs)
     for line in report.advice:
         err.print(f"warning: {line}", style="yellow", markup=False)
-    if fmt != "table":
-        return presenter(fmt).comparison(report)
-    pairs = zip(report.comparisons, report.differences, strict=True)
-    return "\n".join(comparison_text(c) + testbed_lines(d, "  ") for c, d in pairs)
+    return presenter("terminal" if fmt == "table" else fmt).comparison(report)
 
 
 @cli.command(

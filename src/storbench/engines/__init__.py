@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from storbench import hooks
+from storbench.errors import UserError
 
 if TYPE_CHECKING:
     from storbench.engines.base import Engine
@@ -37,9 +38,15 @@ _loaded: dict[str, Engine] = {}
 
 
 def get(name: str) -> Engine:
-    """The engine a plan calls ``name``; KeyError for a name no engine has (the plan
-    loader refuses those first)."""
+    """The engine a plan calls ``name``; UserError for a name no engine registered here (a
+    stored run of a plugin's engine, without the plugin; the plan loader refuses such plans
+    first)."""
     if name not in _loaded:
+        if name not in hooks.ENGINES:
+            raise UserError(
+                f"no engine {name!r} here (points of this run name it)",
+                fix=f"load the plugin that registers it: {hooks.PLUGINS_ENV}=MODULE",
+            )
         _loaded[name] = hooks.resolve(hooks.ENGINES[name].engine)()
     return _loaded[name]
 
@@ -59,7 +66,8 @@ def of_points(points: list[Point]) -> list[tuple[Engine, list[Point]]]:
 def advice(points: list[Point]) -> list[str]:
     """What a reviewer would warn of in these points, from every engine they use (each
     engine's :meth:`base.Engine.advice`: fio's iodepth with a synchronous ioengine)."""
-    return [line for engine, pts in of_points(points) for line in engine.advice(pts)]
+    known = [p for p in points if p.engine in hooks.ENGINES]  # a stored plugin's: no advice
+    return [line for engine, pts in of_points(known) for line in engine.advice(pts)]
 
 
 def all_engines() -> list[Engine]:

@@ -15,7 +15,6 @@ import base64
 import gzip
 import re
 import shlex
-from collections.abc import Iterable
 from typing import Any
 
 from storbench.analysis.summary import PointSummary
@@ -23,7 +22,7 @@ from storbench.metrics import DIRECTIONS
 from storbench.report.charts import RunReport
 from storbench.report.fmt import fmt_latency
 from storbench.report.hosts import host_rows
-from storbench.store import MeasurementRow, Store
+from storbench.store import Store
 from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate, when
 
 #: Points of one run whose details a report holds (a 20,000-point run would otherwise make
@@ -35,27 +34,6 @@ MAX_POINT_DETAILS = 500
 RAW_BUDGET = 2_000_000
 
 _BINS = re.compile(r'"bins" : \{[^{}]*\}')
-
-
-def ran_between(rows: Iterable[MeasurementRow]) -> str | None:
-    """When ``rows`` ran, "FIRST to LAST": from the earliest start (or end) to the latest
-    end, or None when none has a time (fio 2.1 and older wrote none in their outputs)."""
-    times = [t for m in rows for t in (m.started_at, m.ended_at) if t is not None]
-    if not times:
-        return None
-    return f"{when(min(times))} to {when(max(times))}"
-
-
-def came_from(inventory: dict[str, Any]) -> list[str]:
-    """Where a run came from (``storbench import``/``merge``: its inventory's provenance,
-    oldest first), one line each: "DB run N (via FILE, DATE)"; [] for a run made here."""
-    value = inventory.get("provenance")
-    return [
-        f"{p.get('db')} run {p.get('run')} (via {p.get('via')}"
-        + (f", {when(p['at'])})" if isinstance(p.get("at"), int | float) else ")")
-        for p in (value if isinstance(value, list) else [])
-        if isinstance(p, dict)
-    ]
 
 
 def elide_bins(text: str) -> tuple[str, int]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from storbench.analysis.stats import Spread
 from storbench.analysis.summary import PointSummary
 from storbench.metrics import ClatOrLat, LatencyStats
-from storbench.units import fmt_ns
+from storbench.units import fmt_ns, when
 
 #: a percentile the engine does not report (rados bench): shown as this, never as 0
 NO_PERCENTILE = "\u2014"
@@ -186,3 +187,24 @@ class AnswerTable:
     rows: list[list[str]]
     right: set[int] = field(default_factory=set)  # columns aligned right
     notes: list[str] = field(default_factory=list)
+
+
+def ran_between(rows: Iterable[Any]) -> str | None:
+    """When ``rows`` ran, "FIRST to LAST": from the earliest start (or end) to the latest
+    end, or None when none has a time (fio 2.1 and older wrote none in their outputs)."""
+    times = [t for m in rows for t in (m.started_at, m.ended_at) if t is not None]
+    if not times:
+        return None
+    return f"{when(min(times))} to {when(max(times))}"
+
+
+def came_from(inventory: dict[str, Any]) -> list[str]:
+    """Where a run came from (``storbench import``/``merge``: its inventory's provenance,
+    oldest first), one line each: "DB run N (via FILE, DATE)"; [] for a run made here."""
+    value = inventory.get("provenance")
+    return [
+        f"{p.get('db')} run {p.get('run')} (via {p.get('via')}"
+        + (f", {when(p['at'])})" if isinstance(p.get("at"), int | float) else ")")
+        for p in (value if isinstance(value, list) else [])
+        if isinstance(p, dict)
+    ]

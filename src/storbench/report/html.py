@@ -34,15 +34,20 @@ from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport
 from storbench.report.details import (  # noqa: F401  (point_detail: the web view's)
     MAX_POINT_DETAILS,
-    came_from,
     fit_raw_outputs,
     point_detail,
     point_details,
-    ran_between,
     when,
 )
 from storbench.report.drill import drill_tables
-from storbench.report.fmt import AnswerTable, SummaryLead, fmt_direction_latency, fmt_spread
+from storbench.report.fmt import (
+    AnswerTable,
+    SummaryLead,
+    came_from,
+    fmt_direction_latency,
+    fmt_spread,
+    ran_between,
+)
 from storbench.report.htmlcompare import comparison_context
 from storbench.report.model import ComparisonReport, RunReport
 from storbench.report.safe import visible
