@@ -27,8 +27,9 @@ from storbench import purge
 from storbench.engines.base import Engine, PointResult, RunEvents, Session
 from storbench.metrics import DIRECTIONS
 from storbench.plan import Point
+from storbench.plan.steadykeys import SteadyState
 from storbench.rounds import RoundHook, SeriesClock, run_steady
-from storbench.steady import SteadyState, verdict_of
+from storbench.steady import verdict_of
 
 
 def phase_index(point: Point) -> int:

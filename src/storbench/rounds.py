@@ -25,7 +25,8 @@ from typing import Any, Protocol
 from storbench.engines.base import Engine, PointResult, Session
 from storbench.metrics import Measurement, merge_in_time
 from storbench.plan import Point
-from storbench.steady import METRIC_WORDS, SteadyState, Verdict, assess, round_value
+from storbench.plan.steadykeys import METRIC_WORDS, SteadyState
+from storbench.steady import Verdict, assess, round_value
 
 #: What the runner's observer hears after each round: the point, the round (1-based), the
 #: round's value of the tracking variable, and the verdict so far (None before a window).

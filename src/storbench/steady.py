@@ -25,29 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from storbench.metrics import DIRECTIONS, Measurement
-
-#: What a round can be tracked by: its IOPS, its bytes/s, or the mean latency of its I/Os.
-METRICS = ("iops", "bw", "lat")
-METRIC_WORDS = {"iops": "IOPS", "bw": "bytes/s", "lat": "mean latency (ns)"}
-
-
-@dataclass(frozen=True)
-class SteadyState:
-    """How a point's steady state is looked for (the plan's ``steady_state:``)."""
-
-    metric: str = "iops"
-    round_s: float = 60.0  # the length of a round, seconds (after the workload's ramp_time)
-    window: int = 5  # rounds in the measurement window
-    max_rounds: int = 25
-    range_pct: float = 20.0  # data excursion allowed, % of the window's mean
-    slope_pct: float = 10.0  # slope excursion allowed, % of the window's mean
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SteadyState:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+from storbench.plan.steadykeys import SteadyState
 
 
 @dataclass

@@ -73,7 +73,7 @@ def _no_tools(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_host_inventory_keys_and_types() -> None:
-    info = host_inventory()
+    info = host_inventory(fio_engine.about())
     assert set(info) == HOST_KEYS
     assert isinstance(info["hostname"], str) and info["hostname"]
     assert info["kernel"].startswith(platform.release())
@@ -91,7 +91,7 @@ def test_host_inventory_keys_and_types() -> None:
 
 def test_host_inventory_without_any_tool(monkeypatch: pytest.MonkeyPatch) -> None:
     _no_tools(monkeypatch)
-    info = host_inventory()
+    info = host_inventory(fio_engine.about())
     assert set(info) == HOST_KEYS
     assert info["fio_version"] is None
     assert info["fio"] == {"path": None, "version": None, "ioengines": []}
@@ -100,7 +100,7 @@ def test_host_inventory_without_any_tool(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_host_inventory_names_the_fio_that_runs_and_its_engines() -> None:
     """The inventory says which fio a run used and what it can do (whether it has http)."""
-    fio = host_inventory()["fio"]
+    fio = host_inventory(fio_engine.about())["fio"]
     if fio_engine.fio_path() is None:
         pytest.skip("fio is not installed")
     assert fio["path"] == fio_engine.fio_path()
@@ -135,7 +135,7 @@ def test_distribution_comes_from_os_release() -> None:
     text = Path("/etc/os-release").read_text() if Path("/etc/os-release").exists() else ""
     match = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', text, re.MULTILINE)
     expected = match.group(1) if match else None
-    assert host_inventory()["distribution"] == expected
+    assert host_inventory(fio_engine.about())["distribution"] == expected
 
 
 # --------------------------------------------------------------------------------------------

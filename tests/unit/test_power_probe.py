@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from storbench import hostload, power
+from storbench import engines, hostload, power
 from storbench.hostload import HostSample
 from storbench.store import SCHEMA_VERSION, Store
 
 DATA = Path(__file__).parent.parent / "data" / "store"
+
+FIO = engines.get("fio")  # which fio a run would use
 
 
 def _zone(root: Path, name: str, energy: int, wrap: int = 2**32) -> Path:
@@ -53,7 +55,7 @@ def test_power_no_sensor_says_why_and_gives_no_figure(
 def test_power_this_machines_inventory_names_its_source_or_why_not() -> None:
     from storbench.preflight.inventory.host import host_inventory
 
-    p = host_inventory()["power"]
+    p = host_inventory(FIO.about())["power"]
     assert (p["source"] in ("rapl", "ipmi")) != bool(p.get("why"))
 
 

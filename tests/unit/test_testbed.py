@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from storbench import engines
 from storbench.analysis.testbed import differences
 from storbench.plan import Point, Target
 from storbench.preflight.inventory import host_inventory, target_inventory
@@ -21,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harn
 from stored_runs import recorded, stored_run
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
+
+FIO = engines.get("fio")  # which fio a run would use
 
 
 def test_testbed_host_tuning_is_what_proc_and_sys_say() -> None:
@@ -47,7 +50,10 @@ def test_testbed_a_files_disk_has_its_queue_settings(tmp_path: Path) -> None:
 
 
 def test_testbed_differences_name_each_setting_and_ignore_what_always_differs() -> None:
-    a = {"host": host_inventory(), "targets": [{"path": "/x", "disk": {"tuning": {"nr": 64}}}]}
+    a = {
+        "host": host_inventory(FIO.about()),
+        "targets": [{"path": "/x", "disk": {"tuning": {"nr": 64}}}],
+    }
     b = copy.deepcopy(a)
     assert differences(a, b) == []
     b["host"]["tuning"]["sysctl"]["vm.dirty_ratio"] = "1"
@@ -67,7 +73,7 @@ def _run(store: Store, inventory: dict[str, object]) -> int:
 def test_testbed_compare_says_what_differed(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     store = Store(str(db))
-    base = {"host": host_inventory(), "targets": []}
+    base = {"host": host_inventory(FIO.about()), "targets": []}
     other = copy.deepcopy(base)
     other["host"]["tuning"]["sysctl"]["vm.dirty_ratio"] = "1"
     _run(store, base)

@@ -29,8 +29,8 @@ from storbench.plan.rules import (
     WRITING_ENGINES,
 )
 from storbench.plan.soakkeys import SoakLimits
+from storbench.plan.steadykeys import SteadyState
 from storbench.series import DEFAULT_INTERVAL_MS
-from storbench.steady import SteadyState
 from storbench.units import UnitError, parse_time
 
 #: A target's fields that only an s3 target has.

@@ -1,4 +1,5 @@
-"""The plan's ``steady_state:`` key: read and checked (see storbench.steady for what it does).
+"""The plan's ``steady_state:`` key: read and checked into a :class:`SteadyState` (what
+is judged with it: storbench.steady).
 
 ``steady_state: true`` takes SNIA PTS's defaults; a mapping changes any of them::
 
@@ -14,12 +15,36 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from storbench.plan.checks import percent
 from storbench.plan.yamlpos import _describe
-from storbench.steady import METRICS, SteadyState
 from storbench.units import UnitError, parse_time
+
+#: What a round can be tracked by: its IOPS, its bytes/s, or the mean latency of its I/Os.
+METRICS = ("iops", "bw", "lat")
+METRIC_WORDS = {"iops": "IOPS", "bw": "bytes/s", "lat": "mean latency (ns)"}
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """How a point's steady state is looked for (the plan's ``steady_state:``)."""
+
+    metric: str = "iops"
+    round_s: float = 60.0  # the length of a round, seconds (after the workload's ramp_time)
+    window: int = 5  # rounds in the measurement window
+    max_rounds: int = 25
+    range_pct: float = 20.0  # data excursion allowed, % of the window's mean
+    slope_pct: float = 10.0  # slope excursion allowed, % of the window's mean
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SteadyState:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
 
 #: The keys of a ``steady_state:`` mapping, and the field of SteadyState each sets.
 FIELDS = {

@@ -425,7 +425,7 @@ def take_inventory(points: list[Point]) -> dict[str, Any]:
     asked once (inventory.one_look: a file target's filesystem and disk identity ask
     ``findmnt`` and ``lsblk`` the same)."""
     with inv.one_look(), ThreadPoolExecutor(max_workers=1) as pool:
-        host = pool.submit(inv.host_inventory)
+        host = pool.submit(inv.host_inventory, engines.get(engines.RUN_VERSION_ENGINE).about())
         targets = []
         for t in dict.fromkeys(p.target for p in points):
             if t.ceph or t.kind == "s3":

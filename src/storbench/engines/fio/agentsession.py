@@ -124,7 +124,7 @@ def serve(addr: str, port: int, cport: int | None, targets: list[str]) -> NoRetu
             "port": port,
             "counters_port": cport,
             "iperf_port": iport,
-            "host": host_inventory(),
+            "host": host_inventory(fio.about()),
             "targets": [target_inventory(t) for t in targets],
             "notes": notes,
         }

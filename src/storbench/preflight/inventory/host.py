@@ -54,25 +54,20 @@ def _memory_bytes() -> int | None:
         return None
 
 
-def _fio() -> dict[str, Any]:
-    from storbench import engines  # the engine decides which fio runs (STORBENCH_FIO)
-
-    return engines.get(engines.RUN_VERSION_ENGINE).about()
-
-
 def _fio_version(about: dict[str, Any]) -> str | None:
     text = about.get("version")
     return _clean(str(text).removeprefix("fio-")) if text else None
 
 
-def host_inventory() -> dict[str, Any]:
+def host_inventory(fio: dict[str, Any] | None = None) -> dict[str, Any]:
     """The local host: every key always present, None when unknown.
 
     Keys: ``hostname``, ``kernel`` (uname release and version, e.g. "6.1.0-18-amd64 #1 SMP
     PREEMPT_DYNAMIC Debian 6.1.76-1"), ``arch``, ``distribution`` (PRETTY_NAME), ``cpu_model``,
     ``cpu_count`` (logical CPUs), ``memory_bytes`` (MemTotal), ``python_version``,
     ``fio_version`` ("3.33", from ``fio --version``; None when fio is missing), ``fio``
-    (which fio: ``path``, ``version``, ``ioengines``, e.g. whether it has ``http``),
+    (which fio: ``path``, ``version``, ``ioengines``, e.g. whether it has ``http``: what
+    the engine's ``about()`` says, given by the caller; none given: unknown),
     ``storbench_version``, ``power`` (the power sensor that answers: ``source`` rapl or
     ipmi, or None and ``why``; storbench.power) and ``tuning`` (sysctls, CPU governor, THP,
     MTUs: inventory/tuning.py).
@@ -83,7 +78,7 @@ def host_inventory() -> dict[str, Any]:
         hostname: str | None = socket.gethostname() or None
     except OSError:
         hostname = None
-    fio = _fio()
+    fio = dict(fio or {"path": None, "version": None, "ioengines": []})
     return {
         "hostname": hostname or _clean(uname.node),
         "kernel": kernel,
