@@ -1,7 +1,7 @@
 """Runs of each suite with an answer (qualify, profiles, matrix, rados, s3), stored the way
-the runner stores them (Store.record of what the engines make of the recorded real outputs
-of tests/data/fio, tests/data/rados and tests/data/s3), for tests of what every presenter
-shows of the answer.
+the runner stores them (store.measurements.record of what the engines make of the recorded
+real outputs of tests/data/fio, tests/data/rados and tests/data/s3), for tests of what every
+presenter shows of the answer.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def store_run(db: Path, kind: str) -> int:
         for i, (t, wl, params, axes, _) in enumerate(spec)
     ]
     store = Store(str(db))
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run",
         name=kind,
         source=f"suite:{kind}",
@@ -146,7 +146,7 @@ def store_run(db: Path, kind: str) -> int:
         points=points,
     )
     for p, (*_, m) in zip(points, spec, strict=True):
-        store.record(
+        store.measurements.record(
             run_id,
             p,
             m,
@@ -158,7 +158,7 @@ def store_run(db: Path, kind: str) -> int:
             started_at=None,
             ended_at=None,
         )
-    store.set_status(run_id, "completed")
+    store.runs.set_status(run_id, "completed")
     return run_id
 
 

@@ -1,6 +1,7 @@
-"""A completed run stored the way the runner stores it (Store.create_run, Store.record of each
-point, completed), its points measured by recorded real fio outputs of tests/data/fio: for
-tests of what reads the database (reports, charts, compare)."""
+"""A completed run stored the way the runner stores it (store.runs.create,
+store.measurements.record of each point, completed), its points measured by recorded real
+fio outputs of tests/data/fio: for tests of what reads the database (reports, charts,
+compare)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def stored_run(
     inventory: dict[str, Any] | None = None,
 ) -> int:
     """A completed run of these points and their measurements; its id."""
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run",
         name=name,
         source="test",
@@ -41,7 +42,7 @@ def stored_run(
         points=[p for p, _ in measured],
     )
     for p, meas in measured:
-        store.record(
+        store.measurements.record(
             run_id,
             p,
             meas,
@@ -53,7 +54,7 @@ def stored_run(
             started_at=1.0,
             ended_at=2.0,
         )
-    store.set_status(run_id, "completed")
+    store.runs.set_status(run_id, "completed")
     return run_id
 
 
@@ -65,6 +66,6 @@ def stored_text(db: Path | str) -> str:
 
     store = Store(str(db), write=False)
     try:
-        return "\n".join(json.dumps(store.dump_run(r.id)) for r in store.runs())
+        return "\n".join(json.dumps(store.archive.dump(r.id)) for r in store.runs.all())
     finally:
         store.close()

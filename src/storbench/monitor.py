@@ -228,7 +228,7 @@ class HealthMonitor:
     After :meth:`stop` returns, ``on_change`` is not called again.
 
     A :class:`storbench.store.Store` may be written from ``on_change`` directly
-    (``store.add_event``): it is safe to use from several threads.
+    (``store.events.add``): it is safe to use from several threads.
 
     ``conf`` is what the ceph CLI is given (preflight/ceph/commands.py): a ceph.conf path, anything
     path-like, or None for ceph's default.

@@ -128,7 +128,7 @@ def execute(
     ``health_interval`` 0 samples nothing during the run."""
     stop = _Stop()
     outcome = Outcome(status="completed")
-    token = store.run(run_id).token or f"run{run_id}-{os.getpid()}"
+    token = store.runs.get(run_id).token or f"run{run_id}-{os.getpid()}"
     with contextlib.ExitStack() as scope:
         # from here on every engine process carries the run's mark, and the guard kills
         # them all when this process ends, whatever way it ends (procguard.py)
@@ -163,7 +163,7 @@ def _execute(
     clusters: list[dict[str, Any]] | None,
 ) -> Outcome:
     workdir = tempfile.mkdtemp(prefix=f"storbench-run{run_id}-")
-    store.add_event(
+    store.events.add(
         run_id,
         "workdir",
         f"work directory {workdir} on {liveness.hostname()}",
@@ -186,10 +186,10 @@ def _execute(
     except BaseException:
         for session in sessions.values():
             session.close()
-        store.set_status(run_id, "failed")
+        store.runs.set_status(run_id, "failed")
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-    store.set_status(run_id, "running", ended=False)
+    store.runs.set_status(run_id, "running", ended=False)
     if health_interval > 0 and any(p.actions for p in points):
         health_interval = min(health_interval, DRILL_HEALTH_INTERVAL)
     monitors = _health_monitors(store, run_id, points, health_interval, clusters or [])
@@ -214,7 +214,7 @@ def _execute(
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
             with contextlib.suppress(StoreError):
-                store.set_status(run_id, outcome.status)
+                store.runs.set_status(run_id, outcome.status)
     return outcome
 
 
@@ -306,7 +306,7 @@ def _record(
     meas: Measurement,
     outcome: Outcome,
 ) -> None:
-    store.record(
+    store.measurements.record(
         run_id,
         point,
         meas,
@@ -407,7 +407,7 @@ def _health_monitors(
                 dict(inv["health"].get("checks") or {}),
                 inv.get("pg_states") or {},
             )
-            store.add_event(
+            store.events.add(
                 run_id,
                 "health",
                 f"at the start: {initial.message()}",
@@ -420,7 +420,7 @@ def _health_monitors(
         def on_change(
             sample: HealthSample, previous: HealthSample | None, client: CephClient = client
         ) -> None:
-            store.add_event(
+            store.events.add(
                 run_id,
                 "health",
                 sample.message() if previous else f"at the start: {sample.message()}",
@@ -430,7 +430,7 @@ def _health_monitors(
 
         def on_sample(sample: HealthSample, client: CephClient = client) -> None:
             if sample.io or sample.clean is not None:
-                store.add_event(
+                store.events.add(
                     run_id,
                     "cluster-io",
                     f"{sample.status}, clean {sample.clean}",
@@ -463,7 +463,7 @@ def cleanup_engines(
 
 def _host_names(store: Store, run_id: int) -> dict[str, str]:
     """Each remote host's own name (its fio server's probe reply, from the run's inventory)."""
-    hosts = store.run(run_id).inventory.get("hosts") or []
+    hosts = store.runs.get(run_id).inventory.get("hosts") or []
     return {h["label"]: h["hostname"] for h in hosts if h.get("label") and h.get("hostname")}
 
 
@@ -498,7 +498,7 @@ def note_scratch_files(store: Store, run_id: int, created: list[str]) -> None:
     """Record the scratch files a run created, so that a later ``resume`` or ``cleanup``
     removes them when this process cannot (it was killed)."""
     for path in created:
-        store.add_event(
+        store.events.add(
             run_id,
             "scratch-file",
             f"created scratch file {path} on {liveness.hostname()}",
@@ -511,7 +511,7 @@ def scratch_files(store: Store, run_id: int) -> list[str]:
     here = liveness.hostname()
     return [
         str(e.data["path"])
-        for e in store.events(run_id, "scratch-file")
+        for e in store.events.of_run(run_id, "scratch-file")
         if e.data.get("host") == here and e.data.get("path")
     ]
 
@@ -526,7 +526,7 @@ def remove_leftovers(store: Store, run: RunRow) -> list[str]:
         if killed:
             done.append(f"stopped {killed} engine process(es) a killed session left running")
     here = liveness.hostname()
-    for e in store.events(run.id, "workdir"):
+    for e in store.events.of_run(run.id, "workdir"):
         path = str(e.data.get("path") or "")
         if (
             e.data.get("host") == here
@@ -544,10 +544,10 @@ def concurrent_refusal(store: Store, points: list[Point], run_id: int | None = N
     (preflight/locks.py), which holds across databases; this check adds the targets no lock
     reaches: those on remote hosts and in Ceph clusters."""
     mine = _target_keys(points)
-    for other in store.live_runs():
+    for other in store.runs.live():
         if other.id == run_id:
             continue
-        shared = mine & _target_keys(store.points(other.id))
+        shared = mine & _target_keys(store.runs.points(other.id))
         if shared:
             what = sorted(shared)[0][-1]
             return (

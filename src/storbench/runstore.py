@@ -38,8 +38,8 @@ class StoreSeries:
 
     def clear(self, point_idx: int) -> None:
         """The point starts (again): what an earlier, interrupted try of it left goes."""
-        self.store.clear_intervals(self.run_id, point_idx)
-        self.store.clear_host_samples(self.run_id, point_idx)
+        self.store.series.clear(self.run_id, point_idx)
+        self.store.host_samples.clear(self.run_id, point_idx)
         self.shift.pop(point_idx, None)
         self.next_seq.pop(point_idx, None)
 
@@ -49,7 +49,7 @@ class StoreSeries:
 
         def sink(rows: list[HostSample]) -> None:
             with contextlib.suppress(StoreError):
-                self.store.add_host_samples(self.run_id, point.index, rows)
+                self.store.host_samples.add(self.run_id, point.index, rows)
 
         return sink
 
@@ -69,7 +69,7 @@ class StoreSeries:
         if self.observer is not None:
             self.observer.intervals(point, rows)
         try:
-            self.store.add_intervals(self.run_id, point.index, rows)
+            self.store.series.add(self.run_id, point.index, rows)
         except StoreError as e:
             self.failed = str(e)
 
@@ -82,13 +82,13 @@ class StoreEvents:
         self.run_id = run_id
 
     def add(self, kind: str, message: str, data: dict[str, Any]) -> None:
-        self.store.add_event(self.run_id, kind, message, data)
+        self.store.events.add(self.run_id, kind, message, data)
 
     def of(self, kind: str) -> list[dict[str, Any]]:
-        return [e.data for e in self.store.events(self.run_id, kind)]
+        return [e.data for e in self.store.events.of_run(self.run_id, kind)]
 
     def recorded(self) -> set[int]:
-        return {m.point_idx for m in self.store.measurements(self.run_id)}
+        return {m.point_idx for m in self.store.measurements.of_run(self.run_id)}
 
 
 class _Heartbeat:
@@ -104,7 +104,7 @@ class _Heartbeat:
     def _beat(self) -> None:
         while not self.done.wait(liveness.HEARTBEAT_INTERVAL):
             with contextlib.suppress(Exception):  # a busy database: the next beat
-                self.store.beat(self.run_id)
+                self.store.runs.beat(self.run_id)
 
     def __enter__(self) -> _Heartbeat:
         self.thread.start()

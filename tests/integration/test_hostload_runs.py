@@ -52,8 +52,8 @@ def test_hostload_every_point_has_samples_of_its_host(tmp_path: Path) -> None:
     store = Store(str(db), write=False)
     dev = _device_of(tmp_path / "h.dat")
     seen_dev = False
-    for m in store.measurements(1):
-        samples = store.host_samples(1, m.point_idx)
+    for m in store.measurements.of_run(1):
+        samples = store.host_samples.of_point(1, m.point_idx)
         took_ms = (m.ended_at - m.started_at) * 1000
         assert len(samples) >= took_ms / 500 - 2, (m.point_idx, len(samples), took_ms)
         assert [s.seq for s in samples] == list(range(len(samples)))
@@ -81,12 +81,14 @@ def test_hostload_every_point_has_samples_of_its_host(tmp_path: Path) -> None:
         env={**os.environ, "STORBENCH_DB": str(db)},
     )
     rows = [line.split(",") for line in exported.stdout.splitlines()[1:]]
-    first = store.host_samples(1, 0)[0]
+    first = store.host_samples.of_point(1, 0)[0]
     user = next(r for r in rows if r[1] == "1" and r[3] == "0" and r[6] == "cpu_user_pct")
     assert float(user[8]) == first.cpu_user_pct
-    assert {r[1] for r in rows} == {str(m.point_idx + 1) for m in store.measurements(1)}
+    assert {r[1] for r in rows} == {str(m.point_idx + 1) for m in store.measurements.of_run(1)}
     assert "power" not in r.stdout and "IOPS/W" not in r.stdout  # no sensor on this VM
-    every = [s for m in store.measurements(1) for s in store.host_samples(1, m.point_idx)]
+    every = [
+        s for m in store.measurements.of_run(1) for s in store.host_samples.of_point(1, m.point_idx)
+    ]
     assert all(s.watts is None for s in every)
 
 
@@ -133,8 +135,8 @@ def test_power_a_run_where_a_sensor_answers_has_watts_and_iops_per_watt(tmp_path
         thread.join()
     assert r.returncode == 0, r.stdout + r.stderr
     store = Store(str(db), write=False)
-    (m, *_) = store.measurements(1)
-    samples = store.host_samples(1, m.point_idx)
+    (m, *_) = store.measurements.of_run(1)
+    samples = store.host_samples.of_point(1, m.point_idx)
     assert samples and all(s.watts == pytest.approx(30, rel=0.25) for s in samples)
     pw = m.measurement.extra["power"]
     assert pw["source"] == "rapl" and pw["watts_mean"] == pytest.approx(30, rel=0.1)

@@ -555,8 +555,8 @@ workloads:
         hostcounters.fetch(far.address, 9771, timeout=1)
 
     store = Store(str(db), write=False)
-    assert store.sampled_hosts(1, 0) == ["", "far"]
-    samples = store.host_samples(1, 0, "far")
+    assert store.host_samples.hosts(1, 0) == ["", "far"]
+    samples = store.host_samples.of_point(1, 0, "far")
     assert len(samples) >= 4, samples  # 3 s at 0.5 s, on this machine's clock
     assert [s.host for s in samples] == ["far"] * len(samples)
     assert all(s.t_ms > 0 and 0 < s.dur_ms < 2000 for s in samples)
@@ -566,7 +566,7 @@ workloads:
     # the host's own network: its veth moved the fio client's traffic, and nothing of ours
     assert any(veth in s.net for s in samples)
     assert all(set(s.net) <= {veth, "lo"} for s in samples)
-    events = [e for e in store.events(1) if e.kind == "host-samples"]
+    events = [e for e in store.events.of_run(1) if e.kind == "host-samples"]
     assert [e.data["host"] for e in events] == ["bare"]
     assert f"{bare.address}:{bare.port + 1000}" in events[0].message
     assert "storbench agent" in events[0].message

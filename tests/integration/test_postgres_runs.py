@@ -85,7 +85,7 @@ def test_postgres_runs_resume_an_interrupted_run(pg_url: str, tmp_path: Path) ->
     store.close()
     ok(sb("resume", "1", db=pg_url, cwd=tmp_path))  # the run's overrides are kept
     store = Store(pg_url, write=False)
-    run = store.run(1)
+    run = store.runs.get(1)
     assert (run.status, run.measured, run.failed) == ("completed", 2, 0)
     store.close()
 

@@ -605,7 +605,7 @@ def test_report_time_charts_of_a_real_run_in_chromium(
         assert c["titles"] == 1, "every slice's <title> moved to data-tip (only the chart's stays)"
         assert SCRIPT_NAME in c["text"] and IMG_NAME in c["text"], c["text"]
         assert c["ramp"] > 0, "ramp_time 1 s: its span is shaded"
-        rows = store.intervals(1, no)
+        rows = store.series.of_point(1, no)
         assert rows and len(c["tips"]) == max(i.seq for i in rows) + 1
         for i in rows:
             tip = next(
@@ -698,7 +698,8 @@ def test_report_steady_state_rounds_chart_in_chromium(
     assert_clean(page, url)
     chart = page.js(ROUNDS_JS)
     assert chart is not None, "no rounds chart"
-    verdict = Store(str(db), write=False).measurements(1)[0].measurement.extra["steady_state"]
+    row = Store(str(db), write=False).measurements.of_run(1)[0]
+    verdict = row.measurement.extra["steady_state"]
     values = verdict["verdict"]["values"]
     assert len(chart["tips"]) == len(values)
     first, last = verdict["verdict"]["first"], verdict["verdict"]["last"]

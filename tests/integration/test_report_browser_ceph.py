@@ -38,10 +38,10 @@ def test_ceph_sections_render_in_chromium(
         "ceph": [cluster_entry(cluster_state, "degraded", ["deg"])],
     }
     run = make_run(store, sweep(["4k", "64k"], [1, 8]), inventory=inv)
-    start = store.run(run).started_at
+    start = store.runs.get(run).started_at
     health_event(store, run, "degraded-stuck", ["deg"], start + 61.5)
     health_event(store, run, "healthy", ["bench"], start + 75.0)
-    store.add_event(run, "rados-cleanup", f"removed objects of {HOSTILE}", at=start + 80.0)
+    store.events.add(run, "rados-cleanup", f"removed objects of {HOSTILE}", at=start + 80.0)
     path = tmp_path / "ceph.html"
     path.write_text(html.render_report(store, [str(run)]))
 

@@ -110,7 +110,7 @@ def test_monitor_reports_the_first_sample_once_into_a_real_store(
 ) -> None:
     """on_change runs in the monitor's thread and writes the Store there."""
     store = Store(str(tmp_path / "r.db"))
-    run = store.create_run(
+    run = store.runs.create(
         kind="run",
         name="r",
         source="t",
@@ -126,7 +126,7 @@ def test_monitor_reports_the_first_sample_once_into_a_real_store(
 
     def on_change(s: HealthSample, previous: HealthSample | None) -> None:
         calls.append((s, previous))
-        store.add_event(run, "health", s.message(), s.to_dict(), at=s.at)
+        store.events.add(run, "health", s.message(), s.to_dict(), at=s.at)
 
     mon = HealthMonitor(None, ["bench"], on_change, interval=0.02)
     mon.start()
@@ -138,7 +138,7 @@ def test_monitor_reports_the_first_sample_once_into_a_real_store(
     assert mon.callback_errors == []
     # every sample failed alike: one change, the first, reported against no baseline
     assert len(calls) == 1 and calls[0][1] is None and calls[0][0].status == UNREACHABLE
-    [event] = store.events(run)
+    [event] = store.events.of_run(run)
     assert event.message == calls[0][0].message() and event.data["status"] == UNREACHABLE
     assert mon.samples() == n, "no sample after stop()"
 

@@ -59,7 +59,7 @@ def test_hostload_samples_round_trip_through_the_store(tmp_path: Path) -> None:
     a, b = _readings()
     s = hostload.sample(a, b, 3, 1000)
     store = Store(str(tmp_path / "r.db"))
-    run = store.create_run(
+    run = store.runs.create(
         kind="run",
         name="t",
         source="t",
@@ -71,8 +71,8 @@ def test_hostload_samples_round_trip_through_the_store(tmp_path: Path) -> None:
         argv=[],
         points=[],
     )
-    store.add_host_samples(run, 0, [s])
-    (got,) = store.host_samples(run, 0)
+    store.host_samples.add(run, 0, [s])
+    (got,) = store.host_samples.of_point(run, 0)
     assert (got.seq, got.t_ms, got.dur_ms) == (3, 1000, s.dur_ms)
     assert got.cpu_user_pct == pytest.approx(s.cpu_user_pct, abs=0.01)
     assert got.disks["vda"][0] == pytest.approx(s.disks["vda"][0], abs=0.01)
@@ -120,12 +120,12 @@ def test_hostload_a_real_schema_4_database_gains_the_table(tmp_path: Path) -> No
     after = _schema(path)
     assert after == _schema(fresh)
     assert {k: after[k] for k in before} == before  # the v4 tables as they were
-    run = store.run(1)
+    run = store.runs.get(1)
     assert (run.name, run.status, run.measured) == ("v4-fixture", "completed", 1)
-    assert store.intervals(1, 0) and store.host_samples(1, 0) == []
+    assert store.series.of_point(1, 0) and store.host_samples.of_point(1, 0) == []
     a, b = _readings()
-    store.add_host_samples(1, 0, [hostload.sample(a, b, 0, 1000)])
-    assert len(store.host_samples(1, 0)) == 1
+    store.host_samples.add(1, 0, [hostload.sample(a, b, 0, 1000)])
+    assert len(store.host_samples.of_point(1, 0)) == 1
     store.close()
 
 

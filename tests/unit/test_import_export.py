@@ -60,9 +60,9 @@ def test_import_makes_one_measurement_per_reporting_group(tmp_path: Path) -> Non
         jobs = _last_doc(path)["jobs"]
         store = Store(str(db))
         try:
-            rows = store.measurements(store.runs()[0].id)
+            rows = store.measurements.of_run(store.runs.all()[0].id)
             assert [r.point.axes["group"] for r in rows if r.point] == _groups(path)
-            assert all(store.raw(r.id)["raw_output"] == path.read_text() for r in rows)
+            assert all(store.measurements.raw(r.id)["raw_output"] == path.read_text() for r in rows)
         finally:
             store.close()
         for rec, group in zip(recs, _groups(path), strict=True):
@@ -104,17 +104,17 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_import_makes_one_run_with_one_measurement_per_file(imported: dict[str, Any]) -> None:
     store = Store(str(imported["db"]))
     try:
-        runs = store.runs()
+        runs = store.runs.all()
         assert len(runs) == 1
         run = runs[0]
         assert (run.kind, run.name, run.status) == ("import", "recorded", "completed")
         assert run.fio_version == "fio-3.33"
-        rows = store.measurements(run.id)
+        rows = store.measurements.of_run(run.id)
         assert len(rows) == len(FILES)
         assert [r.point.axes["file"] for r in rows if r.point] == [p.name for p in FILES]
         # raw output is kept byte for byte, and when fio ran as it says (its timestamp_ms)
         for r, path in zip(rows, FILES, strict=True):
-            assert store.raw(r.id)["raw_output"] == path.read_text()
+            assert store.measurements.raw(r.id)["raw_output"] == path.read_text()
             doc = _last_doc(path)  # client/server outputs: timestamp (s) only, no elapsed
             assert r.ended_at == doc.get("timestamp_ms", 1000 * doc["timestamp"]) / 1000
             if "jobs" in doc:
@@ -276,7 +276,7 @@ def test_store_round_trip_with_and_without_bins(tmp_path: Path) -> None:
         parsed = [fio.parse_output((DATA / f"{n}.json").read_text())[0] for n in STORED]
         assert parsed[0].directions["write"].lat.bins  # type: ignore[union-attr]
         points = [_point(i, n) for i, n in enumerate(STORED)]
-        run = store.create_run(
+        run = store.runs.create(
             kind="import",
             name="t",
             source="test",
@@ -289,7 +289,7 @@ def test_store_round_trip_with_and_without_bins(tmp_path: Path) -> None:
             points=points,
         )
         for p, m in zip(points, parsed, strict=True):
-            store.record(
+            store.measurements.record(
                 run,
                 p,
                 m,
@@ -301,9 +301,9 @@ def test_store_round_trip_with_and_without_bins(tmp_path: Path) -> None:
                 started_at=None,
                 ended_at=None,
             )
-        with_bins = [r.measurement for r in store.measurements(run, bins=True)]
+        with_bins = [r.measurement for r in store.measurements.of_run(run, bins=True)]
         assert with_bins == parsed
-        without = [r.measurement for r in store.measurements(run, bins=False)]
+        without = [r.measurement for r in store.measurements.of_run(run, bins=False)]
         assert without == [_without_bins(m) for m in parsed]
         assert without != parsed
         # histograms live in their own table: one row per (host, direction, metric)
@@ -328,8 +328,8 @@ def test_export_json_carries_the_runs_timeline(tmp_path: Path) -> None:
     db = tmp_path / "events.db"
     _invoke(db, "import", "--name", "recorded", str(FILES[0]))
     store = Store(str(db))
-    run_id = store.runs()[0].id
-    store.add_event(run_id, "health", "HEALTH_WARN: OSD_DOWN", {"status": "HEALTH_WARN"}, at=5.0)
+    run_id = store.runs.all()[0].id
+    store.events.add(run_id, "health", "HEALTH_WARN: OSD_DOWN", {"status": "HEALTH_WARN"}, at=5.0)
     store.close()
     doc = json.loads(_invoke(db, "export", "latest", "--format", "json").stdout)
     assert doc["events"] == [

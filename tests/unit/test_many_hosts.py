@@ -469,7 +469,7 @@ def test_hosts_are_stored_exported_and_shown(tmp_path: Path) -> None:
     text, stderr, rc = out_of("hosts3-killed-jsonplus")
     meas, _ = fio.hosts_measurement(text, stderr, rc, points[0].hosts, interval_ms=500)
     store = Store(str(tmp_path / "r.db"))
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run",
         name="t",
         source="p.yaml",
@@ -481,7 +481,7 @@ def test_hosts_are_stored_exported_and_shown(tmp_path: Path) -> None:
         argv=[],
         points=points,
     )
-    store.record(
+    store.measurements.record(
         run_id,
         points[0],
         meas,
@@ -493,7 +493,7 @@ def test_hosts_are_stored_exported_and_shown(tmp_path: Path) -> None:
         started_at=0,
         ended_at=1,
     )
-    rows = store.measurements(run_id, bins=True)
+    rows = store.measurements.of_run(run_id, bins=True)
     back = rows[0].measurement
     assert back.status == "partial" and set(back.hosts) == {
         "127.0.0.1:18770",
@@ -502,12 +502,12 @@ def test_hosts_are_stored_exported_and_shown(tmp_path: Path) -> None:
     }
     assert back.hosts["vm11"].status == "failed"
     assert back.hosts["127.0.0.1:18770"].directions["read"].clat.bins  # per host, stored
-    doc = json.loads(export.to_json(store.run(run_id), rows))
+    doc = json.loads(export.to_json(store.runs.get(run_id), rows))
     rec = doc["measurements"][0]
     assert rec["clients"] == 3 and rec["aggregate"]["failed_hosts"] == ["vm11"]
     assert rec["hosts"]["vm11"]["target"] == {"kind": "device", "path": "/dev/vdb"}
     assert rec["hosts"]["127.0.0.1:18770"]["start_s"] < rec["hosts"]["127.0.0.1:18770"]["end_s"]
-    table = list(csv.DictReader(io.StringIO(export.to_csv(store.run(run_id), rows))))
+    table = list(csv.DictReader(io.StringIO(export.to_csv(store.runs.get(run_id), rows))))
     assert [r["host"] for r in table] == ["", "127.0.0.1:18770", "vm11", "127.0.0.1:18772"]
     assert table[0]["status"] == "partial" and table[2]["status"] == "failed"
     assert int(table[0]["read_io_bytes"]) == int(table[1]["read_io_bytes"]) + int(

@@ -129,7 +129,7 @@ def test_escape_old_database_names_print_as_text(tmp_path: Path) -> None:
     """A database written by an older version (no checks at all) may hold anything."""
     store = Store(str(tmp_path / "results.db"))
     tgt = Target("file", f"/mnt/{CONTROL}", name=MARKUP_NAME)
-    store.create_run(
+    store.runs.create(
         kind="run",
         name=f"{MARKUP_NAME}{CONTROL}",
         source=CONTROL,

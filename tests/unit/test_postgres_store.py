@@ -44,7 +44,7 @@ def _points(n: int) -> list[Point]:
 
 
 def _run(store: Store, points: list[Point], argv: list[str] | None = None) -> int:
-    return store.create_run(
+    return store.runs.create(
         kind="run",
         name="r",
         source="test",
@@ -61,7 +61,7 @@ def _run(store: Store, points: list[Point], argv: list[str] | None = None) -> in
 def _record(
     store: Store, run_id: int, point: Point, stem: str, at: float, stderr: str = "warning"
 ) -> int:
-    return store.record(
+    return store.measurements.record(
         run_id,
         point,
         recorded(stem),
@@ -82,34 +82,34 @@ def test_postgres_store_gives_back_what_it_was_given_on_both(location: str) -> N
     at = 1_700_000_000.123456
     mids = [_record(store, run_id, points[0], "libaio-randrw-jsonplus", at, "a \x00 b")]
     mids.append(_record(store, run_id, points[1], "error-enospc-json", at + 10))
-    store.add_event(run_id, "health", "HEALTH_OK", {"n": 1}, at=at + 0.000001)
-    store.add_intervals(run_id, 0, [Interval(0, 1000, 1000, "read", 10, 40960, 1.5e5, 1e5)])
-    store.add_intervals(run_id, 0, [Interval(0, 1000, 1000, "read", 12, 3 * 2**31, 2e5)])
+    store.events.add(run_id, "health", "HEALTH_OK", {"n": 1}, at=at + 0.000001)
+    store.series.add(run_id, 0, [Interval(0, 1000, 1000, "read", 10, 40960, 1.5e5, 1e5)])
+    store.series.add(run_id, 0, [Interval(0, 1000, 1000, "read", 12, 3 * 2**31, 2e5)])
     sample = HostSample(0, 1000, 1000, 1.5, 2.25, 0.5, 95.75, 0.0, 2**33, 2**34, watts=41.5)
-    store.add_host_samples(run_id, 0, [sample, sample])
-    store.set_status(run_id, "completed")
+    store.host_samples.add(run_id, 0, [sample, sample])
+    store.runs.set_status(run_id, "completed")
 
-    run = store.run("latest")
+    run = store.runs.get("latest")
     assert (run.id, run.points, run.measured, run.status) == (run_id, 3, 2, "completed")
-    assert run.failed == sum(m.status != "ok" for m in store.measurements(run_id))
+    assert run.failed == sum(m.status != "ok" for m in store.measurements.of_run(run_id))
     assert run.inventory == {"host": {"cpus": 2}} and run.overrides == ["runtime=1"]
-    assert [p.key for p in store.pending_points(run_id)] == ["k2"]
-    rows = store.measurements(run_id, bins=True)
+    assert [p.key for p in store.runs.pending_points(run_id)] == ["k2"]
+    rows = store.measurements.of_run(run_id, bins=True)
     assert [r.started_at for r in rows] == [at, at + 10]  # DOUBLE PRECISION, not REAL
     assert rows[0].measurement.to_dict() == recorded("libaio-randrw-jsonplus").to_dict()
-    alone = store.measurement(run_id, 0, bins=True)
+    alone = store.measurements.of_point(run_id, 0, bins=True)
     assert alone is not None and alone.measurement.to_dict() == rows[0].measurement.to_dict()
-    raw = store.raw(mids[0])
+    raw = store.measurements.raw(mids[0])
     assert raw["raw_output"] == '{"fio version": "fio-3.33"}\x00tail'
     assert raw["command"] == ["fio", "--output-format=json+"]
     # PostgreSQL's text holds no NUL: kept as U+FFFD there, rather than failing the point
     assert raw["stderr"] == ("a \x00 b" if location.endswith(".db") else "a \ufffd b")
-    assert [(e.at, e.data) for e in store.events(run_id)] == [(at + 0.000001, {"n": 1})]
-    (iv,) = store.intervals(run_id, 0)  # the second replaced the first (same key)
+    assert [(e.at, e.data) for e in store.events.of_run(run_id)] == [(at + 0.000001, {"n": 1})]
+    (iv,) = store.series.of_point(run_id, 0)  # the second replaced the first (same key)
     assert (iv.ios, iv.bytes, iv.lat_mean_ns, iv.p50_ns) == (12, 3 * 2**31, 2e5, None)
-    assert store.interval_counts(run_id) == {0: 1}
-    assert store.host_samples(run_id, 0) == [sample]
-    assert next(iter(store.point_histograms(run_id)))[0] == "k0"
+    assert store.series.counts(run_id) == {0: 1}
+    assert store.host_samples.of_point(run_id, 0) == [sample]
+    assert next(iter(store.measurements.point_histograms(run_id)))[0] == "k0"
     store.close()
 
 
@@ -120,22 +120,22 @@ def test_postgres_store_refuses_a_point_recorded_twice(location: str) -> None:
     _record(store, run_id, points[0], "psync-randread-json", 1.0)
     with pytest.raises(Exception, match="recorded already"):
         _record(store, run_id, points[0], "psync-randread-json", 2.0)
-    assert len(store.measurements(run_id)) == 1
+    assert len(store.measurements.of_run(run_id)) == 1
     store.close()
 
 
 def test_postgres_store_claims_and_resolves_runs(location: str) -> None:
     store = Store(location)
     first, second = _run(store, _points(1)), _run(store, _points(2))
-    assert (store.resolve_run("latest"), store.resolve_run("latest~1")) == (second, first)
-    assert {r.id for r in store.live_runs()} == {first, second}
-    store.set_status(first, "interrupted")
-    claimed = store.claim(first)
+    assert (store.runs.resolve("latest"), store.runs.resolve("latest~1")) == (second, first)
+    assert {r.id for r in store.runs.live()} == {first, second}
+    store.runs.set_status(first, "interrupted")
+    claimed = store.runs.claim(first)
     assert claimed.status == "running" and claimed.live
-    store.beat(first)
-    assert [r.id for r in store.runs()] == [second, first]
-    store.delete_run(second)
-    assert [r.id for r in store.runs()] == [first]
+    store.runs.beat(first)
+    assert [r.id for r in store.runs.all()] == [second, first]
+    store.runs.delete(second)
+    assert [r.id for r in store.runs.all()] == [first]
     store.close()
 
 
@@ -148,13 +148,13 @@ def test_postgres_store_archive_round_trip_between_backends(
     points = _points(2)
     run_id = _run(here, points)
     _record(here, run_id, points[0], "libaio-randrw-jsonplus", 5.5)
-    here.add_intervals(run_id, 0, [Interval(0, 1000, 1000, "write", 1, 4096, 10.0)])
-    here.set_status(run_id, "completed")
-    doc = here.dump_run(run_id)
+    here.series.add(run_id, 0, [Interval(0, 1000, 1000, "write", 1, 4096, 10.0)])
+    here.runs.set_status(run_id, "completed")
+    doc = here.archive.dump(run_id)
     other = Store(str(tmp_path / "other.db") if location.startswith("postgresql") else pg_url)
-    copied = other.load_run(json.loads(json.dumps(doc)), here.path)
-    again = other.dump_run(copied)
-    assert other.run_with_token({doc["from"]["token"]}) == copied
+    copied = other.archive.load(json.loads(json.dumps(doc)), here.path)
+    again = other.archive.dump(copied)
+    assert other.archive.run_with_token({doc["from"]["token"]}) == copied
     for part in ("points", "measurements", "events", "intervals", "host_samples"):
         assert again[part] == doc[part], part
     assert {k: v for k, v in again["run"].items() if k != "inventory"} == {
@@ -179,9 +179,9 @@ def test_postgres_store_never_shows_nor_stores_the_password(pg_url: str) -> None
     assert json.loads(store.db.execute("SELECT argv FROM runs").fetchone()[0])[-1] == (
         hide_passwords(pg_url)
     )
-    assert PASSWORD not in json.dumps(store.dump_run(run_id))
+    assert PASSWORD not in json.dumps(store.archive.dump(run_id))
     with pytest.raises(UserError) as e:
-        store.resolve_run("99")
+        store.runs.resolve("99")
     assert PASSWORD not in str(e.value)
     store.close()
     assert PASSWORD not in stored_text(pg_url)
@@ -194,7 +194,7 @@ def test_postgres_store_two_processes_opening_a_new_database_at_once(pg_url: str
     code = "import sys; from storbench.store import Store; Store(sys.argv[1]).close()"
     procs = [subprocess.Popen([sys.executable, "-c", code, pg_url]) for _ in range(3)]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
-    assert Store(pg_url).runs() == []
+    assert Store(pg_url).runs.all() == []
 
 
 def test_postgres_store_password_from_the_environment(pg_server: PgServer, pg_url: str) -> None:
@@ -202,7 +202,7 @@ def test_postgres_store_password_from_the_environment(pg_server: PgServer, pg_ur
     name = pg_url.rsplit("/", 1)[1]
     with pgserver.environ(PGPASSWORD=PASSWORD):
         store = Store(pg_server.url(name, password=None))
-        assert store.runs() == []
+        assert store.runs.all() == []
         store.close()
     no_password = pgserver.environ(PGPASSWORD=None, PGPASSFILE="/nonexistent")
     with no_password, pytest.raises(StoreError) as e:

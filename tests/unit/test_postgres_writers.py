@@ -37,16 +37,17 @@ while not os.path.exists(go):
     time.sleep(0.01)
 meas = recorded("psync-randread-json")
 points = [Point(i, f"k{{i}}", 0, Target("file", "/x"), "w", {{}}, {{}}) for i in range({POINTS})]
-run_id = store.create_run(kind="run", name=str(os.getpid()), source="t", plan_text=None,
+run_id = store.runs.create(kind="run", name=str(os.getpid()), source="t", plan_text=None,
     overrides=[], inventory={{}}, fio_version=None, storbench_version="0", argv=[],
     points=points)
 for p in points:
-    store.add_intervals(run_id, p.index, [Interval(s, s * 1000, 1000, "read", 1, 4096)
-                                          for s in range(5)])
-    store.record(run_id, p, meas, engine="fio", command=None, job_file=None,
-                 raw_output="out", stderr=None, started_at=time.time(), ended_at=time.time())
-    store.add_event(run_id, "note", f"point {{p.index}}")
-store.set_status(run_id, "completed")
+    store.series.add(run_id, p.index, [Interval(s, s * 1000, 1000, "read", 1, 4096)
+                                   for s in range(5)])
+    store.measurements.record(run_id, p, meas, engine="fio", command=None, job_file=None,
+                              raw_output="out", stderr=None, started_at=time.time(),
+                              ended_at=time.time())
+    store.events.add(run_id, "note", f"point {{p.index}}")
+store.runs.set_status(run_id, "completed")
 print(run_id)
 """
 
@@ -60,7 +61,7 @@ store = Store(url)
 while not os.path.exists(go):
     time.sleep(0.01)
 try:
-    store.claim(run)
+    store.runs.claim(run)
     print("claimed", flush=True)
 except UserError as e:
     print("busy" if "executing right now" in str(e) else f"other: {e}", flush=True)
@@ -92,22 +93,25 @@ def test_postgres_two_runs_recording_at_once_lose_nothing(pg_url: str, tmp_path:
     assert len(set(ids)) == 2
     store = Store(pg_url, write=False)
     for run_id in ids:
-        run = store.run(run_id)
+        run = store.runs.get(run_id)
         assert (run.status, run.points, run.measured, run.failed) == ("completed", 40, 40, 0)
-        assert len(store.events(run_id)) == POINTS
-        assert store.interval_counts(run_id) == dict.fromkeys(range(POINTS), 5)
-        assert all(store.raw(m.id)["raw_output"] == "out" for m in store.measurements(run_id))
+        assert len(store.events.of_run(run_id)) == POINTS
+        assert store.series.counts(run_id) == dict.fromkeys(range(POINTS), 5)
+        assert all(
+            store.measurements.raw(m.id)["raw_output"] == "out"
+            for m in store.measurements.of_run(run_id)
+        )
     store.close()
 
 
 def _interrupted_run(location: str) -> int:
     """A new run without points, left interrupted (one that `resume` may claim)."""
     store = Store(location)
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run", name="r", source="t", plan_text=None, overrides=[], inventory={},
         fio_version=None, storbench_version="0", argv=[], points=[],
     )  # fmt: skip
-    store.set_status(run_id, "interrupted")
+    store.runs.set_status(run_id, "interrupted")
     store.close()
     return run_id
 
@@ -134,7 +138,7 @@ def test_postgres_one_of_two_claims_at_once_wins(
 
 def test_postgres_a_claim_waits_for_the_claim_in_progress(pg_url: str) -> None:
     """The race made certain: process A has locked the run's row to claim it (the point in
-    Store.claim right after ``FOR UPDATE``) when process B claims it; B must wait for A's
+    store.runs.claim right after ``FOR UPDATE``) when process B claims it; B must wait for A's
     transaction (seen waiting on a lock in pg_stat_activity) and then read A's claim and
     refuse. Without the row lock B would read the run as interrupted, wait only at its
     UPDATE, and overwrite A's claim once A commits: two processes executing one run."""
@@ -176,7 +180,7 @@ def test_postgres_a_claim_waits_for_the_claim_in_progress(pg_url: str) -> None:
 
 def _claim(store: Store, run_id: int, outcome: list[BaseException | str]) -> None:
     try:
-        store.claim(run_id)
+        store.runs.claim(run_id)
         outcome.append("claimed")
     except Exception as e:  # the test reads what happened
         outcome.append(e)

@@ -124,11 +124,11 @@ def test_power_a_real_schema_5_database_gains_the_watts_column(tmp_path: Path) -
     store = Store(str(path))
     version = store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     assert version[0] == str(SCHEMA_VERSION)
-    samples = store.host_samples(1, 0)
+    samples = store.host_samples.of_point(1, 0)
     assert len(samples) == old > 0 and all(s.watts is None for s in samples)
-    assert store.run(1).name == "v5-fixture"
-    store.add_host_samples(1, 0, [dataclasses.replace(samples[0], seq=99, watts=12.34)])
-    assert store.host_samples(1, 0)[-1].watts == pytest.approx(12.3)
+    assert store.runs.get(1).name == "v5-fixture"
+    store.host_samples.add(1, 0, [dataclasses.replace(samples[0], seq=99, watts=12.34)])
+    assert store.host_samples.of_point(1, 0)[-1].watts == pytest.approx(12.3)
     store.close()
     fresh = tmp_path / "fresh.db"
     Store(str(fresh)).close()

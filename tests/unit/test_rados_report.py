@@ -2,8 +2,8 @@
 markdown` for a `report: rados` run) and latency without clat in the summary, terminal,
 Markdown and compare tables, on the real recordings of tests/data/rados (see its README).
 
-Runs are stored the way the runner stores them (Store.record of the measurement that
-storbench.engines.rados makes) and reported through the real `storbench report` command.
+Runs are stored the way the runner stores them (store.measurements.record of the measurement
+that storbench.engines.rados makes) and reported through the real `storbench report` command.
 Expected figures come from this file's own reading of the recordings' summary lines.
 """
 
@@ -107,7 +107,7 @@ def report(tmp_path: Path, items: list[tuple[Point, Measurement]], kind: str = "
     """`storbench report RUN --format markdown` of a run holding ``items``."""
     db = str(tmp_path / "runs.db")
     store = Store(db)
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run",
         name="rados",
         source="suite:rados",
@@ -120,7 +120,7 @@ def report(tmp_path: Path, items: list[tuple[Point, Measurement]], kind: str = "
         points=[p for p, _ in items],
     )
     for p, m in items:
-        store.record(
+        store.measurements.record(
             run_id,
             p,
             m,
@@ -132,7 +132,7 @@ def report(tmp_path: Path, items: list[tuple[Point, Measurement]], kind: str = "
             started_at=None,
             ended_at=None,
         )
-    store.set_status(run_id, "completed")
+    store.runs.set_status(run_id, "completed")
     result = CliRunner().invoke(cli, ["report", str(run_id), "--format", "markdown", "--db", db])
     assert result.exit_code == 0, result.output
     return result.output

@@ -54,7 +54,7 @@ def cluster_entry(answer: Any, state: str, pools: list[str], **extra: Any) -> di
 def health_event(store: Store, run: int, state: str, pools: list[str], at: float) -> HealthSample:
     h = recorded(state, "health-detail")
     s = HealthSample.of(h["status"], h["checks"], {p: pg_states(state, p) for p in pools}, at=at)
-    store.add_event(run, "health", s.message(), s.to_dict(), at=s.at)
+    store.events.add(run, "health", s.message(), s.to_dict(), at=s.at)
     return s
 
 
@@ -188,11 +188,11 @@ def test_fmt_offset() -> None:
 
 def test_timeline_from_a_real_store(store: Store) -> None:
     run = make_run(store, sweep(["4k"], [1]))
-    start = store.run(run).started_at
+    start = store.runs.get(run).started_at
     health_event(store, run, "degraded", ["deg"], start + 12.44)
-    store.add_event(run, "preflight", "HEALTH_OK before the first point", at=start - 0.8)
-    store.add_event(run, "rados-cleanup", "removed 239 objects", {"objects": 239}, at=start + 70)
-    rows = timeline(store.events(run), start)
+    store.events.add(run, "preflight", "HEALTH_OK before the first point", at=start - 0.8)
+    store.events.add(run, "rados-cleanup", "removed 239 objects", {"objects": 239}, at=start + 70)
+    rows = timeline(store.events.of_run(run), start)
     assert [(r.offset, r.kind) for r in rows] == [
         ("-0.8 s", "preflight"),
         ("+12.4 s", "health"),
@@ -201,12 +201,12 @@ def test_timeline_from_a_real_store(store: Store) -> None:
     assert rows[1].message.startswith("HEALTH_WARN: OSD_DOWN (1 osds down)")
     assert rows[1].data["inactive"] == {"deg": {"undersized+degraded+peered": 8}}
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", rows[0].clock)
-    assert [r.offset_s for r in timeline(store.events(run), None)] == [None] * 3
+    assert [r.offset_s for r in timeline(store.events.of_run(run), None)] == [None] * 3
 
 
 def test_no_ceph_report_for_a_run_without_ceph(store: Store) -> None:
     run = make_run(store, sweep(["4k"], [1]))
-    assert ceph_report(store.run(run), store.events(run)) is None
+    assert ceph_report(store.runs.get(run), store.events.of_run(run)) is None
     assert ceph_markdown(None) == ""
     assert term.ceph_cluster_lines(None) == [] and term.timeline_lines(None) == []
     page = html.render_report(store, [str(run)])
@@ -226,11 +226,11 @@ def ceph_run(store: Store, cluster_state: Any) -> int:  # noqa: F811
         "ceph": [cluster_entry(cluster_state, "healthy", ["bench"])],
     }
     run = make_run(store, sweep(["4k", "64k"], [1, 8]), inventory=inv)
-    start = store.run(run).started_at
+    start = store.runs.get(run).started_at
     health_event(store, run, "degraded", ["bench", "deg"], start + 3.0)
     health_event(store, run, "degraded-stuck", ["bench", "deg"], start + 64.0)
     health_event(store, run, "healthy", ["bench"], start + 80.0)
-    store.add_event(run, "rados-cleanup", f"removed objects of {HOSTILE}", at=start + 90.0)
+    store.events.add(run, "rados-cleanup", f"removed objects of {HOSTILE}", at=start + 90.0)
     return run
 
 
@@ -259,8 +259,8 @@ def test_html_report_shows_the_cluster_and_the_timeline(store: Store, ceph_run: 
 
 
 def test_markdown_report(store: Store, ceph_run: int) -> None:
-    r = store.run(ceph_run)
-    report = ceph_report(r, store.events(ceph_run))
+    r = store.runs.get(ceph_run)
+    report = ceph_report(r, store.events.of_run(ceph_run))
     text = md.run_markdown(
         from_summaries(
             id=r.id, name=r.name, status=r.status, report=None, summaries=[], ceph=report
@@ -287,7 +287,7 @@ def test_markdown_report(store: Store, ceph_run: int) -> None:
     # beside the summary of a run with measurements; without Ceph, no section at all
     from storbench.analysis.summary import summarize
 
-    summaries = summarize([(m.point, m.measurement) for m in store.measurements(ceph_run)])
+    summaries = summarize([(m.point, m.measurement) for m in store.measurements.of_run(ceph_run)])
     plain = from_summaries(id=r.id, name=r.name, status=r.status, report=None, summaries=summaries)
     with_ceph = from_summaries(
         id=r.id, name=r.name, status=r.status, report=None, summaries=summaries, ceph=report
@@ -297,7 +297,7 @@ def test_markdown_report(store: Store, ceph_run: int) -> None:
 
 
 def test_terminal_lines(store: Store, ceph_run: int) -> None:
-    report = ceph_report(store.run(ceph_run), store.events(ceph_run))
+    report = ceph_report(store.runs.get(ceph_run), store.events.of_run(ceph_run))
     assert term.ceph_cluster_lines(report) == [
         f"  ceph cluster {FSID}: HEALTH_OK, 2 OSDs (1 bluestore, 1 memstore); "
         "pool bench size 1/min_size 1, 8 PGs"

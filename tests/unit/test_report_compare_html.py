@@ -87,7 +87,7 @@ def test_compare_html_lists_the_test_bed_differences_in_the_test_bed_section(
     a = _run(store, name="a", ioengine="libaio", scheduler="none")
     b = _run(store, name="b", ioengine="libaio", scheduler=IMG + CONTROL, dirty="1")
     page = html.render_report(store, [str(a), str(b)])
-    want = differences(store.run(a).inventory, store.run(b).inventory)
+    want = differences(store.runs.get(a).inventory, store.runs.get(b).inventory)
     assert [k for k, _, _ in want] == [
         "host.tuning.sysctl.vm.dirty_ratio",
         "targets[/x].disk.tuning.scheduler",

@@ -49,7 +49,7 @@ def make_run(
         Point(i, f"{name}-{i}", 0, tgt, workload, dict(params), dict(params))
         for i, params in enumerate(grid)
     ]
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run",
         name=name,
         source="test",
@@ -68,7 +68,7 @@ def make_run(
         meas = fio.measurement_from_document(doc)
         if p.index == fail:
             meas.status, meas.error, meas.directions = "failed", f"fio said {HOSTILE}", {}
-        store.record(
+        store.measurements.record(
             run_id,
             p,
             meas,
@@ -80,7 +80,7 @@ def make_run(
             started_at=1.0,
             ended_at=2.0,
         )
-    store.set_status(run_id, "completed")
+    store.runs.set_status(run_id, "completed")
     return run_id
 
 
@@ -165,7 +165,7 @@ def test_raw_output_is_kept_byte_for_byte(store: Store) -> None:
     page = html.render_report(store, [str(run)], raw=True)
     blobs = re.findall(r'data-gz="([A-Za-z0-9+/=]+)"', page)
     assert len(blobs) == 2
-    raws = [store.raw(m.id)["raw_output"] for m in store.measurements(run)]
+    raws = [store.measurements.raw(m.id)["raw_output"] for m in store.measurements.of_run(run)]
     assert [gzip.decompress(base64.b64decode(b)).decode() for b in blobs] == raws
 
 
@@ -253,7 +253,7 @@ def test_points_on_many_hosts_show_each_hosts_figures(store: Store) -> None:
         run_id = make_run(store, [{"rw": "randread", "iodepth": q} for q in (1, 2, 4, 8, 16)])
     finally:
         RAW_OUTPUTS.pop()
-    (row,) = [m for m in store.measurements(run_id) if m.measurement.hosts]
+    (row,) = [m for m in store.measurements.of_run(run_id) if m.measurement.hosts]
     page = html.render_report(store, [str(run_id)])
     assert page.count('<table class="num hosts">') == 1
     section = page.split('<table class="num hosts">', 1)[1].split("</table>", 1)[0]
@@ -273,7 +273,7 @@ def test_markdown_report_lists_each_host(store: Store) -> None:
         run_id = make_run(store, [{"rw": "randread", "iodepth": q} for q in (1, 2, 4, 8, 16)])
     finally:
         RAW_OUTPUTS.pop()
-    items = [(str(m.point_idx + 1), m.measurement) for m in store.measurements(run_id)]
+    items = [(str(m.point_idx + 1), m.measurement) for m in store.measurements.of_run(run_id)]
     text = md.hosts_markdown([(label, m) for label, m in items if m.hosts])
     assert "### Per host" in text and "all hosts (2/2)" in text
     (meas,) = [m for _, m in items if m.hosts]

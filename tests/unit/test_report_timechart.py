@@ -68,7 +68,7 @@ def make_run(store: Store, points: int, *, extra: dict[str, object] | None = Non
         Point(i, f"k{i}", 0, tgt, HOSTILE, {"iodepth": i + 1}, {"iodepth": i + 1})
         for i in range(points)
     ]
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run",
         name="tc",
         source="test",
@@ -84,8 +84,8 @@ def make_run(store: Store, points: int, *, extra: dict[str, object] | None = Non
         meas, text = measurement()
         meas.extra.update(extra or {})
         start = T0 + 100 * p.index
-        store.add_intervals(run_id, p.index, intervals(8, seed=p.index))
-        store.record(
+        store.series.add(run_id, p.index, intervals(8, seed=p.index))
+        store.measurements.record(
             run_id,
             p,
             meas,
@@ -97,7 +97,7 @@ def make_run(store: Store, points: int, *, extra: dict[str, object] | None = Non
             started_at=start,
             ended_at=start + 10.0,
         )
-    store.set_status(run_id, "completed")
+    store.runs.set_status(run_id, "completed")
     return run_id
 
 
@@ -116,10 +116,10 @@ def tips(svg: str, cls: str) -> list[str]:
 
 def test_report_time_chart_in_each_points_details_with_window_and_events(store: Store) -> None:
     run = make_run(store, 2, extra={"steady_state": {"window_ms": [3000, 7000]}})
-    store.add_event(run, "health", f"HEALTH_WARN {HOSTILE}", at=T0 + 2.5)
-    store.add_event(run, "action", "kill osd.3", at=T0 + 100 + 4.0)
-    store.add_event(run, "preflight", "not drawn", at=T0 + 5.0)
-    store.add_event(run, "health", "between the points", at=T0 + 50.0)
+    store.events.add(run, "health", f"HEALTH_WARN {HOSTILE}", at=T0 + 2.5)
+    store.events.add(run, "action", "kill osd.3", at=T0 + 100 + 4.0)
+    store.events.add(run, "preflight", "not drawn", at=T0 + 5.0)
+    store.events.add(run, "health", "between the points", at=T0 + 50.0)
     page = html.render_report(store, [str(run)])
 
     details = re.findall(r'<details class="point" id="([^"]+)">(.*?)</details>\n', page, re.S)
@@ -132,7 +132,7 @@ def test_report_time_chart_in_each_points_details_with_window_and_events(store: 
         assert "sbramp0-0" in chart, "the ramp interval is shaded"
         # a hover text per interval, with the database's values
         slices = tips(chart, "ts")
-        rows = store.intervals(run, no)
+        rows = store.series.of_point(run, no)
         assert len(slices) == 8
         for s, i in zip(slices, [i for i in rows if i.direction == "read"], strict=True):
             assert f"read: {fmt_iops(i.iops)} IOPS" in s
@@ -145,11 +145,11 @@ def test_report_time_chart_in_each_points_details_with_window_and_events(store: 
 
 def test_report_points_on_hosts_draw_the_sum_of_their_hosts(store: Store) -> None:
     run = make_run(store, 1)
-    store.clear_intervals(run, 0)
-    store.add_intervals(run, 0, intervals(4, host="h1", seed=1) + intervals(4, host="h2", seed=2))
+    store.series.clear(run, 0)
+    store.series.add(run, 0, intervals(4, host="h1", seed=1) + intervals(4, host="h2", seed=2))
     (chart,) = charts_of(html.render_report(store, [str(run)]))
     assert "read (sum of hosts)" in chart and "summed over 2 hosts" in chart
-    h1, h2 = store.intervals(run, 0, host="h1"), store.intervals(run, 0, host="h2")
+    h1, h2 = store.series.of_point(run, 0, host="h1"), store.series.of_point(run, 0, host="h2")
     first = tips(chart, "ts")[0]
     assert f"read: {fmt_iops(h1[0].iops + h2[0].iops)} IOPS" in first
 
@@ -168,7 +168,7 @@ def test_report_draws_time_charts_up_to_its_limit(
 
 def test_report_without_series_has_no_time_chart(store: Store) -> None:
     run = make_run(store, 1)
-    store.clear_intervals(run, 0)
+    store.series.clear(run, 0)
     page = html.render_report(store, [str(run)])
     assert not charts_of(page) and "timechart-left-out" not in page
 
@@ -197,19 +197,19 @@ def as_intervals(records: list[dict[str, object]]) -> list[Interval]:
 
 def test_series_json_export_equals_the_database(store: Store, tmp_path: Path) -> None:
     run = make_run(store, 2)
-    store.clear_intervals(run, 1)  # point 2 on two hosts
-    store.add_intervals(run, 1, intervals(3, host="h1") + intervals(3, host="h2", ramp=0))
+    store.series.clear(run, 1)  # point 2 on two hosts
+    store.series.add(run, 1, intervals(3, host="h1") + intervals(3, host="h2", ramp=0))
     db = Path(store.path)
     doc = json.loads(sb("export", str(run), "--format", "json", db=db))
     assert set(doc["units"]["series"]) >= {"t_ms", "dur_ms", "p99_ns", "bw_bytes"}
     for rec in doc["measurements"]:
-        assert as_intervals(rec["series"]) == store.intervals(run, rec["point"], host=None)
+        assert as_intervals(rec["series"]) == store.series.of_point(run, rec["point"], host=None)
         assert rec["series"], "every point has one"
     assert "read" in doc["measurements"][0], "the measurement's keys stay"
     series = json.loads(sb("export", str(run), "--series", "--format", "json", db=db))
     assert [p["point"] for p in series["points"]] == [0, 1]
     for p in series["points"]:
-        assert as_intervals(p["series"]) == store.intervals(run, p["point"], host=None)
+        assert as_intervals(p["series"]) == store.series.of_point(run, p["point"], host=None)
     assert {i["host"] for i in series["points"][1]["series"]} == {"h1", "h2"}
     # without --format, --series stays CSV
     assert sb("export", str(run), "--series", db=db).startswith("run,point,host,direction")

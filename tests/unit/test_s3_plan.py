@@ -169,7 +169,7 @@ def test_s3_secrets_never_reach_the_database(tmp_path: Path) -> None:
     s3creds.resolve(f"file:{f}")
     db = tmp_path / "r.db"
     store = Store(str(db))
-    run = store.create_run(
+    run = store.runs.create(
         kind="run",
         name="leak VERYs3cret",
         source="p.yaml",
@@ -181,7 +181,7 @@ def test_s3_secrets_never_reach_the_database(tmp_path: Path) -> None:
         argv=["storbench", "run", "--set", "x=VERYs3cret"],
         points=parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand(),
     )
-    store.add_event(run, "note", "said VERYs3cret", {"a": ["AKIDSTORE"]})
+    store.events.add(run, "note", "said VERYs3cret", {"a": ["AKIDSTORE"]})
     store.close()
     con = sqlite3.connect(db)
     dump = "\n".join(con.iterdump())

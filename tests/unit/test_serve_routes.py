@@ -61,7 +61,7 @@ def test_serve_runs_list_filters(client: TestClient) -> None:
 def test_serve_run_list_pages(db: Path) -> None:
     store = Store(str(db), write=False)
     try:
-        runs = store.runs()
+        runs = store.runs.all()
     finally:
         store.close()
     first = listing.run_list(runs, listing.RunFilter(), size=2)
@@ -142,7 +142,7 @@ def test_serve_refuses_writes_and_writes_nothing(client: TestClient, db: Path) -
     assert "only shows results" in client.post("/runs/1").text
     store = client.app.state.site.store  # type: ignore[attr-defined]
     with pytest.raises(StoreError):  # the connection is query_only
-        store.add_event(1, "note", "written through the web view")
+        store.events.add(1, "note", "written through the web view")
     assert (db.stat().st_mtime_ns, db.read_bytes()) == before
 
 

@@ -1,6 +1,6 @@
 """`storbench show` of a big run: the table lists the first --limit points (120 by default)
 and says how many more there are and how to see them (--all); `show RUN --point N` reads
-that one point alone (Store.measurement) and prints what it printed before."""
+that one point alone (store.measurements.of_point) and prints what it printed before."""
 
 from __future__ import annotations
 
@@ -82,12 +82,15 @@ def test_show_limit_must_be_a_number_of_points(run: tuple[Path, int]) -> None:
 def test_show_store_reads_one_point_as_the_whole_run_has_it(run: tuple[Path, int]) -> None:
     db, run_id = run
     store = Store(str(db), write=False)
-    every = store.measurements(run_id)
+    every = store.measurements.of_run(run_id)
     for i in (0, 7, POINTS - 1):
-        assert store.measurement(run_id, i) == every[i]
-    assert store.measurement(run_id, i, bins=True) == store.measurements(run_id, bins=True)[i]
-    assert store.measurement(run_id, POINTS) is None
-    assert store.measurement(run_id, -1) is None
+        assert store.measurements.of_point(run_id, i) == every[i]
+    assert (
+        store.measurements.of_point(run_id, i, bins=True)
+        == store.measurements.of_run(run_id, bins=True)[i]
+    )
+    assert store.measurements.of_point(run_id, POINTS) is None
+    assert store.measurements.of_point(run_id, -1) is None
 
 
 def test_show_point_prints_that_point_and_refuses_one_the_run_lacks(

@@ -36,7 +36,7 @@ def without_origin(doc: dict) -> dict:
 def test_store_archive_round_trips_every_part_of_a_real_run(old: Store, tmp_path: Path) -> None:
     new = Store(str(tmp_path / "new.db"))
     for run in (1, 2):
-        doc = json.loads(json.dumps(old.dump_run(run)))  # through its file form
+        doc = json.loads(json.dumps(old.archive.dump(run)))  # through its file form
         assert doc["measurements"] and doc["points"]
         assert all(m["raw_output"] for m in doc["measurements"])
         if run == 1:
@@ -45,32 +45,34 @@ def test_store_archive_round_trips_every_part_of_a_real_run(old: Store, tmp_path
         else:  # the import: client/server, each host's histograms kept
             hosts = {h["host"] for m in doc["measurements"] for h in m["histograms"]}
             assert len(hosts) >= 2
-        copied = new.load_run(doc, "test.sbz")
-        again = new.dump_run(copied)
+        copied = new.archive.load(doc, "test.sbz")
+        again = new.archive.dump(copied)
         assert without_origin(again) == without_origin(doc)
         (prov,) = again["run"]["inventory"]["provenance"]
         assert prov["db"] == old.path and prov["run"] == run and prov["via"] == "test.sbz"
-        assert prov["token"] == old.run(run).token != new.run(copied).token
-        assert new.run_with_token({old.run(run).token}) == copied
+        assert prov["token"] == old.runs.get(run).token != new.runs.get(copied).token
+        assert new.archive.run_with_token({old.runs.get(run).token}) == copied
         # what every command reads of it is what it was
-        assert [m.measurement for m in new.measurements(copied, bins=True)] == [
-            m.measurement for m in old.measurements(run, bins=True)
+        assert [m.measurement for m in new.measurements.of_run(copied, bins=True)] == [
+            m.measurement for m in old.measurements.of_run(run, bins=True)
         ]
-        assert new.raw(new.measurements(copied)[0].id) == old.raw(old.measurements(run)[0].id)
+        assert new.measurements.raw(new.measurements.of_run(copied)[0].id) == old.measurements.raw(
+            old.measurements.of_run(run)[0].id
+        )
 
 
 def test_store_archive_refuses_what_it_cannot_take_whole(old: Store, tmp_path: Path) -> None:
     new = Store(str(tmp_path / "new.db"))
-    doc = old.dump_run(1)
+    doc = old.archive.dump(1)
     with pytest.raises(UserError, match=r"x\.json is not a storbench archive"):
-        new.load_run({"jobs": []}, "x.json")
+        new.archive.load({"jobs": []}, "x.json")
     with pytest.raises(UserError, match="of version 99"):
-        new.load_run({**doc, "version": 99}, "x.sbz")
+        new.archive.load({**doc, "version": 99}, "x.sbz")
     with pytest.raises(UserError, match=r"damaged storbench archive \(no points, run.status\)"):
         broken = {**doc, "run": {k: v for k, v in doc["run"].items() if k != "status"}}
-        new.load_run({**broken, "points": None}, "x.sbz")
+        new.archive.load({**broken, "points": None}, "x.sbz")
     hostile = copy.deepcopy(doc)
     hostile["intervals"]["columns"][0] = "seq) VALUES (1); DROP TABLE runs; --"
     with pytest.raises(UserError, match="intervals do not fit"):
-        new.load_run(hostile, "x.sbz")
-    assert new.runs() == []  # nothing of a refused archive stays
+        new.archive.load(hostile, "x.sbz")
+    assert new.runs.all() == []  # nothing of a refused archive stays

@@ -170,7 +170,7 @@ def test_a_v1_database_migrates_in_place_and_keeps_its_run(tmp_path: Path) -> No
     assert migrated["runs"].startswith(v1_tables["runs"].rstrip().rstrip(")"))
 
     # the run, its point, its measurement (histograms put back) and raw output are intact
-    run = store.run(1)
+    run = store.runs.get(1)
     assert (run.name, run.status, run.points, run.measured, run.failed) == (
         "old",
         "completed",
@@ -179,26 +179,26 @@ def test_a_v1_database_migrates_in_place_and_keeps_its_run(tmp_path: Path) -> No
         0,
     )
     assert run.inventory == INVENTORY and run.started_at == 1000.0
-    assert store.points(1) == [POINT]
-    [row] = store.measurements(1, bins=True)
+    assert store.runs.points(1) == [POINT]
+    [row] = store.measurements.of_run(1, bins=True)
     want = fio.measurement_from_document(fio.final_document(raw_text)[0])
     assert row.measurement.to_dict() == want.to_dict()
     assert any(d.clat and d.clat.bins for d in row.measurement.directions.values())
-    assert store.raw(row.id)["raw_output"] == raw_text
+    assert store.measurements.raw(row.id)["raw_output"] == raw_text
 
     # events work on the migrated database, and go with their run
-    eid = store.add_event(1, "health", "HEALTH_WARN: OSD_DOWN (1 osds down)", {"n": 1}, at=1005.0)
-    assert [(e.id, e.kind, e.at, e.data) for e in store.events(1)] == [
+    eid = store.events.add(1, "health", "HEALTH_WARN: OSD_DOWN (1 osds down)", {"n": 1}, at=1005.0)
+    assert [(e.id, e.kind, e.at, e.data) for e in store.events.of_run(1)] == [
         (eid, "health", 1005.0, {"n": 1})
     ]
     store.close()
 
     again = Store(str(path))  # opening a current database changes nothing
     assert schema_of(path) == schema_of(fresh)
-    assert [e.message for e in again.events(1)] == ["HEALTH_WARN: OSD_DOWN (1 osds down)"]
-    with again.tx():
+    assert [e.message for e in again.events.of_run(1)] == ["HEALTH_WARN: OSD_DOWN (1 osds down)"]
+    with again.conn.tx():
         again.db.execute("DELETE FROM runs WHERE id=1")
-    assert again.events(1) == []
+    assert again.events.of_run(1) == []
     assert again.db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
     again.close()
 
@@ -216,7 +216,7 @@ def test_a_newer_database_is_refused(tmp_path: Path) -> None:
 
 
 def _run(store: Store, name: str = "r") -> int:
-    return store.create_run(
+    return store.runs.create(
         kind="run",
         name=name,
         source="test",
@@ -234,19 +234,21 @@ def test_events_are_ordered_by_time_then_id_and_filtered_by_kind(tmp_path: Path)
     store = Store(str(tmp_path / "r.db"))
     run, other = _run(store), _run(store, "other")
     t0 = time.time()
-    late = store.add_event(run, "rados-cleanup", "removed 239 objects", {"objects": 239}, at=t0 + 9)
-    first = store.add_event(run, "health", "HEALTH_OK", at=t0 + 1)
-    same = store.add_event(
+    late = store.events.add(
+        run, "rados-cleanup", "removed 239 objects", {"objects": 239}, at=t0 + 9
+    )
+    first = store.events.add(run, "health", "HEALTH_OK", at=t0 + 1)
+    same = store.events.add(
         run, "health", "HEALTH_WARN: OSD_DOWN", {"checks": ["OSD_DOWN"]}, at=t0 + 1
     )
-    store.add_event(other, "health", "elsewhere")
-    now = store.add_event(run, "preflight", "no --at: now")
-    events = store.events(run)
+    store.events.add(other, "health", "elsewhere")
+    now = store.events.add(run, "preflight", "no --at: now")
+    events = store.events.of_run(run)
     assert [e.id for e in events] == [now, first, same, late]
     assert events[1].data == {} and events[2].data == {"checks": ["OSD_DOWN"]}
     assert t0 <= events[0].at <= time.time()
-    assert [e.id for e in store.events(run, "health")] == [first, same]
-    assert store.events(run, "rbd-image") == []
+    assert [e.id for e in store.events.of_run(run, "health")] == [first, same]
+    assert store.events.of_run(run, "rbd-image") == []
     assert all(e.run_id == run for e in events)
 
 
@@ -259,7 +261,7 @@ def test_command_of_several_processes_round_trips(tmp_path: Path) -> None:
         ["rados", "-p", "bench", "bench", "4", "write", "--run-name", "r-c2"],
     ]
     meas = fio.measurement_from_document(fio.final_document(RECORDING.read_text())[0])
-    mid = store.record(
+    mid = store.measurements.record(
         run,
         POINT,
         meas,
@@ -271,7 +273,7 @@ def test_command_of_several_processes_round_trips(tmp_path: Path) -> None:
         started_at=None,
         ended_at=None,
     )
-    assert store.raw(mid)["command"] == argvs
+    assert store.measurements.raw(mid)["command"] == argvs
 
 
 def test_a_store_written_from_another_thread_during_a_transaction(tmp_path: Path) -> None:
@@ -284,12 +286,12 @@ def test_a_store_written_from_another_thread_during_a_transaction(tmp_path: Path
 
     def add() -> None:
         try:
-            ids.append(store.add_event(run, "health", "from the monitor thread"))
+            ids.append(store.events.add(run, "health", "from the monitor thread"))
         except BaseException as e:
             errors.append(e)
 
     t = threading.Thread(target=add)
-    with pytest.raises(RuntimeError, match="roll back"), store.tx():
+    with pytest.raises(RuntimeError, match="roll back"), store.conn.tx():
         store.db.execute("UPDATE runs SET name='changed' WHERE id=?", (run,))
         t.start()
         t.join(0.5)  # the thread is held up by this transaction (else it has failed)
@@ -297,8 +299,10 @@ def test_a_store_written_from_another_thread_during_a_transaction(tmp_path: Path
     t.join(10)
     assert not t.is_alive()
     assert errors == []
-    assert store.run(run).name == "r"
-    assert [(e.id, e.message) for e in store.events(run)] == [(ids[0], "from the monitor thread")]
+    assert store.runs.get(run).name == "r"
+    assert [(e.id, e.message) for e in store.events.of_run(run)] == [
+        (ids[0], "from the monitor thread")
+    ]
 
 
 def test_many_threads_and_the_runner_at_once(tmp_path: Path) -> None:
@@ -306,7 +310,7 @@ def test_many_threads_and_the_runner_at_once(tmp_path: Path) -> None:
     points = [
         Point(i, f"k{i}", 0, POINT.target, "randrw", POINT.params, POINT.axes) for i in range(20)
     ]
-    run = store.create_run(
+    run = store.runs.create(
         kind="run",
         name="r",
         source="t",
@@ -324,8 +328,8 @@ def test_many_threads_and_the_runner_at_once(tmp_path: Path) -> None:
     def events(n: int) -> None:
         try:
             for i in range(50):
-                store.add_event(run, f"thread-{n}", f"event {i}", {"i": i})
-                store.events(run, f"thread-{n}")
+                store.events.add(run, f"thread-{n}", f"event {i}", {"i": i})
+                store.events.of_run(run, f"thread-{n}")
         except BaseException as e:
             errors.append(e)
 
@@ -333,7 +337,7 @@ def test_many_threads_and_the_runner_at_once(tmp_path: Path) -> None:
     for t in threads:
         t.start()
     for p in points:  # the runner's own writes, in the main thread, meanwhile
-        store.record(
+        store.measurements.record(
             run,
             p,
             meas,
@@ -350,7 +354,7 @@ def test_many_threads_and_the_runner_at_once(tmp_path: Path) -> None:
     assert not any(t.is_alive() for t in threads)
     assert errors == []
     got: dict[str, Any] = {}
-    for e in store.events(run):
+    for e in store.events.of_run(run):
         got.setdefault(e.kind, []).append(e.data["i"])
     assert got == {f"thread-{n}": list(range(50)) for n in range(4)}
-    assert store.run(run).measured == 20
+    assert store.runs.get(run).measured == 20

@@ -18,7 +18,7 @@ from storbench.store import Store
 
 
 def _run(store: Store) -> int:
-    return store.create_run(
+    return store.runs.create(
         kind="run",
         name="r",
         source="test",
@@ -33,7 +33,7 @@ def _run(store: Store) -> int:
 
 
 def _set(store: Store, run_id: int, **cols: object) -> None:
-    with store.tx():
+    with store.conn.tx():
         for k, v in cols.items():
             store.db.execute(f"UPDATE runs SET {k}=? WHERE id=?", (v, run_id))
 
@@ -55,7 +55,7 @@ def test_liveness_identity_is_this_process_and_changes_with_the_process() -> Non
 def test_liveness_of_a_new_run_is_its_creator(tmp_path: Path) -> None:
     store = Store(str(tmp_path / "r.db"))
     run_id = _run(store)
-    r = store.run(run_id)
+    r = store.runs.get(run_id)
     assert r.token and len(r.token) == 32
     assert (r.pid, r.hostname, r.proc_id) == (
         os.getpid(),
@@ -63,9 +63,9 @@ def test_liveness_of_a_new_run_is_its_creator(tmp_path: Path) -> None:
         liveness.process_identity(),
     )
     assert r.live and r.effective_status == "running"
-    assert [x.id for x in store.live_runs()] == [run_id]
-    store.set_status(run_id, "interrupted")
-    assert not store.run(run_id).live and store.live_runs() == []
+    assert [x.id for x in store.runs.live()] == [run_id]
+    store.runs.set_status(run_id, "interrupted")
+    assert not store.runs.get(run_id).live and store.runs.live() == []
 
 
 def test_liveness_a_dead_or_reused_pid_is_not_the_run(tmp_path: Path) -> None:
@@ -74,20 +74,20 @@ def test_liveness_a_dead_or_reused_pid_is_not_the_run(tmp_path: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     _set(store, run_id, pid=child.pid, proc_id="x:1")
-    assert not store.run(run_id).live
-    assert store.run(run_id).effective_status == "aborted"
+    assert not store.runs.get(run_id).live
+    assert store.runs.get(run_id).effective_status == "aborted"
     # a live pid whose process started at another time: the pid was reused
     _set(store, run_id, pid=os.getpid(), proc_id=liveness.process_identity() + "0")
-    assert not store.run(run_id).live
+    assert not store.runs.get(run_id).live
 
 
 def test_liveness_another_hosts_run_lives_by_its_heartbeat(tmp_path: Path) -> None:
     store = Store(str(tmp_path / "r.db"))
     run_id = _run(store)
     _set(store, run_id, hostname="elsewhere", pid=1, heartbeat=time.time() - 5)
-    assert store.run(run_id).live
+    assert store.runs.get(run_id).live
     _set(store, run_id, heartbeat=time.time() - liveness.HEARTBEAT_STALE - 1)
-    assert not store.run(run_id).live
+    assert not store.runs.get(run_id).live
 
 
 def test_liveness_claim_refuses_a_live_run_and_takes_a_dead_one(tmp_path: Path) -> None:
@@ -95,13 +95,13 @@ def test_liveness_claim_refuses_a_live_run_and_takes_a_dead_one(tmp_path: Path) 
     run_id = _run(store)
     _set(store, run_id, hostname="elsewhere", pid=4242, heartbeat=time.time())
     with pytest.raises(UserError, match=r"is executing right now.*pid 4242 on host elsewhere"):
-        store.claim(run_id)
+        store.runs.claim(run_id)
     _set(store, run_id, heartbeat=time.time() - 3600, status="running")
-    r = store.claim(run_id)
+    r = store.runs.claim(run_id)
     assert (r.hostname, r.pid, r.status) == (liveness.hostname(), os.getpid(), "running")
     assert r.live
-    store.beat(run_id)
-    assert time.time() - (store.run(run_id).heartbeat or 0) < 5
+    store.runs.beat(run_id)
+    assert time.time() - (store.runs.get(run_id).heartbeat or 0) < 5
 
 
 def test_liveness_a_point_is_never_recorded_twice(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_liveness_a_point_is_never_recorded_twice(tmp_path: Path) -> None:
 
     store = Store(str(tmp_path / "r.db"))
     point = Point(0, "k", 0, Target("file", "/x"), "w", {}, {})
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run",
         name="r",
         source="t",
@@ -131,6 +131,6 @@ def test_liveness_a_point_is_never_recorded_twice(tmp_path: Path) -> None:
         started_at=None,
         ended_at=None,
     )
-    store.record(run_id, point, Measurement(), **kw)  # type: ignore[arg-type]
+    store.measurements.record(run_id, point, Measurement(), **kw)  # type: ignore[arg-type]
     with pytest.raises(UserError, match="recorded already"):
-        store.record(run_id, point, Measurement(), **kw)  # type: ignore[arg-type]
+        store.measurements.record(run_id, point, Measurement(), **kw)  # type: ignore[arg-type]

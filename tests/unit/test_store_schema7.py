@@ -77,7 +77,7 @@ def test_store_schema7_migrates_a_previous_release_database_in_place(tmp_path: P
     store = Store(str(db))  # opens, migrates
     new = {}
     for run in (1, 2):
-        for m in store.measurements(run, bins=True):
+        for m in store.measurements.of_run(run, bins=True):
             for ddir, d in m.measurement.directions.items():
                 for metric in ("clat", "lat", "slat"):
                     lat = getattr(d, metric)

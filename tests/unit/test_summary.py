@@ -212,7 +212,7 @@ def test_store_fast_path_equals_merging_every_histogram(tmp_path: Path) -> None:
         for i, (p, m) in enumerate(items)
     ]
     store = Store(str(tmp_path / "r.db"))
-    run_id = store.create_run(
+    run_id = store.runs.create(
         kind="run",
         name="t",
         source="test",
@@ -225,7 +225,7 @@ def test_store_fast_path_equals_merging_every_histogram(tmp_path: Path) -> None:
         points=[p for p, _ in items],
     )
     for p, m in items:
-        store.record(
+        store.measurements.record(
             run_id,
             p,
             m,
@@ -238,7 +238,7 @@ def test_store_fast_path_equals_merging_every_histogram(tmp_path: Path) -> None:
             ended_at=None,
         )
     full = summarize(
-        [(r.point, r.measurement) for r in store.measurements(run_id, bins=True) if r.point]
+        [(r.point, r.measurement) for r in store.measurements.of_run(run_id, bins=True) if r.point]
     )
     fast = load_run(store, run_id).summaries
     assert [s.key for s in fast] == [s.key for s in full]

@@ -18,36 +18,36 @@ from storbench.store import Store
 def show_point(store: Store, run_id: int, point_no: int) -> None:
     """``show RUN --point N``: the point's command, steady-state rounds, time series, job
     file and raw output."""
-    m = store.measurement(run_id, point_no - 1) if point_no >= 1 else None
+    m = store.measurements.of_point(run_id, point_no - 1) if point_no >= 1 else None
     if m is None:
         raise NotFoundError(
             f"run {run_id} has no measurement for point {point_no}",
-            fix=f"points are numbered 1..{store.run(run_id).points}",
+            fix=f"points are numbered 1..{store.runs.get(run_id).points}",
         )
-    raw = store.raw(m.id)
+    raw = store.measurements.raw(m.id)
     error = f" ({m.error})" if m.error else ""
     out.print(f"# run {run_id} point {point_no}: status {m.status}{error}", markup=False)
     for cmd in commands(raw["command"]):
         out.print("# command: " + shlex.join(cmd), markup=False)
-    for e in store.events(run_id, "precondition"):
+    for e in store.events.of_run(run_id, "precondition"):
         if e.data.get("point") == point_no - 1:
             out.print(f"# preconditioning ({e.data.get('mode')}): {e.message}", markup=False)
             if e.data.get("mode") == "purge":  # blkdiscard: no series (storbench.purge)
                 out.print("# purge command: " + shlex.join(e.data["command"]), markup=False)
                 continue
-            phase = store.intervals(run_id, -point_no)  # precondition.phase_index
+            phase = store.series.of_point(run_id, -point_no)  # precondition.phase_index
             if phase:
                 out.print(timeline(phase, most=20), markup=False, highlight=False)
     rounds = rounds_text(m.measurement)
     if rounds:
         out.print("# steady state (SNIA PTS rounds):", markup=False)
         out.print(rounds, markup=False, highlight=False)
-    series = store.intervals(run_id, point_no - 1)
+    series = store.series.of_point(run_id, point_no - 1)
     if series:
         out.print("# time series (t: end of each interval, s after the engine started):")
         out.print(timeline(series), markup=False, highlight=False)
-    for host in store.sampled_hosts(run_id, point_no - 1):
-        samples = store.host_samples(run_id, point_no - 1, host)
+    for host in store.host_samples.hosts(run_id, point_no - 1):
+        samples = store.host_samples.of_point(run_id, point_no - 1, host)
         for figure, value, _ in host_rows(summary(samples), host or "this host"):
             out.print(f"# {figure}: {value}", markup=False)
     if raw["job_file"]:

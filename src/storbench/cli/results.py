@@ -50,7 +50,7 @@ def runs(db_path: str | None, limit: int | None) -> None:
             out.print(f"no runs in {path} yet; try `storbench run quick --target ./x.dat`")
             return
     store = Store(path, write=False)
-    rows = store.runs(limit)
+    rows = store.runs.all(limit)
     if not rows:
         out.print(f"no runs in {store.path} yet; try `storbench run quick --target ./x.dat`")
         return
@@ -120,11 +120,11 @@ def show(
     if point_no is not None:  # one point: the run's counts are not read either
         from storbench.cli.pointview import show_point
 
-        show_point(store, store.resolve_run(run_ref), point_no)
+        show_point(store, store.runs.resolve(run_ref), point_no)
         return
     from storbench.cli.runview import show_run
 
-    show_run(store, store.run(run_ref), None if show_all else limit)
+    show_run(store, store.runs.get(run_ref), None if show_all else limit)
 
 
 @cli.command(
@@ -190,7 +190,7 @@ def export(
     from storbench.store import Store
 
     store = Store(db_path, write=False)
-    r = store.run(run_ref)
+    r = store.runs.get(run_ref)
     if fmt == "archive":
         from storbench.cli.transfer import write_archive
 
@@ -207,16 +207,16 @@ def export(
                 "--host-samples writes CSV, on its own",
                 fix="export the series and the host samples with two commands",
             )
-        idxs = sorted({m.point_idx for m in store.measurements(r.id, bins=False)})
-        samples = [(i, store.host_samples(r.id, i, None)) for i in idxs]
+        idxs = sorted({m.point_idx for m in store.measurements.of_run(r.id, bins=False)})
+        samples = [(i, store.host_samples.of_point(r.id, i, None)) for i in idxs]
         text = host_samples_csv(r.id, samples)
         emit(output, text, f"{sum(len(x) for _, x in samples)} host samples of run {r.id}")
         return
     if series:
-        counts = store.interval_counts(r.id)
-        points = {i: store.intervals(r.id, i, host=None) for i in sorted(counts)}
+        counts = store.series.counts(r.id)
+        points = {i: store.series.of_point(r.id, i, host=None) for i in sorted(counts)}
         if fmt == "json":
-            text = export_mod.series_json(r, store.measurements(r.id, bins=False), points)
+            text = export_mod.series_json(r, store.measurements.of_run(r.id, bins=False), points)
         else:
             text = series_csv(r.id, list(points.items()))
         emit(output, text, f"{sum(counts.values())} intervals of run {r.id}")
@@ -229,7 +229,7 @@ def export(
             text = jsonout.run_json(report)
         count = len(report.rows)
     else:
-        rows = store.measurements(r.id, bins=False)
+        rows = store.measurements.of_run(r.id, bins=False)
         text = export_mod.to_csv(r, rows)
         count = len(rows)
     emit(output, text, f"{count} measurements of run {r.id}")

@@ -173,7 +173,7 @@ def _agent_events(store: Store, run_id: int, agents: Agents) -> None:
     from storbench.store import StoreError
 
     for a in agents.agents:
-        store.add_event(
+        store.events.add(
             run_id,
             "ssh-agent",
             f"host {a.label}: storbench's agent started over ssh ({a.destination})",
@@ -183,7 +183,7 @@ def _agent_events(store: Store, run_id: int, agents: Agents) -> None:
     def stopped(line: str) -> None:
         out.print(line, markup=False)
         with contextlib.suppress(StoreError):
-            store.add_event(run_id, "ssh-agent", line, {"stopped": True})
+            store.events.add(run_id, "ssh-agent", line, {"stopped": True})
 
     agents.on_stop = stopped
 
@@ -200,7 +200,7 @@ def _record_and_execute(
     health_interval: float,
 ) -> None:
     try:
-        run_id = store.create_run(
+        run_id = store.runs.create(
             kind="run",
             name=p.name,
             source=p.source,
@@ -240,10 +240,10 @@ def _execute(
     try:
         for w in pre.warnings:
             err.print(f"warning: {w}", style="yellow", markup=False)
-            store.add_event(run_id, "preflight", w)
+            store.events.add(run_id, "preflight", w)
         note_scratch_files(store, run_id, pre.created)
         for _, pool, image in pre.images:
-            store.add_event(
+            store.events.add(
                 run_id,
                 "rbd-image",
                 f"created rbd image {pool}/{image} (written once end to end)",
@@ -277,7 +277,7 @@ def _execute(
                 cleanup_files(points, created, pre.locks)
                 for name in remove_images(pre.images):
                     with contextlib.suppress(StoreError):
-                        store.add_event(
+                        store.events.add(
                             run_id, "rbd-image", f"removed rbd image {name}", {"removed": name}
                         )
         finally:
@@ -352,18 +352,18 @@ def resume(
     from storbench.store import Store
 
     store = Store(db_path)
-    r = store.run(run_ref)
+    r = store.runs.get(run_ref)
     if r.kind != "run":
         raise UserError(f"run {r.id} was imported, there is nothing to resume")
     if r.live:
         raise r.busy_error("resume")
-    pending = store.pending_points(r.id)
+    pending = store.runs.pending_points(r.id)
     if not pending:
         out.print(f"run {r.id} has a measurement for every point; nothing to resume")
         return
     _refuse_drill(pending, allow_disruption)
     was = r.effective_status
-    r = store.claim(r.id, "resume")  # from here on no other process resumes it
+    r = store.runs.claim(r.id, "resume")  # from here on no other process resumes it
     scope = contextlib.ExitStack()  # the ssh hosts' agents, until the end of the run
     try:
         for done in remove_leftovers(store, r):
@@ -387,7 +387,7 @@ def resume(
         pre = _preflight(pending, agents, list(destroy_data), allow_unhealthy)
     except BaseException:
         scope.close()
-        store.set_status(r.id, "interrupted" if was in ("running", "aborted") else was)
+        store.runs.set_status(r.id, "interrupted" if was in ("running", "aborted") else was)
         raise
     with scope:
         _agent_events(store, r.id, agents)
@@ -417,17 +417,17 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
     from storbench.store import Store
 
     store = Store(db_path)
-    r = store.run(run_ref)
+    r = store.runs.get(run_ref)
     if r.live:
         raise r.busy_error("clean up")
-    points = store.points(r.id)
+    points = store.runs.points(r.id)
     for done in remove_leftovers(store, r):
         out.print(f"run {r.id}: {done}", markup=False)
     removed = cleanup_files(points, scratch_files(store, r.id))
     for path in removed:
         out.print(f"run {r.id}: removed {path}", markup=False)
     if r.status == "running":  # a killed session: it is not running any more
-        store.set_status(r.id, "interrupted")
+        store.runs.set_status(r.id, "interrupted")
     if not any(p.target.ceph or any(h.target.ceph for h in p.hosts) for p in points):
         out.print(f"run {r.id}: nothing left to remove", markup=False)
         return

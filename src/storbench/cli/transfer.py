@@ -43,7 +43,7 @@ def write_archive(store: Store, r: RunRow, output: str | None) -> None:
             "an archive is binary (gzip) and standard output is a terminal",
             fix=f"storbench export {r.id} --format archive -o run{r.id}.sbz",
         )
-    doc = store.dump_run(r.id)
+    doc = store.archive.dump(r.id)
     data = gzip.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)
     if output:
         write_output(output, data)
@@ -120,7 +120,7 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
     if archives:
         for path in files:  # each archive read, then stored in a transaction of its own
             doc = read_archive(path, _head(path)) or {}
-            run_id = store.load_run(doc, os.path.abspath(path))
+            run_id = store.archive.load(doc, os.path.abspath(path))
             out.print(
                 f"imported {path} as run {run_id} in {store.path}", markup=False, soft_wrap=True
             )
@@ -166,7 +166,7 @@ def _import_outputs(store: Store, files: tuple[str, ...], name: str) -> tuple[in
             items = [_imported_point(stored + i, got, path) for i, got in enumerate(results)]
             if run_id is None:
                 version = next((m.engine_version for _, m in items if m.engine_version), None)
-                run_id = store.create_run(
+                run_id = store.runs.create(
                     kind="import",
                     name=name,
                     source=", ".join(files),
@@ -180,17 +180,17 @@ def _import_outputs(store: Store, files: tuple[str, ...], name: str) -> tuple[in
                 )
             times = [(got.started_at, got.ended_at) for got in results]
             rows = [(p, m, text, t) for (p, m), t in zip(items, times, strict=True)]
-            store.record_file(run_id, engine.label, rows)
+            store.measurements.record_file(run_id, engine.label, rows)
             stored += len(items)
             for got in results[:1]:
                 for w in got.warnings:
                     err.print(f"{path}: {engine.label} printed: {w}", markup=False, soft_wrap=True)
         assert run_id is not None  # files is never empty (click: required)
-        store.set_status(run_id, "completed")
+        store.runs.set_status(run_id, "completed")
     except BaseException:  # all files or none: the part already stored goes again
         if run_id is not None:
             with contextlib.suppress(StoreError):
-                store.delete_run(run_id)
+                store.runs.delete(run_id)
         raise
     return run_id, stored
 
@@ -257,11 +257,11 @@ def merge(other: str, db_path: str | None, runs: tuple[str, ...]) -> None:
     store = Store(db_path)
     if source.same_database(store):
         raise UserError("OTHER_DB is this database", fix="name another results database")
-    chosen = [source.run(ref) for ref in runs] if runs else list(reversed(source.runs()))
+    chosen = [source.runs.get(ref) for ref in runs] if runs else list(reversed(source.runs.all()))
     copied = 0
     for r in chosen:
         tokens = {r.token or "", *(p.get("token", "") for p in provenance(r.inventory))} - {""}
-        here = store.run_with_token(tokens)
+        here = store.archive.run_with_token(tokens)
         if here is not None:
             out.print(
                 f"run {r.id} ({r.name}) is here already as run {here}: skipped",
@@ -275,7 +275,7 @@ def merge(other: str, db_path: str | None, runs: tuple[str, ...]) -> None:
                 soft_wrap=True,
             )
         else:
-            run_id = store.load_run(source.dump_run(r.id), source.path)
+            run_id = store.archive.load(source.archive.dump(r.id), source.path)
             out.print(f"run {r.id} ({r.name}) copied as run {run_id}", markup=False, soft_wrap=True)
             copied += 1
     out.print(

@@ -3,7 +3,7 @@
 Pure functions over what a run stored: ``RunRow.inventory["ceph"]`` (one dict per cluster:
 :func:`storbench.preflight.ceph.cluster_inventory` plus ``conf``, ``client``, the
 benchmarked pools (``pools_benchmarked``) and ``health_warning``) and
-``Store.events(run_id)``. The HTML report, ``storbench report --format markdown`` and
+``store.events.of_run(run_id)``. The HTML report, ``storbench report --format markdown`` and
 ``storbench show`` all start from :func:`ceph_report`.
 
 Units: capacities are bytes (shown in binary units, 1 GiB = 2^30 bytes); event times are

@@ -57,7 +57,7 @@ def fit_raw_outputs(store: Store, run_ctx: list[dict[str, Any]]) -> bool:
     if sum(len(m["raw_gz"]) for m in reps) <= RAW_BUDGET:
         return False
     for m in reps:
-        text = store.raw(m["measurement"])["raw_output"] or ""
+        text = store.measurements.raw(m["measurement"])["raw_output"] or ""
         short, left = elide_bins(text)
         if left:
             m["raw_gz"], m["elided"] = _gz64(short), left
@@ -77,7 +77,9 @@ def point_details(store: Store, res: RunReport, *, raw: bool) -> list[dict[str, 
     for m in res.rows:
         if m.point is not None and m.point.key in keys:
             by_key.setdefault(m.point.key, []).append(m)
-    originals = store.originals([m.id for ms in by_key.values() for m in ms], raw_output=raw)
+    originals = store.measurements.originals(
+        [m.id for ms in by_key.values() for m in ms], raw_output=raw
+    )
     out = []
     for s in shown:
         ms = sorted(by_key.get(s.key, []), key=lambda m: m.point.repetition if m.point else 0)
@@ -92,7 +94,7 @@ def point_detail(
     measurements): gzip+base64 for the report's page to decompress, or as text (``raw_text``)
     without ``gz``: the web view's point page (storbench.web)."""
     ms = sorted(rows, key=lambda m: m.point.repetition if m.point else 0)
-    originals = store.originals([m.id for m in ms], raw_output=True)
+    originals = store.measurements.originals([m.id for m in ms], raw_output=True)
     reps = []
     for m in ms:
         rep = _repetition(res, m, originals[m.id], gz=gz)

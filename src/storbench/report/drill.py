@@ -22,23 +22,23 @@ def drills_of(
 ) -> list[DrillRow]:
     """The drill report of every measured point of the run that had actions; ``measured``:
     the run's measurements when the caller has them already (else read one at a time)."""
-    r = store.run(run_id)
+    r = store.runs.get(run_id)
     if measured is None:
-        measured = store.iter_measurements(run_id)
+        measured = store.measurements.stream(run_id)
     rows = [m for m in measured if m.point is not None and m.point.actions]
     if not rows:
         return []
-    r = store.run(run_id)
-    events = [(e.kind, e.at, e.data) for e in store.events(run_id) if e.kind in EVENT_KINDS]
+    r = store.runs.get(run_id)
+    events = [(e.kind, e.at, e.data) for e in store.events.of_run(run_id) if e.kind in EVENT_KINDS]
     return [
         drill_row(
             m.point_idx,
             f"point {m.point_idx + 1}: {m.point.label()}" if m.point else "",
-            store.intervals(run_id, m.point_idx),
+            store.series.of_point(run_id, m.point_idx),
             events,
             r.ended_at,
             [m.error] if m.status != "ok" and m.error else [],
-            store.host_samples(run_id, m.point_idx, None),
+            store.host_samples.of_point(run_id, m.point_idx, None),
         )
         for m in rows
     ]

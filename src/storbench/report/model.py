@@ -222,7 +222,8 @@ def read_summaries(
     summaries = summarize((m.point, m.measurement) for m in rows if m.point is not None)
     need = {s.key: s for s in summaries if needs_bins(s)}
     if need:
-        for key, hists in store.point_histograms(run_id, "clat"):  # bins: packed (histpack)
+        # bins: packed (histpack)
+        for key, hists in store.measurements.point_histograms(run_id, "clat"):
             s = need.get(key)
             if s is not None:
                 fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
@@ -243,17 +244,17 @@ def load_run(
     :mod:`storbench.analysis.select`). ``percentiles`` and ``dirs``: which merged
     percentiles the summaries get (a comparison needs only the p99 of all directions)."""
     spec = parse_run_spec(str(ref))
-    run = store.run(spec.run)
+    run = store.runs.get(spec.run)
     read = _read if _read is not None else {}
     if run.id not in read:
-        rows = store.measurements(run.id, bins=False)
+        rows = store.measurements.of_run(run.id, bins=False)
         read[run.id] = (
             run,
             rows,
             read_summaries(store, run.id, rows, percentiles=percentiles, dirs=dirs),
         )
     run, rows, summaries = read[run.id]
-    events = store.events(run.id)
+    events = store.events.of_run(run.id)
     if spec.filters:
         summaries = select(summaries, spec.filters, what=f"run {run.id} ({spec.text})")
         keys = {s.key for s in summaries}

@@ -25,8 +25,8 @@ def time_charts(store: Store, run_ctx: list[dict[str, Any]]) -> int:
     todo: list[tuple[dict[str, Any], TimeChart, str]] = []
     left_out = 0
     for r in run_ctx:
-        counts = store.interval_counts(r["id"])
-        events = [e for e in store.events(r["id"]) if e.kind in MARKER_KINDS]
+        counts = store.series.counts(r["id"])
+        events = [e for e in store.events.of_run(r["id"]) if e.kind in MARKER_KINDS]
         for p in r["details"]:
             for m in p["reps"]:
                 row = m["row"]
@@ -40,7 +40,7 @@ def time_charts(store: Store, run_ctx: list[dict[str, Any]]) -> int:
                     f", repetition {m['repetition']}" if len(p["reps"]) > 1 else ""
                 )
                 tc = time_chart(
-                    store.intervals(r["id"], row.point_idx, host=None),
+                    store.series.of_point(r["id"], row.point_idx, host=None),
                     title=title,
                     started_at=row.started_at,
                     ended_at=row.ended_at,

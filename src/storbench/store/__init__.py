@@ -1,4 +1,5 @@
-"""The results database (SQLite): runs, their planned points, measurements and events.
+"""The results database (SQLite, or PostgreSQL: ``pg``): runs, their planned points,
+measurements, events and time series.
 
 Every measurement is committed the moment its point finishes (WAL journal), so a run killed
 at any instant keeps every finished point. Raw engine output is kept zlib-compressed beside
@@ -20,9 +21,20 @@ packs every latency histogram (storbench.histpack: about an eighth of its JSON t
 older database is migrated in place when opened; a newer one is refused.
 
 Modules: ``schema`` (tables and migrations), ``rows`` (what reading gives back), ``faults``
-(the database's errors as messages), ``db`` (the :class:`Store`: opening, migrating), made of
-``runs`` (runs, points, claims), ``measurements`` and ``events`` over ``base`` (the connection,
-its lock, transactions).
+(the database's errors as messages), ``db`` (the :class:`Store`: opening, migrating, and the
+parts it is made of). Each part is a class about one subject, built over the one
+``base.Connection`` they share (the connection, its lock, transactions), and an attribute of
+the Store: ``store.runs`` (``runs.Runs``: runs, points, claims), ``store.measurements``
+(``measurements.Measurements``: figures, histograms, raw outputs), ``store.events``
+(``events.Events``), ``store.series`` (``series.Series``: each point's intervals),
+``store.host_samples`` (``hostload.HostSamples``) and ``store.archive`` (``archive.Archive``:
+a run as one portable document)::
+
+    store = Store(path)
+    run_id = store.runs.create(...)
+    store.measurements.record(run_id, point, measurement, ...)
+    store.events.add(run_id, "note", "what happened")
+    rows = store.measurements.of_run(run_id)
 """
 
 from __future__ import annotations

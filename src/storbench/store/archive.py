@@ -20,7 +20,7 @@ from typing import Any
 
 from storbench import histpack, liveness, rawpack
 from storbench.errors import UserError
-from storbench.store.base import _Connection, _locked
+from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id
 from storbench.store.measurements import pack_data, unpack_data
 
@@ -67,11 +67,12 @@ def provenance(inventory: dict[str, Any]) -> list[dict[str, Any]]:
     return value if isinstance(value, list) else []
 
 
-class _Archive(_Connection):
-    """Runs as documents (a part of :class:`~storbench.store.db.Store`)."""
+class Archive(Part):
+    """Runs as archive documents (module comment), written from and read into every table
+    of a run at once; ``store.archive`` of a :class:`~storbench.store.db.Store`."""
 
     @_locked
-    def dump_run(self, run_id: int) -> dict[str, Any]:
+    def dump(self, run_id: int) -> dict[str, Any]:
         """Everything of run ``run_id`` as an archive document (module comment)."""
         r = self.db.execute(
             f"SELECT {', '.join(RUN_COLUMNS)}, token FROM runs WHERE id=?", (run_id,)
@@ -93,7 +94,7 @@ class _Archive(_Connection):
             "format": FORMAT,
             "version": VERSION,
             "from": {
-                "db": self.path,
+                "db": self.conn.path,
                 "run": run_id,
                 "token": r["token"],
                 "host": liveness.hostname(),
@@ -155,10 +156,10 @@ class _Archive(_Connection):
         return {"columns": cols, "rows": [list(r) for r in rows]}
 
     def _columns(self, table: str) -> list[str]:
-        return self.dialect.columns(self.db, table)
+        return self.conn.dialect.columns(self.db, table)
 
     @_locked
-    def load_run(self, doc: dict[str, Any], source: str) -> int:
+    def load(self, doc: dict[str, Any], source: str) -> int:
         """A new run made of archive ``doc`` (checked first: :func:`check`), in one
         transaction; ``source`` (the file or database it came from) joins its provenance."""
         check(doc, source)

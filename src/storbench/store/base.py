@@ -1,6 +1,7 @@
-"""What the parts of the :class:`~storbench.store.db.Store` share: the connection, its lock
-and write transactions, and the database's errors turned into :class:`StoreError` messages
-(its dialect says how: storbench.store.dialect).
+"""What the parts of the :class:`~storbench.store.db.Store` share: the :class:`Connection`
+(the database, its lock and write transactions, its errors turned into :class:`StoreError`
+messages by its dialect: storbench.store.dialect), and :class:`Part`, what each part is
+built over.
 """
 
 from __future__ import annotations
@@ -10,27 +11,35 @@ import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from storbench import redact
 from storbench.store.dialect import Dialect
+from storbench.store.faults import StoreError
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
-_S = TypeVar("_S", bound="_Connection")
+
+
+class _Connected(Protocol):
+    conn: Connection
+
+
+_S = TypeVar("_S", bound=_Connected)
 
 
 def _locked(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
-    """Run a Store method holding the store's lock (see storbench.store's docstring); an error of
-    the database becomes a :class:`StoreError`."""
+    """Run a method of a part (or of the Store) holding the connection's lock (see
+    storbench.store's docstring); an error of the database becomes a :class:`StoreError`."""
 
     @functools.wraps(method)
     def wrapper(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self._lock:
+        conn = self.conn
+        with conn.lock:
             try:
                 return method(self, *args, **kwargs)
-            except self.dialect.errors as e:
-                raise self.dialect.error(self.path, e, self.timeout) from None
+            except conn.dialect.errors as e:
+                raise conn.error(e) from None
 
     return wrapper
 
@@ -54,31 +63,55 @@ class RedactingConnection(sqlite3.Connection):
         return super().executemany(sql, parameters)
 
 
-class _Connection:
-    """The state every part of the Store uses (set by ``Store.__init__``)."""
+class Connection:
+    """An open results database, as the Store's parts share it: the connection (``db``: an
+    sqlite3 connection, or storbench.store.pg's PgConnection, the same calls), its
+    ``dialect``, where it is (``path``: a file, or a URL without its password, as messages
+    show it), the busy ``timeout``, whether it is ``readonly``, and the ``lock`` held by
+    every use of ``db`` (re-entrant: a method may call another)."""
 
-    #: where the database is, as shown in messages (a URL without its password)
-    path: str
-    timeout: float
-    readonly: bool
-    #: an sqlite3 connection, or storbench.store.pg's PgConnection (the same calls)
-    db: Any
-    dialect: Dialect
-    #: held by every use of ``db`` (re-entrant: a method may call another)
-    _lock: threading.RLock
+    def __init__(
+        self, db: Any, dialect: Dialect, path: str, *, timeout: float, readonly: bool = False
+    ) -> None:
+        self.db = db
+        self.dialect = dialect
+        self.path = path
+        self.timeout = timeout
+        self.readonly = readonly
+        self.lock = threading.RLock()
 
     def tx(self) -> _Tx:
-        """A write transaction (SQLite: ``BEGIN IMMEDIATE``), holding the store's lock
-        throughout."""
-        return _Tx(self.db, self._lock, self.dialect.begin)
+        """A write transaction (SQLite: ``BEGIN IMMEDIATE``), holding the lock throughout."""
+        return _Tx(self.db, self.lock, self.dialect.begin)
+
+    def error(self, e: BaseException) -> StoreError:
+        """An error of the database as the message storbench shows."""
+        return self.dialect.error(self.path, e, self.timeout)
 
     @contextlib.contextmanager
-    def _translated(self) -> Iterator[None]:
-        """The database's errors inside as :class:`StoreError` (for the generators)."""
-        try:
-            yield
-        except self.dialect.errors as e:
-            raise self.dialect.error(self.path, e, self.timeout) from None
+    def held(self) -> Iterator[Any]:
+        """The lock held and the database's errors inside as :class:`StoreError` (for the
+        generators, which :func:`_locked` cannot wrap); gives ``db``."""
+        with self.lock:
+            try:
+                yield self.db
+            except self.dialect.errors as e:
+                raise self.error(e) from None
+
+
+class Part:
+    """A part of the Store: the rows of its subject, read and written over the
+    :class:`Connection` every part shares."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    @property
+    def db(self) -> Any:
+        return self.conn.db
+
+    def tx(self) -> _Tx:
+        return self.conn.tx()
 
 
 class _Tx:

@@ -1,4 +1,5 @@
-"""The Store's events: what happened on a run's timeline besides its points."""
+"""The events of a results database: what happened on a run's timeline besides its
+points."""
 
 from __future__ import annotations
 
@@ -6,16 +7,18 @@ import json
 import time
 from typing import Any
 
-from storbench.store.base import _Connection, _locked
+from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id
 from storbench.store.rows import EventRow
 
 
-class _Events(_Connection):
-    """The Store's events (a part of :class:`~storbench.store.db.Store`)."""
+class Events(Part):
+    """Each run's events (``events``): cluster health changes, preflight findings, objects
+    and images made and removed, one human-readable line each with its data, at its time;
+    ``store.events`` of a :class:`~storbench.store.db.Store`."""
 
     @_locked
-    def add_event(
+    def add(
         self,
         run_id: int,
         kind: str,
@@ -41,7 +44,7 @@ class _Events(_Connection):
             return returned_id(cur) or 0
 
     @_locked
-    def events(self, run_id: int, kind: str | None = None) -> list[EventRow]:
+    def of_run(self, run_id: int, kind: str | None = None) -> list[EventRow]:
         """The events of a run (of one ``kind`` only, when given), by time then id."""
         sql = "SELECT id, run_id, at, kind, message, data FROM events WHERE run_id=?"
         args: tuple[Any, ...] = (run_id,)

@@ -1,5 +1,6 @@
-"""The Store's host samples: what the machine running a point did in each interval
-(storbench.hostload), one row per sample, written in small batches while the point runs.
+"""The host samples of a results database: what the machine running a point did in each
+interval (storbench.hostload), one row per sample, written in small batches while the point
+runs.
 
 A row is CPU shares, memory and, as compact JSON, the interfaces and devices that moved
 something in the interval (rounded to what is worth telling: 0.01 % and whole bytes/s);
@@ -12,8 +13,7 @@ import json
 from typing import Any
 
 from storbench.hostload import HostSample
-from storbench.series import Interval
-from storbench.store.base import _Connection, _locked
+from storbench.store.base import Part, _locked
 from storbench.store.dialect import upsert
 
 _COLUMNS = (
@@ -42,11 +42,13 @@ def _disks(s: HostSample) -> str:
     return json.dumps(out, separators=(",", ":"))
 
 
-class _HostSamples(_Connection):
-    """The Store's host samples (a part of :class:`~storbench.store.db.Store`)."""
+class HostSamples(Part):
+    """What the machines running each point did (``host_samples``: CPU, memory, network,
+    disks and power of each host in each interval); ``store.host_samples`` of a
+    :class:`~storbench.store.db.Store`."""
 
     @_locked
-    def add_host_samples(self, run_id: int, point_idx: int, samples: list[HostSample]) -> None:
+    def add(self, run_id: int, point_idx: int, samples: list[HostSample]) -> None:
         """Store samples of a point and commit at once (safe from any thread)."""
         with self.tx():
             self.db.executemany(
@@ -75,18 +77,15 @@ class _HostSamples(_Connection):
             )
 
     @_locked
-    def clear_host_samples(self, run_id: int, point_idx: int) -> None:
+    def clear(self, run_id: int, point_idx: int) -> None:
+        """Forget a point's samples (it runs again: a resume after an interruption)."""
         with self.tx():
             self.db.execute(
                 "DELETE FROM host_samples WHERE run_id=? AND point_idx=?", (run_id, point_idx)
             )
 
-    def run_series(self, run_id: int) -> RunSeries:
-        """A run's time data by point index, as analyses read it (analysis/soak.py)."""
-        return RunSeries(self, run_id)
-
     @_locked
-    def host_samples(self, run_id: int, point_idx: int, host: str | None = "") -> list[HostSample]:
+    def of_point(self, run_id: int, point_idx: int, host: str | None = "") -> list[HostSample]:
         """A point's samples of one host in time order (``host`` '': this machine; a remote
         host by its label), or of every host (None: this machine's first, then by label)."""
         where, args = ("", ()) if host is None else (" AND host=?", (host,))
@@ -98,7 +97,7 @@ class _HostSamples(_Connection):
         return [_sample(r) for r in rows]
 
     @_locked
-    def sampled_hosts(self, run_id: int, point_idx: int) -> list[str]:
+    def hosts(self, run_id: int, point_idx: int) -> list[str]:
         """The hosts a point has samples of ('' for this machine first)."""
         rows = self.db.execute(
             "SELECT DISTINCT host FROM host_samples WHERE run_id=? AND point_idx=? ORDER BY host",
@@ -124,20 +123,3 @@ def _sample(r: Any) -> HostSample:
         host=r["host"],
         watts=r["watts"],
     )
-
-
-class RunSeries:
-    """One run's intervals and host samples by point index (a :class:`Store` bound to it)."""
-
-    def __init__(self, store: Any, run_id: int) -> None:
-        self.store, self.run_id = store, run_id
-
-    def intervals(self, point_idx: int) -> list[Interval]:
-        return list(self.store.intervals(self.run_id, point_idx))
-
-    def every_host(self, point_idx: int) -> list[Interval]:
-        """The point's intervals of every host (the aggregate's and each host's own)."""
-        return list(self.store.intervals(self.run_id, point_idx, host=None))
-
-    def host_samples(self, point_idx: int) -> list[HostSample]:
-        return list(self.store.host_samples(self.run_id, point_idx))

@@ -1,5 +1,5 @@
-"""The Store's measurements: recorded the moment a point finishes, their histograms in their
-own table, the engine's raw output kept compressed beside them.
+"""The measurements of a results database: recorded the moment a point finishes, their
+histograms in their own table, the engine's raw output kept compressed beside them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from storbench import histpack, rawpack, redact
 from storbench.errors import NotFoundError, UserError
 from storbench.metrics import Measurement
 from storbench.plan import Point
-from storbench.store.base import _Connection, _locked
+from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id
 from storbench.store.rows import MeasurementRow
 
@@ -23,8 +23,10 @@ from storbench.store.rows import MeasurementRow
 _CHUNK = 500
 
 
-class _Measurements(_Connection):
-    """The Store's measurements (a part of :class:`~storbench.store.db.Store`)."""
+class Measurements(Part):
+    """What each point of a run measured (``measurements``: its figures, status and times,
+    the engine's command, job file, raw output and stderr), and their latency histograms
+    (``histograms``); ``store.measurements`` of a :class:`~storbench.store.db.Store`."""
 
     @_locked
     def record(
@@ -133,7 +135,7 @@ class _Measurements(_Connection):
         return mid
 
     @_locked
-    def measurements(self, run_id: int, *, bins: bool = False) -> list[MeasurementRow]:
+    def of_run(self, run_id: int, *, bins: bool = False) -> list[MeasurementRow]:
         """Measurements of a run in point order, each with its point."""
         rows = self.db.execute(_MEASUREMENT_SELECT + " ORDER BY m.point_idx", (run_id,)).fetchall()
         hist: dict[int, list[Any]] = {}
@@ -147,9 +149,7 @@ class _Measurements(_Connection):
         return _measurement_rows(rows, hist)
 
     @_locked
-    def measurement(
-        self, run_id: int, point_idx: int, *, bins: bool = False
-    ) -> MeasurementRow | None:
+    def of_point(self, run_id: int, point_idx: int, *, bins: bool = False) -> MeasurementRow | None:
         """The measurement of one point of a run (None when it has none), read alone: what
         ``show RUN --point N`` costs does not grow with the run."""
         rows = self.db.execute(
@@ -207,11 +207,11 @@ class _Measurements(_Connection):
                 }
         return out
 
-    def iter_measurements(self, run_id: int) -> Iterator[MeasurementRow]:
-        """:meth:`measurements` of a run (without histograms) one at a time, as SQLite reads
+    def stream(self, run_id: int) -> Iterator[MeasurementRow]:
+        """:meth:`of_run` of a run (without histograms) one at a time, as SQLite reads
         them: a caller that folds them (summaries of 20,000 points) never holds them all.
         The store's lock is held until the iteration ends."""
-        with self._lock, self._translated():
+        with self.conn.held():
             cur = self.db.execute(
                 "SELECT m.id, m.run_id, m.point_idx, m.status, m.error, m.started_at,"
                 " m.ended_at, m.engine, m.engine_version, m.data, p.spec FROM measurements m"
@@ -241,7 +241,7 @@ class _Measurements(_Connection):
         grouped by point key: ``(key, ((direction, stored bins), ...))`` per point, one point
         at a time (a big run's histograms are hundreds of MiB as objects: streamed, read by
         the caller with storbench.histpack). The store's lock is held until the iteration ends."""
-        with self._lock, self._translated():
+        with self.conn.held():
             cur = self.db.execute(
                 "SELECT p.key, h.direction, h.bins FROM histograms h"
                 " JOIN measurements m ON m.id = h.measurement_id"
@@ -253,8 +253,9 @@ class _Measurements(_Connection):
             for key, group in itertools.groupby(cur, key=lambda row: row[0]):
                 yield key, ((d, b) for _, d, b in group)
 
-    def iter_raw(self, run_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
-        with self._lock, self._translated():
+    def stream_raw(self, run_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        """:meth:`raw` of each measurement of a run in point order, one at a time."""
+        with self.conn.held():
             ids = self.db.execute(
                 "SELECT id FROM measurements WHERE run_id=? ORDER BY point_idx", (run_id,)
             ).fetchall()

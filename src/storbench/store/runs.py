@@ -1,5 +1,5 @@
-"""The Store's runs and their planned points: creating, claiming (which process executes a
-run, its heartbeat: see liveness.py), finding and reading them.
+"""The runs of a results database and their planned points: creating, claiming (which
+process executes a run, its heartbeat: see liveness.py), finding and reading them.
 """
 
 from __future__ import annotations
@@ -14,17 +14,19 @@ from typing import Any
 from storbench import liveness
 from storbench.errors import NotFoundError
 from storbench.plan import Point
-from storbench.store.base import _Connection, _locked
+from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id
 from storbench.store.location import hide_passwords
 from storbench.store.rows import RunRow
 
 
-class _Runs(_Connection):
-    """The Store's runs and points (a part of :class:`~storbench.store.db.Store`)."""
+class Runs(Part):
+    """The runs (``runs``: what was asked, by which process, its status, inventory and
+    times) and each run's planned points (``points``: one engine's options on one target,
+    in order); ``store.runs`` of a :class:`~storbench.store.db.Store`."""
 
     @_locked
-    def create_run(
+    def create(
         self,
         *,
         kind: str,
@@ -78,7 +80,7 @@ class _Runs(_Connection):
             )
 
     @_locked
-    def delete_run(self, run_id: int) -> None:
+    def delete(self, run_id: int) -> None:
         """Remove a run and everything recorded of it (an import that failed half-way)."""
         with self.tx():
             self.db.execute("DELETE FROM runs WHERE id=?", (run_id,))
@@ -92,9 +94,10 @@ class _Runs(_Connection):
         transaction excludes every other writer), so of two processes claiming it at once
         the second reads the first one's claim and refuses."""
         with self.tx():
-            if self.dialect.lock_row:
-                self.db.execute("SELECT id FROM runs WHERE id=?" + self.dialect.lock_row, (run_id,))
-            row = self.run(run_id)
+            lock_row = self.conn.dialect.lock_row
+            if lock_row:
+                self.db.execute("SELECT id FROM runs WHERE id=?" + lock_row, (run_id,))
+            row = self.get(run_id)
             if row.live and not (row.hostname == liveness.hostname() and row.pid == os.getpid()):
                 raise row.busy_error(doing)
             self.db.execute(
@@ -109,7 +112,7 @@ class _Runs(_Connection):
                     run_id,
                 ),
             )
-        return self.run(run_id)
+        return self.get(run_id)
 
     @_locked
     def beat(self, run_id: int) -> None:
@@ -121,28 +124,30 @@ class _Runs(_Connection):
             )
 
     @_locked
-    def live_runs(self) -> list[RunRow]:
+    def live(self) -> list[RunRow]:
         """The runs that a live process executes right now."""
         rows = self.db.execute(
             _RUN_SELECT + " WHERE r.status='running' GROUP BY r.id ORDER BY r.id"
         ).fetchall()
-        return [r for r in map(self._run_row, rows) if r.live]
+        return [r for r in map(self._row, rows) if r.live]
 
     @_locked
-    def runs(self, limit: int | None = None) -> list[RunRow]:
+    def all(self, limit: int | None = None) -> list[RunRow]:
+        """Every run, the newest first (only the ``limit`` newest, when given)."""
         sql = _RUN_SELECT + " GROUP BY r.id ORDER BY r.id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return [self._run_row(r) for r in self.db.execute(sql)]
+        return [self._row(r) for r in self.db.execute(sql)]
 
     @_locked
-    def run(self, ref: str | int) -> RunRow:
-        run_id = self.resolve_run(ref)
+    def get(self, ref: str | int) -> RunRow:
+        """Run ``ref`` (:meth:`resolve`), with its counts of points."""
+        run_id = self.resolve(ref)
         row = self.db.execute(_RUN_SELECT + " WHERE r.id=? GROUP BY r.id", (run_id,)).fetchone()
-        return self._run_row(row)
+        return self._row(row)
 
     @_locked
-    def resolve_run(self, ref: str | int) -> int:
+    def resolve(self, ref: str | int) -> int:
         """A run id from ``12``, ``latest`` or ``latest~N`` (the Nth run before the latest)."""
         text = str(ref).strip()
         m = re.fullmatch(r"latest(?:~(\d+))?", text)
@@ -154,7 +159,7 @@ class _Runs(_Connection):
             if row is None:
                 count = self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
                 raise NotFoundError(
-                    f"there is no run {text} in {self.path} "
+                    f"there is no run {text} in {self.conn.path} "
                     f"({count} run{'s' if count != 1 else ''} recorded)",
                     fix="list runs with `storbench runs`",
                 )
@@ -167,13 +172,13 @@ class _Runs(_Connection):
         row = self.db.execute("SELECT id FROM runs WHERE id=?", (int(text),)).fetchone()
         if row is None:
             raise NotFoundError(
-                f"there is no run {text} in {self.path}",
+                f"there is no run {text} in {self.conn.path}",
                 fix="list runs with `storbench runs` (or pick the database with --db)",
             )
         return int(row[0])
 
     @staticmethod
-    def _run_row(r: Any) -> RunRow:
+    def _row(r: Any) -> RunRow:
         return RunRow(
             id=r["id"],
             kind=r["kind"],

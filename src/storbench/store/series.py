@@ -1,5 +1,6 @@
-"""The Store's time series: each point's intervals, written while the point runs (a crash
-keeps what was measured), one row per interval, host and direction.
+"""The time series of a results database: each point's intervals, written while the point
+runs (a crash keeps what was measured), one row per interval, host and direction; and
+:class:`RunSeries`, a run's intervals and host samples as analyses read them.
 
 A row costs about 52 bytes on disk (integers where they fit: times in ms, latencies in
 whole ns; ``bench/series`` measures it): a 6-hour point at 1 s, one direction, is 21,600
@@ -8,9 +9,11 @@ rows, about 1.1 MB; with 4 hosts and their aggregate 5.6 MB.
 
 from __future__ import annotations
 
+from storbench.hostload import HostSample
 from storbench.series import Interval
-from storbench.store.base import _Connection, _locked
+from storbench.store.base import Part, _locked
 from storbench.store.dialect import upsert
+from storbench.store.hostload import HostSamples
 
 _COLUMNS = "host, direction, seq, t_ms, dur_ms, ramp, ios, bytes, lat_mean, p50, p99, p999"
 #: an interval given again (same key) replaces the one stored
@@ -26,11 +29,13 @@ def _ns(v: float | None) -> float | int | None:
     return None if v is None else (int(v) if float(v).is_integer() else v)
 
 
-class _Series(_Connection):
-    """The Store's intervals (a part of :class:`~storbench.store.db.Store`)."""
+class Series(Part):
+    """Each point's time series (``intervals``: I/Os, bytes and latencies of each interval,
+    of each host and direction); ``store.series`` of a
+    :class:`~storbench.store.db.Store`."""
 
     @_locked
-    def add_intervals(self, run_id: int, point_idx: int, rows: list[Interval]) -> None:
+    def add(self, run_id: int, point_idx: int, rows: list[Interval]) -> None:
         """Store intervals of a point and commit at once (safe from any thread)."""
         with self.tx():
             self.db.executemany(
@@ -57,7 +62,7 @@ class _Series(_Connection):
             )
 
     @_locked
-    def clear_intervals(self, run_id: int, point_idx: int) -> None:
+    def clear(self, run_id: int, point_idx: int) -> None:
         """Forget a point's intervals (it runs again: a resume after an interruption)."""
         with self.tx():
             self.db.execute(
@@ -65,7 +70,7 @@ class _Series(_Connection):
             )
 
     @_locked
-    def intervals(self, run_id: int, point_idx: int, host: str | None = "") -> list[Interval]:
+    def of_point(self, run_id: int, point_idx: int, host: str | None = "") -> list[Interval]:
         """A point's intervals in time order (``host`` '' : the point's own; None: all)."""
         sql = f"SELECT {_COLUMNS} FROM intervals WHERE run_id=? AND point_idx=?"
         args: tuple[object, ...] = (run_id, point_idx)
@@ -91,7 +96,7 @@ class _Series(_Connection):
         ]
 
     @_locked
-    def interval_counts(self, run_id: int) -> dict[int, int]:
+    def counts(self, run_id: int) -> dict[int, int]:
         """How many intervals each point of a run has (points without any left out; a
         point's preconditioning, kept under a negative index, too: storbench.precondition)."""
         return {
@@ -102,3 +107,21 @@ class _Series(_Connection):
                 (run_id,),
             )
         }
+
+
+class RunSeries:
+    """One run's intervals and host samples by point index (what storbench.analysis.soak
+    reads: its ``SeriesSource``)."""
+
+    def __init__(self, series: Series, host_samples: HostSamples, run_id: int) -> None:
+        self.series, self.samples, self.run_id = series, host_samples, run_id
+
+    def intervals(self, point_idx: int) -> list[Interval]:
+        return self.series.of_point(self.run_id, point_idx)
+
+    def every_host(self, point_idx: int) -> list[Interval]:
+        """The point's intervals of every host (the aggregate's and each host's own)."""
+        return self.series.of_point(self.run_id, point_idx, host=None)
+
+    def host_samples(self, point_idx: int) -> list[HostSample]:
+        return self.samples.of_point(self.run_id, point_idx)

@@ -1,7 +1,8 @@
 """The runs page's list: the runs a filter keeps (name, suite, status, dates), a page at a time.
 
-The list reads the runs' rows only (``Store.runs``: a run's facts and its counts of points,
-never a measurement), so a database of many big runs lists as fast as one of small ones.
+The list reads the runs' rows only (``store.runs.all()``: a run's facts and its counts of
+points, never a measurement), so a database of many big runs lists as fast as one of small
+ones.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def _number(request: Request, name: str, default: int = 1) -> int:
 def runs_page(request: Request) -> HTMLResponse:
     s = site(request)
     f = RunFilter.of(request.query_params)
-    listed = run_list(s.store.runs(), f)
+    listed = run_list(s.store.runs.all(), f)
     pages = [(n, f.query(page=n)) for n in _page_numbers(listed.page, listed.pages)]
     return s.page("runs.html", title="Runs", listed=listed, f=f, pages=pages)
 
@@ -90,7 +90,7 @@ def _page_numbers(page: int, pages: int) -> list[int]:
 def run_page(request: Request) -> HTMLResponse:
     s = site(request)
     run_id = request.path_params["run_id"]
-    row = s.store.run(run_id)
+    row = s.store.runs.get(run_id)
     draw = row.measured <= DRAW_POINTS or request.query_params.get("charts") == "1"
     view = s.views.run_page(run_id, draw=draw)
     r = view["runs"][0]
@@ -104,7 +104,7 @@ def run_page(request: Request) -> HTMLResponse:
         rows=[row for row in table.rows if row["no"] in shown],
         show_err=table.show_err,
     )
-    others = [o for o in s.store.runs(CHOICES) if o.id != row.id]
+    others = [o for o in s.store.runs.all(CHOICES) if o.id != row.id]
     shown_r = {**r, "summary": paged}
     ctx = view | {
         "title": r["label"],
@@ -139,7 +139,7 @@ def point_page(request: Request) -> HTMLResponse:
     res = s.views.run(run_id)
     m = next((m for m in res.rows if m.point_idx == no - 1 and m.point is not None), None)
     if m is None or m.point is None:
-        planned = any(p.index == no - 1 for p in s.store.points(res.run.id))
+        planned = any(p.index == no - 1 for p in s.store.runs.points(res.run.id))
         if not planned:
             raise NotFoundError(
                 f"run {res.run.id} has no point {no} ({res.run.points} planned)",
@@ -151,7 +151,7 @@ def point_page(request: Request) -> HTMLResponse:
     summary = next(x for x in res.summaries if x.key == key)
     rows = [x for x in res.rows if x.point is not None and x.point.key == key]
     detail = html_report.point_detail(s.store, res, summary, rows, gz=False)
-    series = s.store.interval_counts(res.run.id)
+    series = s.store.series.counts(res.run.id)
     at = order.index(summary.index + 1)
     return s.page(
         "point.html",
@@ -169,8 +169,8 @@ def intervals_json(request: Request) -> JSONResponse:
     """A point's own series (the aggregate of its hosts) for the interactive chart: times in
     s from the engine's start; per direction IOPS, MiB/s, mean and p99 latency in µs."""
     s = site(request)
-    run_id = s.store.resolve_run(request.path_params["run_id"])
-    rows = s.store.intervals(run_id, request.path_params["idx"], host="")
+    run_id = s.store.runs.resolve(request.path_params["run_id"])
+    rows = s.store.series.of_point(run_id, request.path_params["idx"], host="")
     return JSONResponse(series_data(rows))
 
 
@@ -204,7 +204,7 @@ def compare_page(request: Request) -> HTMLResponse:
     s = site(request)
     a = request.query_params.get("a", "").strip()
     b = request.query_params.get("b", "").strip()
-    choices = s.store.runs(CHOICES)
+    choices = s.store.runs.all(CHOICES)
     ctx: dict[str, Any] = {"title": "Compare runs", "a": a, "b": b, "choices": choices}
     listed = {str(r.id) for r in choices}
     ctx["extra"] = [ref for ref in (a, b) if ref and ref not in listed]

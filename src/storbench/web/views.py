@@ -40,7 +40,7 @@ class Views:
     def version(self, ref: str | int) -> tuple[int, str, int, int]:
         """What identifies a run as it is now: id, status and counts of measurements (a
         running run changes); a run that is none raises NotFoundError (a 404 page)."""
-        row = self.store.run(ref)
+        row = self.store.runs.get(ref)
         return (row.id, row.effective_status, row.measured, row.failed)
 
     def _cached(self, key: tuple[Any, ...], build: Callable[[], _T]) -> _T:

@@ -173,7 +173,7 @@ def suite_rows(run: SuiteRun) -> list[MeasurementRow]:
     assert run.result.returncode == 0, run.result.stdout + run.result.stderr
     store = Store(str(run.db))
     try:
-        return store.measurements(1)
+        return store.measurements.of_run(1)
     finally:
         store.close()
 
@@ -188,7 +188,7 @@ def test_rados_suite_runs_write_then_seq_with_one_and_two_clients(rados_suite: S
     assert got == [("write", 1), ("write", 2), ("seq", 1), ("seq", 2)]
     store = Store(str(rados_suite.db))
     try:
-        run = store.run(1)
+        run = store.runs.get(1)
         assert run.status == "completed"
         for m in rows:
             assert m.point is not None and m.status == "ok", m.error
@@ -198,7 +198,7 @@ def test_rados_suite_runs_write_then_seq_with_one_and_two_clients(rados_suite: S
             assert d.iops > 0 and d.bw_bytes > 0 and d.total_ios > 0
             assert d.lat is not None and d.lat.mean and d.lat.percentiles == {}
             # the exact commands, each client's own run name, the cluster from --ceph-conf
-            commands = store.raw(m.id)["command"]
+            commands = store.measurements.raw(m.id)["command"]
             assert len(commands) == m.point.params["clients"]
             for c, cmd in enumerate(commands, 1):
                 assert cmd[:5] == ["rados", "-c", rados_suite.conf, "-p", POOL]
@@ -219,7 +219,7 @@ def test_rados_suite_runs_write_then_seq_with_one_and_two_clients(rados_suite: S
         # nothing left in the pool: not the objects, not the metadata of the run names
         assert bench_objects(rados_suite.after) == []
         assert rados_suite.after == rados_suite.before
-        events = store.events(1)
+        events = store.events.of_run(1)
         health = [e for e in events if e.kind == "health"]
         assert health and health[0].message.startswith("at the start: HEALTH_OK")
         noted = [e.data["run_name"] for e in events if e.kind == "rados-objects"]
@@ -307,7 +307,7 @@ def test_series_of_rados_bench_points_from_its_per_second_table(rados_suite: Sui
     try:
         for m in rows:
             assert m.point is not None
-            series = store.intervals(1, m.point.index, host=None)
+            series = store.series.of_point(1, m.point.index, host=None)
             clients = m.point.params["clients"]
             names = {i.host for i in series}
             assert names == ({""} if clients == 1 else set(m.measurement.hosts)), names
@@ -333,7 +333,7 @@ def test_rados_suite_markdown_report_is_seed_000s_table(rados_suite: SuiteRun) -
     text = r.stdout
     store = Store(str(rados_suite.db))
     try:
-        raw = {m.id: store.raw(m.id)["raw_output"] for m in rows}
+        raw = {m.id: store.measurements.raw(m.id)["raw_output"] for m in rows}
     finally:
         store.close()
     tables = {
@@ -484,7 +484,7 @@ workloads:
 
     store = Store(str(db))
     try:
-        rows = store.measurements(1)
+        rows = store.measurements.of_run(1)
         got = [(m.point.target.kind, m.point.params["rw"]) for m in rows if m.point]
         assert got == [
             ("rbd", "randwrite"),
@@ -503,7 +503,7 @@ workloads:
             assert d.clat is not None and d.clat.samples > 0
             assert {"50", "99", "99.9"} <= set(d.clat.percentiles)
             assert 0 < d.clat.percentiles["50"] <= d.clat.percentiles["99"]
-            job = store.raw(m.id)["job_file"]
+            job = store.measurements.raw(m.id)["job_file"]
             kind = m.point.target.kind
             assert f"ioengine={kind}\n" in job
             assert f"pool={POOL}\n" in job
@@ -524,7 +524,7 @@ workloads:
         # nothing left: the image storbench created is gone, and fio's objects
         assert image not in after_images
         assert bench_objects(after_run) == []
-        events = store.events(1)
+        events = store.events.of_run(1)
         kinds = [e.kind for e in events]
         health = [e for e in events if e.kind == "health"]
         assert health and health[0].message.startswith("at the start: HEALTH_OK"), kinds
@@ -535,7 +535,7 @@ workloads:
         assert created[0].at <= removed[0].at
         (cleanup,) = [e for e in events if e.kind == "rados-cleanup"]
         assert cleanup.data["prefix"] == "storbench-r1." and cleanup.data["left"] == []
-        assert store.run(1).status == "completed"
+        assert store.runs.get(1).status == "completed"
     finally:
         store.close()
 
@@ -581,10 +581,10 @@ workloads:
         assert r.returncode == 0, r.stdout + r.stderr
         store = Store(str(db))
         try:
-            (m,) = store.measurements(1)
+            (m,) = store.measurements.of_run(1)
             assert m.status == "ok", m.error
             assert m.measurement.directions["write"].total_ios > 0
-            assert [e for e in store.events(1) if e.kind == "rbd-image"] == []
+            assert [e for e in store.events.of_run(1) if e.kind == "rbd-image"] == []
         finally:
             store.close()
         assert image in images(ceph_cluster)
@@ -802,14 +802,14 @@ workloads:
 
     store = Store(str(db))
     try:
-        assert store.run(1).status == "interrupted"
-        assert [m.point_idx for m in store.measurements(1)] == [0]
-        (noted,) = store.events(1, "rados-objects")[:1]
+        assert store.runs.get(1).status == "interrupted"
+        assert [m.point_idx for m in store.measurements.of_run(1)] == [0]
+        (noted,) = store.events.of_run(1, "rados-objects")[:1]
         prefix, run_name = noted.data["prefix"], noted.data["run_name"]
         assert run_name == "storbench-r1-t0-4194304b-1c-rep0"
-        kept = [e for e in store.events(1, "rados-objects") if e.data.get("kept")]
+        kept = [e for e in store.events.of_run(1, "rados-objects") if e.data.get("kept")]
         assert len(kept) == 1 and "storbench resume 1" in kept[0].message
-        assert store.events(1, "rados-cleanup") == []
+        assert store.events.of_run(1, "rados-cleanup") == []
     finally:
         store.close()
     left = objects(ceph_cluster)
@@ -820,12 +820,12 @@ workloads:
     assert r.returncode == 0, r.stdout + r.stderr
     store = Store(str(db))
     try:
-        assert store.run(1).status == "completed"
-        rows = store.measurements(1)
+        assert store.runs.get(1).status == "completed"
+        rows = store.measurements.of_run(1)
         assert [(m.point_idx, m.status) for m in rows] == [(0, "ok"), (1, "ok")]
         read = rows[1].measurement.directions["read"]
         assert 0 < read.total_ios <= len(written)
-        (cleanup,) = store.events(1, "rados-cleanup")
+        (cleanup,) = store.events.of_run(1, "rados-cleanup")
         assert cleanup.data["run_names"] == [run_name] and cleanup.data["left"] == []
     finally:
         store.close()
@@ -868,13 +868,13 @@ workloads:
             ceph_cluster.run("rbd", "rm", "--no-progress", f"{POOL}/{image}")
     store = Store(str(db))
     try:
-        rows = store.measurements(1)
+        rows = store.measurements.of_run(1)
         assert [m.point.target.kind for m in rows if m.point] == ["rbd", "rados"]
         for m in rows:
             assert m.status == "ok", m.error
             assert list(m.measurement.hosts) == ["local"]
             assert m.measurement.directions["write"].iops > 0
-            assert "--client" in " ".join(store.raw(m.id)["command"] or [])
+            assert "--client" in " ".join(store.measurements.raw(m.id)["command"] or [])
     finally:
         store.close()
     assert image not in images(ceph_cluster)
@@ -921,10 +921,10 @@ workloads:
         assert r.returncode == 0, r.stdout + r.stderr
         store = Store(str(db))
         try:
-            (m,) = store.measurements(1)
+            (m,) = store.measurements.of_run(1)
             assert m.status == "ok", m.error
             fio_read = m.measurement.directions["read"].io_bytes
-            job = store.raw(m.id)["job_file"] or ""
+            job = store.measurements.raw(m.id)["job_file"] or ""
         finally:
             store.close()
         assert fio_read > 0

@@ -30,7 +30,7 @@ def test_monitor_sees_an_osd_go_down_and_come_back(ceph_cluster: Any, tmp_path: 
     assert (status, checks) == ("HEALTH_OK", {}), checks
 
     store = Store(str(tmp_path / "results.db"))
-    run = store.create_run(
+    run = store.runs.create(
         kind="run",
         name="monitored",
         source="test",
@@ -46,7 +46,7 @@ def test_monitor_sees_an_osd_go_down_and_come_back(ceph_cluster: Any, tmp_path: 
 
     def on_change(s: HealthSample, previous: HealthSample | None) -> None:
         # the runner's use: an event per change, written from the monitor's thread
-        store.add_event(run, "health", s.message(), s.to_dict(), at=s.at)
+        store.events.add(run, "health", s.message(), s.to_dict(), at=s.at)
         changes.append((s, previous, threading.current_thread().name))
 
     def seen(cond: Any) -> HealthSample | None:
@@ -111,7 +111,7 @@ def test_monitor_sees_an_osd_go_down_and_come_back(ceph_cluster: Any, tmp_path: 
     assert {name for _, _, name in changes} == {"storbench-health-monitor"}
 
     # the timeline in the store: one event per change, in order
-    events = store.events(run, "health")
+    events = store.events.of_run(run, "health")
     assert [e.message for e in events] == [s.message() for s, _, _ in changes]
     assert [e.data["status"] for e in events][-1] == "HEALTH_OK"
     assert any(POOL in e.data["inactive"] for e in events)

@@ -333,8 +333,8 @@ def time_chart(
     extra: dict[str, Any] | None = None,
     most: int = MAX_DRAWN,
 ) -> TimeChart | None:
-    """A point's time chart from all its intervals (``store.intervals(run, idx, host=None)``):
-    its own series, else the sum of its hosts'. None without intervals."""
+    """A point's time chart from all its intervals (``store.series.of_point(run, idx,
+    host=None)``): its own series, else the sum of its hosts'. None without intervals."""
     own = [i for i in intervals if not i.host]
     hosts = 0
     if own:
