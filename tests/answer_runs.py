@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from storbench.engines import fio, rados
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
+from storbench.model.units import fmt_iops, fmt_ns
 from storbench.plan import Point, Target, point_key
 from storbench.store import Store
-from storbench.units import fmt_iops, fmt_ns
 
 DATA = Path(__file__).resolve().parent / "data"
 #: the suites whose report has an answer of its own, in the order of analysis/answers.py

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from storbench.engines import fio
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
 from storbench.plan import Point
 from storbench.store import Store
 

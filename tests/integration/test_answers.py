@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.units import fmt_iops
+from storbench.model.units import fmt_iops
 
 pytestmark = [
     pytest.mark.integration,

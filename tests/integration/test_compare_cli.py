@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from scipy import stats as scipy_stats
 
-from storbench import rawpack
+from storbench.model import rawpack
 
 pytestmark = pytest.mark.integration
 
@@ -214,7 +214,7 @@ def test_report_markdown_of_one_run_has_spread_and_merged_percentiles(
     rows = [ln for ln in md.splitlines() if ln.startswith("| 1 |") or ln.startswith("| 4 |")]
     assert len(rows) == 2
     base = by_point(db, 1)
-    from storbench.units import fmt_ns
+    from storbench.model.units import fmt_ns
 
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]

@@ -32,9 +32,10 @@ from pathlib import Path
 
 import pytest
 
-from storbench import histpack, hostcounters
 from storbench.engines import fio
-from storbench.metrics import OVERLAP_MIN, merge_bins, percentiles_from_bins
+from storbench.hosts import counters as hostcounters
+from storbench.model import histpack
+from storbench.model.metrics import OVERLAP_MIN, merge_bins, percentiles_from_bins
 from storbench.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules

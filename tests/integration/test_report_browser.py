@@ -581,8 +581,8 @@ def test_report_time_charts_of_a_real_run_in_chromium(
     text; hovering a slice of time shows its values."""
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
+    from storbench.model.units import fmt_iops, fmt_ns
     from storbench.store import Store
-    from storbench.units import fmt_iops, fmt_ns
 
     tmp = tmp_path_factory.mktemp("time-charts")
     db, plan, out = tmp / "results.db", tmp / "plan.yaml", tmp / "report.html"

@@ -457,7 +457,7 @@ def test_free_space(tmp_path: Path) -> None:
 
 
 def test_inventory_of_loop_partition_looks_at_parent(make_loop: Callable[..., str]) -> None:
-    from storbench.preflight.inventory import disk_identity, target_inventory
+    from storbench.hosts.inventory import disk_identity, target_inventory
 
     dev = make_loop(partscan=True)
     part = add_partition(dev, "gpt")

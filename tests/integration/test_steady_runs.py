@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from storbench import rawpack
+from storbench.model import rawpack
 from storbench.store.measurements import unpack_data
 
 pytestmark = pytest.mark.integration

@@ -22,13 +22,13 @@ from storbench.engines.base import (
     PointResult,
     RunContext,
 )
-from storbench.errors import UserError
-from storbench.metrics import DirectionResult, LatencyStats, Measurement
+from storbench.model.errors import UserError
+from storbench.model.metrics import DirectionResult, LatencyStats, Measurement
+from storbench.model.units import parse_size, parse_time
 from storbench.plan import Point
 from storbench.plan.enginekeys import EngineKeys
 from storbench.plan.model import Target
 from storbench.plan.schema import Key, Problem
-from storbench.units import parse_size, parse_time
 
 NAME = "toy"
 VERSION = "toy-1.0"

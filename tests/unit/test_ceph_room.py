@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from storbench.errors import PreflightError
+from storbench.model.errors import PreflightError
 from storbench.plan import Target
 from storbench.preflight.ceph import inventory as ceph_inventory
 from storbench.preflight.ceph.room import ROOM_WARN, check_room, pool_room

@@ -28,8 +28,8 @@ from storbench.analysis.compare import (
 from storbench.analysis.select import parse_run_spec, same_value, select
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.engines import fio
-from storbench.errors import UserError
-from storbench.metrics import Measurement
+from storbench.model.errors import UserError
+from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target, point_key
 from storbench.report.markdown import comparison_markdown
 from storbench.report.terminal import comparison_text

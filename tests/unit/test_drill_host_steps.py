@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from storbench.drills import Drill
-from storbench.errors import PlanError
+from storbench.execute.drills import Drill
+from storbench.model.errors import PlanError
 from storbench.plan import parse_plan
 from storbench.plan.actionkeys import SSH, Action
 

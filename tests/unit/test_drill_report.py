@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from storbench import hostload
 from storbench.analysis.drill import HOLD_S, drill_row
-from storbench.drills import Drill, refusal
-from storbench.errors import PlanError
+from storbench.execute.drills import Drill, refusal
+from storbench.hosts import load as hostload
+from storbench.model.errors import PlanError
+from storbench.model.series import Interval
 from storbench.plan import parse_plan
 from storbench.report.drill import drill_cells
-from storbench.series import Interval
 
 RBD = "targets: [{rbd: bench/img, size: 64m}]"
 FILE = "targets: [{file: /tmp/storbench-drill-unit.dat}]"

@@ -12,7 +12,7 @@ import pytest
 
 from storbench import engines
 from storbench.engines.base import Engine
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "storbench"
 

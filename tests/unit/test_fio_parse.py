@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from storbench.engines import fio
-from storbench.metrics import DIRECTIONS, PERCENTILES, pct_key, percentiles_from_bins
+from storbench.model.metrics import DIRECTIONS, PERCENTILES, pct_key, percentiles_from_bins
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
 ALL = sorted(DATA.glob("*.json"))

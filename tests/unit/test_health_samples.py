@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from test_ceph_preflight import pg_states, recorded
 
-from storbench.monitor import UNREACHABLE, HealthMonitor, HealthSample, sample_health
+from storbench.execute.monitor import UNREACHABLE, HealthMonitor, HealthSample, sample_health
 from storbench.preflight.ceph import commands
 from storbench.store import Store
 

@@ -1,4 +1,4 @@
-"""The load's host per interval (storbench.hostload): the /proc counters read from two real
+"""The load's host per interval (storbench.hosts.load): the /proc counters read from two real
 readings (tests/data/proc, recorded by its record.sh while fio wrote), the differences as
 rates and shares, and their round trip through the store."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench import hostload
+from storbench.hosts import load as hostload
 from storbench.store import SCHEMA_VERSION, Store
 
 PROC = Path(__file__).resolve().parents[1] / "data" / "proc"

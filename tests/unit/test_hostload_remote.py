@@ -1,5 +1,5 @@
-"""A host's counters over the network (storbench.hostcounters) and the sampler of several
-hosts (storbench.hostload.Sampler): this machine's real /proc, served on loopback."""
+"""A host's counters over the network (storbench.hosts.counters) and the sampler of several
+hosts (storbench.hosts.load.Sampler): this machine's real /proc, served on loopback."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from storbench import hostcounters, hostload
-from storbench.hostload import HostSample
+from storbench.hosts import counters as hostcounters
+from storbench.hosts import load as hostload
+from storbench.hosts.load import HostSample
 
 
 def _closed_port() -> int:

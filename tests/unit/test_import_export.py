@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from storbench.cli import cli
 from storbench.engines import fio
-from storbench.metrics import PERCENTILES, Measurement, pct_key
+from storbench.model.metrics import PERCENTILES, Measurement, pct_key
 from storbench.plan import Point, Target
 from storbench.store import Store
 from storbench.store.measurements import unpack_data

@@ -14,7 +14,7 @@ import pytest
 
 from storbench.engines import fio
 from storbench.engines.fio.engine import FioEngine
-from storbench.metrics import percentiles_from_bins
+from storbench.model.metrics import percentiles_from_bins
 
 VERSIONS = Path(__file__).resolve().parent.parent / "data" / "fio-versions"
 FILES = sorted(VERSIONS.glob("fio-*/*.json"))

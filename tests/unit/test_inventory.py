@@ -14,8 +14,8 @@ import pytest
 import storbench
 from storbench.engines import fio as fio_engine
 from storbench.engines.fio import tool as fio_tool
-from storbench.preflight import inventory
-from storbench.preflight.inventory import disk_identity, host_inventory, target_inventory
+from storbench.hosts import inventory
+from storbench.hosts.inventory import disk_identity, host_inventory, target_inventory
 
 HOST_KEYS = {
     "hostname",

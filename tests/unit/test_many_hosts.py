@@ -22,8 +22,8 @@ import pytest
 from storbench.engines import fio
 from storbench.engines.fio import remote
 from storbench.engines.fio.agent import bind_refusal
-from storbench.errors import PlanError
-from storbench.metrics import HostSeries, Measurement, merge_bins, overlap, window_totals
+from storbench.model.errors import PlanError
+from storbench.model.metrics import HostSeries, Measurement, merge_bins, overlap, window_totals
 from storbench.plan import PointHost, Target, parse_plan
 from storbench.preflight import local_points, split_destroy
 from storbench.report import export, terminal

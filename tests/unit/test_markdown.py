@@ -13,12 +13,12 @@ import pytest
 
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.engines import fio
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
+from storbench.model.units import fmt_iops, fmt_rate
 from storbench.plan import Point, Target, point_key
 from storbench.report.fmt import SummaryLead
 from storbench.report.markdown import run_markdown, table
 from storbench.report.model import from_summaries
-from storbench.units import fmt_iops, fmt_rate
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
 NFS = Target("file", "/mnt/nfs/sb.dat", "NFS")

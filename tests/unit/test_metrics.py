@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio
-from storbench.metrics import (
+from storbench.model.metrics import (
     PERCENTILES,
     LatencyStats,
     Measurement,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.errors import NotFoundError, PlanError, UserError
+from storbench.model.errors import NotFoundError, PlanError, UserError
 from storbench.plan import (
     Plan,
     Target,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio, rados
-from storbench.errors import PlanError
+from storbench.model.errors import PlanError
 from storbench.plan import (
     DEFAULT_CEPH_CONF,
     Point,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio
-from storbench.errors import PlanError
+from storbench.model.errors import PlanError
 from storbench.plan import (
     Point,
     PointHost,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from storbench import hooks
-from storbench.errors import PlanError
+from storbench.model.errors import PlanError
 from storbench.plan import enginekeys, keysdoc, parse_plan, schema
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plan-keys.md"

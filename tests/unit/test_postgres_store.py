@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from storbench.errors import UserError
-from storbench.hostload import HostSample
+from storbench.hosts.load import HostSample
+from storbench.model.errors import UserError
+from storbench.model.series import Interval
 from storbench.plan import Point, Target
-from storbench.series import Interval
 from storbench.store import Store, StoreError
 from storbench.store.location import hide_passwords
 

@@ -28,7 +28,7 @@ import os, sys, time
 sys.path.insert(0, {str(TESTS)!r})
 from stored_runs import recorded
 from storbench.plan import Point, Target
-from storbench.series import Interval
+from storbench.model.series import Interval
 from storbench.store import Store
 
 url, go = sys.argv[1], sys.argv[2]
@@ -53,7 +53,7 @@ print(run_id)
 
 CLAIMER = """
 import os, sys, time
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 from storbench.store import Store
 
 url, go, run = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -142,7 +142,7 @@ def test_postgres_a_claim_waits_for_the_claim_in_progress(pg_url: str) -> None:
     transaction (seen waiting on a lock in pg_stat_activity) and then read A's claim and
     refuse. Without the row lock B would read the run as interrupted, wait only at its
     UPDATE, and overwrite A's claim once A commits: two processes executing one run."""
-    from storbench.errors import UserError
+    from storbench.model.errors import UserError
     from storbench.store.pg import connect
 
     run_id = _interrupted_run(pg_url)

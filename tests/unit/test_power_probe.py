@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from storbench import engines, hostload, power
-from storbench.hostload import HostSample
+from storbench import engines
+from storbench.hosts import load as hostload
+from storbench.hosts import power
+from storbench.hosts.load import HostSample
 from storbench.store import SCHEMA_VERSION, Store
 
 DATA = Path(__file__).parent.parent / "data" / "store"
@@ -53,7 +55,7 @@ def test_power_no_sensor_says_why_and_gives_no_figure(
 
 
 def test_power_this_machines_inventory_names_its_source_or_why_not() -> None:
-    from storbench.preflight.inventory.host import host_inventory
+    from storbench.hosts.inventory.host import host_inventory
 
     p = host_inventory(FIO.about())["power"]
     assert (p["source"] in ("rapl", "ipmi")) != bool(p.get("why"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from storbench.engines import get as engine
-from storbench.errors import PlanError
+from storbench.model.errors import PlanError
 from storbench.plan import parse_plan
 
 WL = "workloads:\n  - name: w\n    rw: randread\n    bs: 4k\n    size: 8m\n    runtime: 5\n"

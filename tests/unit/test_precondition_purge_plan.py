@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from test_cli_errors import assert_one_error, db_path, storbench, write_plan
 
-from storbench import purge
 from storbench.engines.base import PointResult
-from storbench.errors import PlanError, PreflightError
-from storbench.metrics import Measurement
+from storbench.execute import purge
+from storbench.execute.precondition import Preconditioner
+from storbench.model.errors import PlanError, PreflightError
+from storbench.model.metrics import Measurement
 from storbench.plan import Point, parse_plan
 from storbench.plan.model import PointHost
-from storbench.precondition import Preconditioner
 from storbench.preflight import check_targets, run_preflight
 from storbench.preflight.safety import purge_refusal
 

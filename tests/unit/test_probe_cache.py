@@ -1,4 +1,4 @@
-"""Probes kept between runs (storbench.probecache) and asked once per inventory: fio's
+"""Probes kept between runs (storbench.hosts.probecache) and asked once per inventory: fio's
 version and engines and the job files it accepted come from the cache only while the same
 fio file is there; a refusal is always fio's own; the inventory asks each command once."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from storbench import probecache
 from storbench.engines.fio import tool
-from storbench.preflight.inventory import probe
+from storbench.hosts import probecache
+from storbench.hosts.inventory import probe
 
 FAKE_FIO = """#!/bin/sh
 echo "$*" >> "{log}"

@@ -21,7 +21,7 @@ from storbench.analysis.compare import compare
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.cli import cli
 from storbench.engines import fio, rados
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target, point_key
 from storbench.report import suites
 from storbench.report.markdown import comparison_markdown, run_markdown

@@ -12,7 +12,7 @@ import pytest
 from test_ceph_preflight import cluster_state, pg_states, recorded  # noqa: F401
 from test_report_html import HOSTILE, make_run, sweep
 
-from storbench.monitor import HealthSample
+from storbench.execute.monitor import HealthSample
 from storbench.preflight import ceph
 from storbench.report import html
 from storbench.report import markdown as md

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
+from storbench.model.series import Interval
+from storbench.model.units import fmt_iops
 from storbench.plan import Point, Target
 from storbench.report import html, pointcharts
-from storbench.series import Interval
 from storbench.store import Store
-from storbench.units import fmt_iops
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fio"
 HOSTILE = "<script>alert(1)</script> & $x$"

@@ -1,5 +1,5 @@
 """The runner's bookkeeping of a point done while the next point's engine starts up
-(storbench.later): in order, once the engine says its process started or when the runner
+(storbench.execute.later): in order, once the engine says its process started or when the runner
 needs it done; an error in it stops the run and is raised, never lost."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import process
-from storbench.errors import UserError
-from storbench.later import Later
+from storbench.execute.later import Later
+from storbench.execute.runner import _starts_at_once
+from storbench.model.errors import UserError
 from storbench.plan import Point, parse_plan
-from storbench.runner import _starts_at_once
 
 
 def test_runner_later_waits_for_the_next_start_in_order() -> None:

@@ -1,6 +1,6 @@
 """S3 targets in plans (plan/s3keys.py): parsing with file, line and fix in every error, the
 endpoint from the environment, the fio job file of an s3 point (the keys only by reference),
-the credentials' sources (storbench.s3creds) and their redaction (storbench.redact) from
+the credentials' sources (storbench.hosts.s3creds) and their redaction (storbench.model.redact) from
 everything the results database holds."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from storbench import redact, s3creds
 from storbench.engines import fio
-from storbench.errors import PlanError, UserError
+from storbench.hosts import s3creds
+from storbench.model import redact
+from storbench.model.errors import PlanError, UserError
 from storbench.plan import load_plan, parse_plan, parse_target_arg
 from storbench.store import Store
 

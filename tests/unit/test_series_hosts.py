@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from storbench.engines.fio.hosts import read_hosts_output
+from storbench.model.series import Interval, measured
 from storbench.plan import PointHost, Target
-from storbench.series import Interval, measured
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 
@@ -76,7 +76,7 @@ def test_series_hosts_a_host_that_went_away_keeps_its_series_to_its_last_report(
 def test_series_hosts_the_points_own_series_merges_its_hosts(name: str, n: int) -> None:
     """The point's own series (host ''): per interval, the hosts' I/Os summed and the p99 of
     their summed histograms; over the run, the sum of every host's final entry."""
-    from storbench.metrics import percentiles_from_bins
+    from storbench.model.metrics import percentiles_from_bins
 
     text = (DATA / f"{name}.stdout").read_text()
     got = hosts_intervals(text, hosts(n))

@@ -14,8 +14,8 @@ import pytest
 
 from storbench.engines.fio.intervals import StatusStream
 from storbench.engines.fio.parse import parse_output
-from storbench.metrics import percentiles_from_bins
-from storbench.series import Interval, measured
+from storbench.model.metrics import percentiles_from_bins
+from storbench.model.series import Interval, measured
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 INTERVAL_MS = 500  # what record-status.sh asked

@@ -11,6 +11,8 @@ import re
 
 import pytest
 
+from storbench.model.series import Interval
+from storbench.model.units import fmt_iops, fmt_ns
 from storbench.report.charts.timechart import (
     MAX_DRAWN,
     MAX_SLICES,
@@ -22,9 +24,7 @@ from storbench.report.charts.timechart import (
     time_chart,
 )
 from storbench.report.charts.timedraw import render_time_svg
-from storbench.series import Interval
 from storbench.store import EventRow
-from storbench.units import fmt_iops, fmt_ns
 
 SIX_HOURS = 6 * 3600  # intervals of 1 s
 #: The most bytes the SVG of a 6-hour, two-direction series at 1 s may have.

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from answer_runs import HOSTILE, store_run
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 from storbench.store import Store, StoreError
 from storbench.web import app as web
 from storbench.web import listing, pages

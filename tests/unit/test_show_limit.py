@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from storbench.cli import cli
-from storbench.constants import SHOW_LIMIT
+from storbench.model.constants import SHOW_LIMIT
 from storbench.plan import Point, Target
 from storbench.store import Store
 

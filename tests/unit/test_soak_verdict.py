@@ -10,10 +10,10 @@ import pytest
 from storbench.analysis.soak import judge, soak_row, ticks
 from storbench.analysis.summary import PointSummary
 from storbench.engines.fio.intervals import StatusStream
-from storbench.errors import PlanError
+from storbench.model.errors import PlanError
+from storbench.model.series import Interval, measured
 from storbench.plan import Target, parse_plan, suite_text
 from storbench.plan.soakkeys import SoakLimits, soak_problem
-from storbench.series import Interval, measured
 
 DATA = Path(__file__).parent.parent / "data" / "fio"
 LIMITS = SoakLimits().to_dict()

@@ -9,9 +9,9 @@ import shlex
 import pytest
 
 from storbench.analysis.testbed import differences
-from storbench.errors import PlanError
+from storbench.hosts.sshagents import _remote_command, explain, ssh_hosts
+from storbench.model.errors import PlanError
 from storbench.plan import PointHost, parse_plan
-from storbench.sshagents import _remote_command, explain, ssh_hosts
 
 PLAN = """\
 name: p

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from storbench.analysis.steady import assess, round_value
 from storbench.engines import get as engine
 from storbench.engines.fio.parse import parse_output
-from storbench.errors import PlanError
-from storbench.metrics import merge_bins, merge_in_time, percentiles_from_bins
+from storbench.model.errors import PlanError
+from storbench.model.metrics import merge_bins, merge_in_time, percentiles_from_bins
 from storbench.plan import parse_plan
 from storbench.plan.steadykeys import SteadyState, problem, steady_state
-from storbench.steady import assess, round_value
 
 DATA = Path(__file__).parent.parent / "data" / "fio"
 CFG = SteadyState(window=5, range_pct=20, slope_pct=10)

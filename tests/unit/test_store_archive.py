@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 from storbench.store import Store
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "store"

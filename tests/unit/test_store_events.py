@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from storbench.engines import fio
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 from storbench.plan import Point, Target
 from storbench.store import SCHEMA_VERSION, Store, _strip_bins
 

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from storbench import liveness
-from storbench.errors import UserError
-from storbench.store import Store
+from storbench.model.errors import UserError
+from storbench.store import Store, liveness
 
 
 def _run(store: Store) -> int:
@@ -105,7 +104,7 @@ def test_liveness_claim_refuses_a_live_run_and_takes_a_dead_one(tmp_path: Path) 
 
 
 def test_liveness_a_point_is_never_recorded_twice(tmp_path: Path) -> None:
-    from storbench.metrics import Measurement
+    from storbench.model.metrics import Measurement
     from storbench.plan import Point, Target
 
     store = Store(str(tmp_path / "r.db"))

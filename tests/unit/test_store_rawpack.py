@@ -1,4 +1,4 @@
-"""Raw engine outputs as the store keeps them (storbench.rawpack): every recorded output
+"""Raw engine outputs as the store keeps them (storbench.model.rawpack): every recorded output
 reads back character for character, json+ ones in much less room, and what is not fio's
 layout is kept as it is."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from storbench import rawpack
+from storbench.model import rawpack
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDED = sorted(

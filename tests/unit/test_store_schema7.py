@@ -1,4 +1,4 @@
-"""Schema 7 packs the latency histograms (storbench.histpack): exact, about an eighth of
+"""Schema 7 packs the latency histograms (storbench.model.histpack): exact, about an eighth of
 their JSON text, and a database written by the previous release (schema 6, kept in
 tests/data/store: see its README) opens, is brought up to date in place and reads as before."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from storbench import histpack
 from storbench.analysis.summary import _bin_pairs
 from storbench.engines import fio
+from storbench.model import histpack
 from storbench.store import Store
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -174,3 +174,70 @@ def test_structure_suite_answers_are_dispatched_once() -> None:
         if "hooks.ANSWERS" in path.read_text() and name != "storbench.hooks"
     ]
     assert users == ["storbench.report.model"]
+
+
+#: the stages in the order they may import one another: a module imports only its own stage
+#: and those before it. model (measurements, units, errors) is what every stage speaks; the
+#: suites are plan files; the plan becomes points; hosts is what storbench reaches beyond its
+#: process (ssh agents, the hosts' counters and inventory, Ceph's tools, S3 endpoints, the
+#: process guard); engines run a point; preflight checks before any I/O; the store records;
+#: analysis is pure functions over what is recorded; execute runs a plan (it records into the
+#: store and judges steady state as it goes); report draws the report model; web and cli
+#: call everything before them.
+STAGES = (
+    "model",
+    "suites",
+    "plan",
+    "hosts",
+    "engines",
+    "preflight",
+    "store",
+    "analysis",
+    "execute",
+    "report",
+    "web",
+    "cli",
+)
+#: what may sit at the package's root beside the stages: the package, its entry point, the
+#: extension points (hooks.py) and the collector pause any stage may take (nogc.py)
+ROOT_MODULES = {"storbench", "storbench.__main__", "storbench.hooks", "storbench.nogc"}
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in STAGES else None
+
+
+def _backward(known: dict[str, Path]) -> list[str]:
+    """Every import of a later stage's module (function-level imports included)."""
+    rank = {s: i for i, s in enumerate(STAGES)}
+    back = []
+    for name, path in sorted(known.items()):
+        mine = _stage(name)
+        for imported in sorted(_imports(path, known)):
+            theirs = _stage(imported)
+            if mine is not None and theirs is not None and rank[theirs] > rank[mine]:
+                back.append(f"{name} ({mine}) imports {imported} ({theirs})")
+    return back
+
+
+def test_structure_the_tree_shows_the_stages() -> None:
+    """Every module lives in its stage's package but the few named root modules."""
+    loose = sorted(m for m in _modules() if _stage(m) is None and m not in ROOT_MODULES)
+    assert loose == [], "put these in the package of their stage"
+    assert len(ROOT_MODULES) <= 8
+
+
+def test_structure_imports_follow_the_stages() -> None:
+    assert _backward(_modules()) == [], "a stage imports only itself and the stages before it"
+
+
+def test_structure_stage_order_finds_a_backward_import(tmp_path: Path) -> None:
+    """The check itself: a plan module that imports the store is caught, the store
+    importing the plan is not."""
+    plan = tmp_path / "plan.py"
+    plan.write_text("from storbench.store.db import Store\n")
+    store = tmp_path / "store.py"
+    store.write_text("def f():\n    from storbench.plan.model import Point\n")
+    known = {"storbench.plan.model": plan, "storbench.store.db": store}
+    assert _backward(known) == ["storbench.plan.model (plan) imports storbench.store.db (store)"]

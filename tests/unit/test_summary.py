@@ -17,7 +17,7 @@ import pytest
 
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.engines import fio
-from storbench.metrics import PERCENTILES, Measurement, pct_key
+from storbench.model.metrics import PERCENTILES, Measurement, pct_key
 from storbench.plan import Point, Target, point_key
 from storbench.report.model import load_run
 from storbench.store import Store

@@ -17,7 +17,7 @@ import pytest
 from storbench.analysis.summary import PointSummary, summarize
 from storbench.analysis.sweep import sweeps
 from storbench.engines import fio
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target, point_key
 from storbench.report import suites
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from storbench import engines
 from storbench.analysis.testbed import differences
+from storbench.hosts.inventory import host_inventory, target_inventory
+from storbench.hosts.inventory.tuning import host_tuning
 from storbench.plan import Point, Target
-from storbench.preflight.inventory import host_inventory, target_inventory
-from storbench.preflight.inventory.tuning import host_tuning
 from storbench.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules

@@ -45,7 +45,7 @@ from typing import Any
 
 from storbench.analysis.stats import Spread, change_pct, welch
 from storbench.analysis.summary import PointSummary
-from storbench.units import UnitError, parse_size
+from storbench.model.units import UnitError, parse_size
 
 BETTER = "better"
 WORSE = "worse"

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.analysis.soak import Tick, stalls, ticks
-from storbench.hostload import HostSample, summary
-from storbench.series import Interval
+from storbench.hosts.load import HostSample, summary
+from storbench.model.series import Interval
 
 #: How long HEALTH_OK with every PG active+clean must hold to count as healed, s (the
-#: runner waits as long after a drill's load: storbench.drills).
+#: runner waits as long after a drill's load: storbench.execute.drills).
 HOLD_S = 10.0
 
 
@@ -56,7 +56,7 @@ class DrillRow:
     errors: list[str] = field(default_factory=list)
     #: the load's host from the first action to the heal (or the load's end)
     host: dict[str, Any] = field(default_factory=dict)
-    #: the same of each remote host sampled through its agent (storbench.hostcounters)
+    #: the same of each remote host sampled through its agent (storbench.hosts.counters)
     remote: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 

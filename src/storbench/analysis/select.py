@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from storbench.analysis.summary import PointSummary
-from storbench.errors import UserError, suggestion
-from storbench.units import UnitError, parse_size
+from storbench.model.errors import UserError, suggestion
+from storbench.model.units import UnitError, parse_size
 
 SPECIAL_KEYS = ("target", "workload")
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from storbench.analysis.summary import PointSummary
-from storbench.hostload import HostSample, summary
-from storbench.series import Interval
+from storbench.hosts.load import HostSample, summary
+from storbench.model.series import Interval
 
 #: The first and last window compared: an hour, or a quarter of a shorter run.
 HOUR_S = 3600.0
@@ -80,7 +80,7 @@ class SoakRow:
     longest_stall_s: float = 0.0
     errors: list[str] = field(default_factory=list)
     cut_short_s: float | None = None  # ended by Ctrl-C after this long
-    #: the load's host over the run (storbench.hostload.summary: CPU, busiest disk, network)
+    #: the load's host over the run (storbench.hosts.load.summary: CPU, busiest disk, network)
     host: dict[str, Any] = field(default_factory=dict)
     stable: bool = False
     reasons: list[str] = field(default_factory=list)  # each limit not met, in words

@@ -35,9 +35,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench import histpack
 from storbench.analysis.stats import Spread, spread
-from storbench.metrics import (
+from storbench.analysis.steady import Verdict, verdict_of
+from storbench.model import histpack
+from storbench.model.metrics import (
     DIRECTIONS,
     PERCENTILES,
     ClatOrLat,
@@ -47,7 +48,6 @@ from storbench.metrics import (
     pct_key,
 )
 from storbench.plan import Point, Target
-from storbench.steady import Verdict, verdict_of
 
 #: fio options that cap the rate of a job: such a point's IOPS are what the plan asked for,
 #: so comparisons judge it by its latency instead (see storbench.analysis.compare).
@@ -122,7 +122,7 @@ class PointSummary(ClatOrLat):
     # per usable repetition, the engine's own figures beyond the measurement's (rados bench,
     # see engine_figures); empty for fio
     engine_figures: list[dict[str, Any]] = field(default_factory=list)
-    #: per repetition that ran in steady-state rounds, how they ended (storbench.steady)
+    #: per repetition that ran in steady-state rounds, how they ended (storbench.analysis.steady)
     steady: list[Verdict] = field(default_factory=list)
     #: how long the point ran before Ctrl-C ended it (a soak point, kept), None: its time
     cut_short_s: float | None = None
@@ -359,7 +359,7 @@ def fill_percentiles(
     """Set the percentiles :func:`summarize` could not compute without bins.
 
     ``histograms`` are the clat bins (``{bucket ns: count}``, its JSON text, or its packed
-    form as the store keeps it: storbench.histpack) of every direction of every usable
+    form as the store keeps it: storbench.model.histpack) of every direction of every usable
     repetition of ``s``, as
     ``(direction, bins)``. They are summed per direction (unless ``directions`` is false:
     the point's own figures only) and over all directions; a sum that does not hold exactly
@@ -386,7 +386,7 @@ _BINS_TEXT = str.maketrans('{}":,', "     ")
 
 def _bin_pairs(hists: list[Mapping[Any, int] | str | bytes]) -> Any:
     """All ``(bucket, count)`` pairs of ``hists`` as an (n, 2) int64 array. A histogram may
-    be a mapping, its packed form as the store keeps it (storbench.histpack), or its JSON
+    be a mapping, its packed form as the store keeps it (storbench.model.histpack), or its JSON
     text (parsed by numpy, in C: a big run's thousands of histograms are read in a fraction
     of what ``json.loads`` takes)."""
     import numpy as np  # here: only merged percentiles need it, and it is slow to import
@@ -441,7 +441,7 @@ def _summed_pairs(hists: list[Mapping[Any, int] | str | bytes]) -> Any:
 def _merged_percentiles(
     hists: list[Mapping[Any, int] | str | bytes], samples: int, percentiles: tuple[float, ...]
 ) -> dict[str, float]:
-    """fio's percentiles (:func:`storbench.metrics.percentiles_from_bins`: the first bucket
+    """fio's percentiles (:func:`storbench.model.metrics.percentiles_from_bins`: the first bucket
     where the cumulative count reaches fio's rank) of the sum of ``hists``; none when the
     sum does not hold ``samples`` samples."""
     import numpy as np  # here: only merged percentiles need it, and it is slow to import

@@ -29,7 +29,7 @@ from itertools import pairwise
 from typing import Any
 
 from storbench.analysis.summary import PointSummary
-from storbench.units import UnitError, parse_size
+from storbench.model.units import UnitError, parse_size
 
 #: Axes along which throughput means bandwidth (bytes/s) rather than IOPS.
 SIZE_AXES = frozenset(("bs", "blocksize"))

@@ -6,7 +6,7 @@ engines add commands of their own (``storbench agent``) through the registry's
 ``COMMANDS``.
 
 Start-up is kept light: ``storbench --help`` and ``storbench COMMAND --help`` import click,
-the commands' modules and storbench/constants.py, and nothing heavy (rich, ruamel.yaml,
+the commands' modules and storbench/model/constants.py, and nothing heavy (rich, ruamel.yaml,
 numpy, scipy, matplotlib, jinja2, botocore: tests/unit/test_cli_startup.py checks it). The
 commands' modules import what a command needs inside the command (what ``show`` prints is
 runview.py and pointview.py), and the consoles make themselves on first use (app.py).
@@ -19,9 +19,10 @@ from typing import cast
 
 import click
 
-from storbench import engines, hooks, redact
+from storbench import engines, hooks
 from storbench.cli.app import LazyGroup, cli, err
-from storbench.errors import PreflightError, UserError
+from storbench.model import redact
+from storbench.model.errors import PreflightError, UserError
 
 #: every command, by the module that defines it ("module:attribute"), imported when the
 #: command is asked for (app.LazyGroup); the engines add commands of their own (`storbench

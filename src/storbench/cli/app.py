@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from storbench import __version__, hooks
-from storbench.constants import CHART_KINDS, HEALTH_INTERVAL, MAX_POINTS, default_db_path
-from storbench.errors import UserError
+from storbench.model.constants import CHART_KINDS, HEALTH_INTERVAL, MAX_POINTS, default_db_path
+from storbench.model.errors import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console

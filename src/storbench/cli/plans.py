@@ -17,8 +17,8 @@ from storbench.cli.app import (
     out,
     plan_options,
 )
+from storbench.model.units import fmt_duration
 from storbench.suites import names as suite_names
-from storbench.units import fmt_duration
 
 if TYPE_CHECKING:
     from storbench.plan import Plan, Point

@@ -7,8 +7,8 @@ from __future__ import annotations
 import shlex
 
 from storbench.cli.app import out
-from storbench.errors import NotFoundError
-from storbench.hostload import summary
+from storbench.hosts.load import summary
+from storbench.model.errors import NotFoundError
 from storbench.report.series import timeline
 from storbench.report.soak import host_rows
 from storbench.report.steady import rounds_text
@@ -32,7 +32,7 @@ def show_point(store: Store, run_id: int, point_no: int) -> None:
     for e in store.events.of_run(run_id, "precondition"):
         if e.data.get("point") == point_no - 1:
             out.print(f"# preconditioning ({e.data.get('mode')}): {e.message}", markup=False)
-            if e.data.get("mode") == "purge":  # blkdiscard: no series (storbench.purge)
+            if e.data.get("mode") == "purge":  # blkdiscard: no series (storbench.execute.purge)
                 out.print("# purge command: " + shlex.join(e.data["command"]), markup=False)
                 continue
             phase = store.series.of_point(run_id, -point_no)  # precondition.phase_index

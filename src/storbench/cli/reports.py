@@ -19,7 +19,7 @@ from storbench.cli.app import (
     output_option,
     write_output,
 )
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 
 if TYPE_CHECKING:
     from storbench.store import Store

@@ -19,8 +19,8 @@ from storbench.cli.app import (
     out,
     output_option,
 )
-from storbench.constants import SHOW_LIMIT, default_db_path
-from storbench.errors import UserError
+from storbench.model.constants import SHOW_LIMIT, default_db_path
+from storbench.model.errors import UserError
 
 if TYPE_CHECKING:
     pass
@@ -40,8 +40,8 @@ def runs(db_path: str | None, limit: int | None) -> None:
     """List recorded runs, newest first."""
     from rich.table import Table
 
+    from storbench.model.units import fmt_duration, when
     from storbench.store import Store
-    from storbench.units import fmt_duration, when
 
     path = db_path or default_db_path()
     if "://" not in path:  # a file (SQLite): none there yet is no runs yet

@@ -19,14 +19,14 @@ from storbench.cli.app import (
     plan_options,
 )
 from storbench.cli.plans import header, show_plan
-from storbench.constants import HEALTH_INTERVAL
-from storbench.errors import PreflightError, UserError
+from storbench.model.constants import HEALTH_INTERVAL
+from storbench.model.errors import PreflightError, UserError
 from storbench.suites import names as suite_names
 
 if TYPE_CHECKING:
+    from storbench.hosts.sshagents import Agents
     from storbench.plan import Plan, Point
     from storbench.preflight import Preflight
-    from storbench.sshagents import Agents
     from storbench.store import Store
 
 
@@ -116,9 +116,9 @@ def run(
     committed to the database when it finishes (while the next point's fio starts); Ctrl-C
     stops fio cleanly and keeps what finished (finish later with `storbench resume RUN`).
     """
-    from storbench import sshagents
+    from storbench.execute.runner import concurrent_refusal
+    from storbench.hosts import sshagents
     from storbench.plan import load_plan
-    from storbench.runner import concurrent_refusal
     from storbench.store import Store
 
     p = load_plan(
@@ -232,9 +232,9 @@ def _execute(
     health_interval: float = HEALTH_INTERVAL,
 ) -> None:
     from storbench.cli.runview import print_run
+    from storbench.execute.runner import cleanup_files, execute, note_scratch_files, scratch_files
     from storbench.preflight.ceph import remove_images
     from storbench.report.terminal import ProgressReporter
-    from storbench.runner import cleanup_files, execute, note_scratch_files, scratch_files
     from storbench.store import StoreError
 
     try:
@@ -295,8 +295,8 @@ def _execute(
 def _undo_preflight(points: list[Point], pre: Preflight) -> None:
     """Remove what preflight made (scratch files, rbd images) and let go of the targets:
     for when the run cannot start after all."""
+    from storbench.execute.runner import cleanup_files
     from storbench.preflight.ceph import remove_images
-    from storbench.runner import cleanup_files
 
     try:
         cleanup_files(points, pre.created, pre.locks)
@@ -347,8 +347,8 @@ def resume(
 
     RUN is a run id, `latest`, or `latest~N`. The same preflight checks run again first.
     """
-    from storbench import sshagents
-    from storbench.runner import concurrent_refusal, remove_leftovers
+    from storbench.execute.runner import concurrent_refusal, remove_leftovers
+    from storbench.hosts import sshagents
     from storbench.store import Store
 
     store = Store(db_path)
@@ -413,7 +413,12 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
     points `storbench resume` would run; this removes them (and any object of fio's rados
     engine named after the run). `storbench resume` does the same at its start and end.
     """
-    from storbench.runner import cleanup_engines, cleanup_files, remove_leftovers, scratch_files
+    from storbench.execute.runner import (
+        cleanup_engines,
+        cleanup_files,
+        remove_leftovers,
+        scratch_files,
+    )
     from storbench.store import Store
 
     store = Store(db_path)
@@ -440,7 +445,7 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
 
 def _refuse_drill(points: list[Point], allowed: bool) -> None:
     """A failure drill's Ceph steps only with --allow-disruption: refused before any load."""
-    from storbench import drills
+    from storbench.execute import drills
 
     why = drills.refusal(points, allowed)
     if why:

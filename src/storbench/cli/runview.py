@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from storbench import nogc
 from storbench.cli.app import out
-from storbench.constants import SHOW_LIMIT
+from storbench.model.constants import SHOW_LIMIT
 from storbench.report import model
 from storbench.report.terminalview import TerminalPresenter
 from storbench.store import RunRow, Store

@@ -20,11 +20,11 @@ import click
 
 from storbench import __version__, engines
 from storbench.cli.app import CONTEXT, cli, db_option, err, out, write_output
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 
 if TYPE_CHECKING:
     from storbench.engines.base import Imported
-    from storbench.metrics import Measurement
+    from storbench.model.metrics import Measurement
     from storbench.plan import Point
     from storbench.store import RunRow, Store
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from storbench import hooks
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 
 if TYPE_CHECKING:
     from storbench.engines.base import Engine

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
+from storbench.model.series import Interval
 from storbench.plan import Point
-from storbench.series import Interval
 
 
 @dataclass
@@ -174,7 +174,7 @@ class Engine(Protocol):
         ...
 
     def round_point(self, point: Point, seconds: float, n: int) -> Point:
-        """Round ``n`` (1-based) of ``point`` in steady-state rounds (storbench/rounds.py):
+        """Round ``n`` (1-based) of ``point`` in steady-state rounds (storbench/execute/rounds.py):
         the point's workload for exactly ``seconds`` after its ramp, on its own random
         offsets. UserError when the engine cannot run rounds (the plan loader refuses such
         plans first)."""

@@ -6,7 +6,7 @@ import subprocess
 import threading
 from collections.abc import Callable
 
-from storbench import procguard
+from storbench.hosts import procguard
 
 #: What waits for the next engine process to start (:func:`when_started`), and the
 #: thread that asked (only that thread does it).

@@ -1,5 +1,5 @@
 """A workload's ``actions:``: steps at set times into each of its points' load (a failure
-drill), read and checked. What runs them: storbench.drills.
+drill), read and checked. What runs them: storbench.execute.drills.
 
 Each action is a mapping with ``at`` (seconds into the point's load, from the moment its
 engine starts: the clock of its time series) and one step::
@@ -29,10 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from storbench.errors import suggestion
+from storbench.model.errors import suggestion
+from storbench.model.units import UnitError, parse_time
 from storbench.plan.checks import control_char, name_problem
 from storbench.plan.yamlpos import _describe
-from storbench.units import UnitError, parse_time
 
 #: Ceph steps (``--allow-disruption``) and what they take.
 CEPH_STEPS = ("osd_stop", "osd_start", "osd_out", "osd_in", "osd_set", "osd_unset")

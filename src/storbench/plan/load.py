@@ -14,7 +14,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 import storbench.plan.enginekeys as enginekeys
 import storbench.plan.schema as schema
 from storbench import hooks
-from storbench.errors import PlanError, suggestion
+from storbench.model.errors import PlanError, suggestion
 from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, combinations, fmt_count
 from storbench.plan.options import _OptionRules

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench import hooks
-from storbench.errors import PlanError
+from storbench.model.errors import PlanError
+from storbench.model.series import DEFAULT_INTERVAL_MS
+from storbench.model.units import UnitError, parse_time
 from storbench.plan.actionkeys import Action
 from storbench.plan.rules import (
     CEPH_KINDS,
@@ -30,8 +32,6 @@ from storbench.plan.rules import (
 )
 from storbench.plan.soakkeys import SoakLimits
 from storbench.plan.steadykeys import SteadyState
-from storbench.series import DEFAULT_INTERVAL_MS
-from storbench.units import UnitError, parse_time
 
 #: A target's fields that only an s3 target has.
 S3_FIELDS = (
@@ -197,15 +197,15 @@ class Point:
     hosts: list[PointHost] = field(default_factory=list)
     #: how often the engine reports while the point runs (its time series), ms
     interval_ms: int = DEFAULT_INTERVAL_MS
-    #: run in rounds until steady state (storbench.steady), or None: its fixed time
+    #: run in rounds until steady state (storbench.analysis.steady), or None: its fixed time
     steady: SteadyState | None = None
     #: recorded even when cut short (Ctrl-C): a soak run's point is what ran until then
     keep_cut: bool = False
-    #: steps at set times into its load (a failure drill: storbench.drills)
+    #: steps at set times into its load (a failure drill: storbench.execute.drills)
     actions: list[Action] = field(default_factory=list)
     #: what is done to its target before it is measured: none, sequential, workload
     precondition: str = "none"
-    #: how its device is purged first, once per target and session (storbench.purge):
+    #: how its device is purged first, once per target and session (storbench.execute.purge):
     #: discard, secure, or None
     purge: str | None = None
 

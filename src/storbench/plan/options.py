@@ -10,7 +10,8 @@ from typing import Any
 
 import storbench.plan.enginekeys as enginekeys
 from storbench import hooks
-from storbench.errors import PlanError, suggestion
+from storbench.model.errors import PlanError, suggestion
+from storbench.model.units import UnitError, parse_size, parse_time
 from storbench.plan.checks import (
     fix_for,
     job_value_problem,
@@ -34,7 +35,6 @@ from storbench.plan.rules import (
     Scalar,
 )
 from storbench.plan.yamlpos import _compound, _describe, _position
-from storbench.units import UnitError, parse_size, parse_time
 
 #: Makes the error of a refused value from its message and fix.
 Fail = Callable[[str, str], PlanError]

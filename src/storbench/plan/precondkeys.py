@@ -1,5 +1,5 @@
 """The plan's ``precondition:`` key (top level, and per target): read and checked (what
-it does: storbench.precondition, and storbench.purge for the purge).
+it does: storbench.execute.precondition, and storbench.execute.purge for the purge).
 
 A word names the mode; a mapping may add a purge of the device first::
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from storbench.errors import suggestion
+from storbench.model.errors import suggestion
 from storbench.plan.yamlpos import _describe
 
 #: What runs before a point is measured (``mode``).

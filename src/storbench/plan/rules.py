@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import storbench.plan.schema as schema
-from storbench.constants import MAX_POINTS  # noqa: F401  (--max-points)
+from storbench.model.constants import MAX_POINTS  # noqa: F401  (--max-points)
 from storbench.plan.checks import MAX_NAME_CHARS, MAX_VALUE_BYTES  # noqa: F401
 from storbench.plan.schema import DEFAULT_FIO_PORT, LOCAL, MAX_SIZE  # noqa: F401
 from storbench.plan.yamlpos import MAX_DEPTH  # noqa: F401

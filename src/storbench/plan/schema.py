@@ -17,7 +17,9 @@ from typing import Any
 
 import storbench.plan.actionkeys as ak
 from storbench import hooks
-from storbench.errors import suggestion
+from storbench.model.errors import suggestion
+from storbench.model.series import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INTERVAL_MS
+from storbench.model.units import UnitError, parse_size, parse_time
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
 from storbench.plan.precondkeys import problem as precondition_problem
@@ -25,8 +27,6 @@ from storbench.plan.s3keys import KEY_DOCS as S3_KEY_DOCS
 from storbench.plan.soakkeys import duration_problem, soak_problem
 from storbench.plan.steadykeys import problem as steady_problem
 from storbench.plan.yamlpos import _describe
-from storbench.series import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INTERVAL_MS
-from storbench.units import UnitError, parse_size, parse_time
 
 #: fio counts bytes in 64-bit integers.
 MAX_SIZE = 2**63 - 1

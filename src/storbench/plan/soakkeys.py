@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from storbench.model.units import UnitError, parse_time
 from storbench.plan.checks import percent
 from storbench.plan.yamlpos import _describe
-from storbench.units import UnitError, parse_time
 
 DURATION_FIX = "e.g. `duration: 6h` (or --set duration=30m); whole seconds, at least 1 s"
 SOAK_FIX = "e.g. `soak: {iops_cv: 10%, trend: 5%}` (iops_cv, p99_cv, trend, first_last, stalls)"

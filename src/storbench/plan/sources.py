@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from storbench.errors import NotFoundError, PlanError, suggestion
+from storbench.model.errors import NotFoundError, PlanError, suggestion
 from storbench.plan.load import _Loader
 from storbench.plan.model import Plan
 from storbench.plan.rules import MAX_DEPTH, MAX_POINTS

@@ -1,5 +1,5 @@
 """The plan's ``steady_state:`` key: read and checked into a :class:`SteadyState` (what
-is judged with it: storbench.steady).
+is judged with it: storbench.analysis.steady).
 
 ``steady_state: true`` takes SNIA PTS's defaults; a mapping changes any of them::
 
@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from storbench.model.units import UnitError, parse_time
 from storbench.plan.checks import percent
 from storbench.plan.yamlpos import _describe
-from storbench.units import UnitError, parse_time
 
 #: What a round can be tracked by: its IOPS, its bytes/s, or the mean latency of its I/Os.
 METRICS = ("iops", "bw", "lat")

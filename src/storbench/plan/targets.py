@@ -11,7 +11,8 @@ from ruamel.yaml.comments import CommentedMap
 
 import storbench.plan.s3keys as s3keys
 import storbench.plan.schema as schema
-from storbench.errors import PlanError, suggestion
+from storbench.model.errors import PlanError, suggestion
+from storbench.model.units import parse_size
 from storbench.plan.actionkeys import AGENT, shell_prefix, words
 from storbench.plan.checks import fix_for, path_problem, shown
 from storbench.plan.model import Host, Target
@@ -28,7 +29,6 @@ from storbench.plan.rules import (
     TARGET_KINDS,
 )
 from storbench.plan.yamlpos import _describe
-from storbench.units import parse_size
 
 _TARGETS_EXAMPLE = "targets:\n  - file: /mnt/test/storbench.dat\n  - device: /dev/sdb"
 

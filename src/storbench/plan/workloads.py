@@ -13,14 +13,14 @@ from ruamel.yaml.comments import CommentedMap
 import storbench.plan.enginekeys as enginekeys
 import storbench.plan.schema as schema
 from storbench import hooks
-from storbench.errors import PlanError, suggestion
+from storbench.model.errors import PlanError, suggestion
+from storbench.model.units import UnitError, fmt_size_short, parse_size, parse_time
 from storbench.plan.actionkeys import FIX, Action, actions
 from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, mmap_file
 from storbench.plan.rules import FILE_OPTIONS
 from storbench.plan.soakkeys import duration_s
 from storbench.plan.yamlpos import _compound, _describe, _position, _submap
-from storbench.units import UnitError, fmt_size_short, parse_size, parse_time
 
 
 class _WorkloadRules:

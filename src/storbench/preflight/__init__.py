@@ -24,13 +24,13 @@ from typing import Any
 
 from storbench import engines
 from storbench.engines.base import CheckOptions, CheckResult
-from storbench.errors import PreflightError
+from storbench.hosts import inventory as inv
 from storbench.hosts.ceph import CephClient
+from storbench.model.errors import PreflightError
+from storbench.model.units import UnitError, parse_size
 from storbench.plan import LOG_TYPES, Point, Target, job_section_name, local_points, output_files
 from storbench.preflight import ceph, safety
-from storbench.preflight import inventory as inv
 from storbench.preflight.locks import TargetLocks
-from storbench.units import UnitError, parse_size
 
 
 @dataclass

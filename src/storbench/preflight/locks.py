@@ -14,7 +14,7 @@ import contextlib
 import fcntl
 import os
 
-from storbench.errors import PreflightError
+from storbench.model.errors import PreflightError
 
 
 class TargetLocks:

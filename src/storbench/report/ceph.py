@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.model.units import fmt_bytes, fmt_duration
 from storbench.report.safe import md_code, md_table, md_text
 from storbench.store import EventRow, RunRow
-from storbench.units import fmt_bytes, fmt_duration
 
 __all__ = [
     "CephReport",

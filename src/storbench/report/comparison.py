@@ -14,9 +14,9 @@ from storbench.analysis.compare import (
     PointComparison,
 )
 from storbench.analysis.summary import PointSummary
+from storbench.model.units import fmt_iops
 from storbench.report.fmt import LAT_NOTE, NO_PERCENTILE, fmt_p, fmt_pct, text_table
 from storbench.report.safe import one_line, visible
-from storbench.units import fmt_iops
 
 
 def verdict_counts(c: Comparison) -> str:

@@ -18,12 +18,12 @@ import shlex
 from typing import Any
 
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import DIRECTIONS
+from storbench.model.metrics import DIRECTIONS
+from storbench.model.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate, when
 from storbench.report.charts import RunReport
 from storbench.report.fmt import fmt_latency
 from storbench.report.hosts import host_rows
 from storbench.store import Store
-from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate, when
 
 #: Points of one run whose details a report holds (a 20,000-point run would otherwise make
 #: a page of tens of MB); the page says which are left out and how to see them.

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from storbench.analysis.drill import HOLD_S, DrillRow, drill_row
+from storbench.model.units import fmt_iops, fmt_ns, fmt_rate
 from storbench.plan.actionkeys import step_label
 from storbench.report.fmt import AnswerTable, text_table
 from storbench.report.safe import md_table, md_text
 from storbench.report.soak import host_rows
 from storbench.store import MeasurementRow, Store
-from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 HEADERS = ["figure", "value"]
 EVENT_KINDS = ("action", "health", "cluster-io")

@@ -7,9 +7,9 @@ import io
 import json
 from typing import Any
 
-from storbench.metrics import DIRECTIONS, PERCENTILES, LatencyStats, Measurement, pct_key
+from storbench.model.metrics import DIRECTIONS, PERCENTILES, LatencyStats, Measurement, pct_key
+from storbench.model.series import Interval
 from storbench.report.safe import csv_cell
-from storbench.series import Interval
 from storbench.store import EventRow, MeasurementRow, RunRow
 
 #: Percentile keys of LatencyStats.percentiles ("50", "99.9"); exported as "p50", "p99.9".
@@ -319,7 +319,7 @@ STEADY_COLUMNS = [
 
 
 def _power_cells(rec: dict[str, Any]) -> dict[str, Any]:
-    """This machine's power over the point, where a sensor answered (storbench.power)."""
+    """This machine's power over the point, where a sensor answered (storbench.hosts.power)."""
     pw = rec.get("power")
     return {"power_watts_mean": pw["watts_mean"], "power_source": pw["source"]} if pw else {}
 

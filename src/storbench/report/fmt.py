@@ -10,8 +10,8 @@ from typing import Any
 
 from storbench.analysis.stats import Spread
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import ClatOrLat, LatencyStats
-from storbench.units import fmt_ns, when
+from storbench.model.metrics import ClatOrLat, LatencyStats
+from storbench.model.units import fmt_ns, when
 
 #: a percentile the engine does not report (rados bench): shown as this, never as 0
 NO_PERCENTILE = "\u2014"

@@ -1,4 +1,4 @@
-"""The host samples (storbench.hostload) as CSV for spreadsheets and plotting tools: one
+"""The host samples (storbench.hosts.load) as CSV for spreadsheets and plotting tools: one
 row per sample and figure, in base units (%, bytes, bytes/s), devices and interfaces by
 name; a device or interface that moved nothing in a sample has no row in it."""
 
@@ -8,7 +8,7 @@ import csv
 import io
 from collections.abc import Sequence
 
-from storbench.hostload import HostSample
+from storbench.hosts.load import HostSample
 from storbench.report.safe import csv_cell
 
 COLUMNS = ("run", "point", "host", "seq", "t_s", "dur_s", "metric", "device", "value")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from storbench.metrics import DIRECTIONS, Measurement
+from storbench.model.metrics import DIRECTIONS, Measurement
+from storbench.model.units import fmt_iops, fmt_rate
 from storbench.report.fmt import fmt_direction_latency
-from storbench.units import fmt_iops, fmt_rate
 
 
 def host_rows(meas: Measurement) -> list[dict[str, str]]:

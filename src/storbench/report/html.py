@@ -28,8 +28,9 @@ from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictU
 from markupsafe import Markup
 
 from storbench import __version__
-from storbench.metrics import DIRECTIONS, PERCENTILES, pct_key
-from storbench.netbaseline import fmt_bits
+from storbench.hosts.netbaseline import fmt_bits
+from storbench.model.metrics import DIRECTIONS, PERCENTILES, pct_key
+from storbench.model.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
 from storbench.report import charts, pointcharts
 from storbench.report.ceph import OSD_HEADERS, POOL_HEADERS, CephReport
 from storbench.report.details import (  # noqa: F401  (point_detail: the web view's)
@@ -52,7 +53,6 @@ from storbench.report.htmlcompare import comparison_context
 from storbench.report.model import ComparisonReport, RunReport
 from storbench.report.safe import visible
 from storbench.store import Store
-from storbench.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
 
 #: Chart kinds a report shows, in this order, when the runs have data for them (latency
 #: against numjobs is left to `storbench chart`: seed 000 shows IOPS and bandwidth there).

@@ -15,9 +15,9 @@ from typing import Any
 
 from storbench.analysis.compare import Comparison
 from storbench.analysis.summary import PointSummary
+from storbench.model.units import fmt_iops
 from storbench.report.comparison import pair_note
 from storbench.report.model import ComparisonReport, RunReport
-from storbench.units import fmt_iops
 
 
 def pct(v: float | None) -> str:

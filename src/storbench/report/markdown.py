@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from storbench.analysis.compare import Comparison
 from storbench.analysis.summary import PointSummary
-from storbench.metrics import DIRECTIONS, Measurement
+from storbench.model.metrics import DIRECTIONS, Measurement
+from storbench.model.units import fmt_iops, fmt_ns, fmt_rate
 from storbench.report.ceph import ceph_markdown
 from storbench.report.comparison import (
     COMPARISON_HEADERS,
@@ -43,7 +44,6 @@ from storbench.report.model import ComparisonReport, RunReport
 from storbench.report.safe import md_cell as _cell
 from storbench.report.safe import md_code, md_text
 from storbench.report.safe import md_table as table
-from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 # ---------------------------------------------------------------------------- one run
 

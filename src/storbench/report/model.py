@@ -19,7 +19,7 @@ from storbench import hooks
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.soak import SeriesSource
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
-from storbench.metrics import PERCENTILES, Measurement
+from storbench.model.metrics import PERCENTILES, Measurement
 from storbench.report.ceph import CephReport, ceph_report
 from storbench.report.drill import DrillRow, drills_of
 from storbench.report.fmt import AnswerTable

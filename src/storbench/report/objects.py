@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from storbench.analysis.objects import ObjectSize, S3Answer, S3Row
+from storbench.model.units import fmt_iops, fmt_ns, fmt_rate
 from storbench.report.fmt import AnswerTable
-from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 FIGURES = ("req/s", "MiB/s", "p50", "p99")
 

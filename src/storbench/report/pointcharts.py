@@ -7,11 +7,11 @@ from typing import Any
 
 from markupsafe import Markup
 
+from storbench.analysis.steady import verdict_of
 from storbench.plan.steadykeys import SteadyState
 from storbench.report.charts.rounds import rounds_svg
 from storbench.report.charts.timechart import MARKER_KINDS, TimeChart, time_chart
 from storbench.report.charts.timedraw import render_time_svgs
-from storbench.steady import verdict_of
 from storbench.store import Store
 
 #: Most time charts one report draws (an SVG of about 40 KB for a minute at 1 s, 140 KB for

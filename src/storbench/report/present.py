@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from storbench import hooks, nogc
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 from storbench.report import model
 from storbench.report.model import ComparisonReport, RunReport
 

@@ -7,9 +7,9 @@ import csv
 import io
 from collections.abc import Sequence
 
+from storbench.model.series import Interval
+from storbench.model.units import fmt_iops, fmt_ns, fmt_rate
 from storbench.report.fmt import text_table
-from storbench.series import Interval
-from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 #: The most rows a timeline shows per direction; longer series are shown in groups of
 #: consecutive intervals (the data stays whole in the database and the export).

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from storbench.analysis.soak import SoakAnswer, SoakRow
+from storbench.model.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 from storbench.report.fmt import AnswerTable
-from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
 
 def _pct(v: float | None, signed: bool = False) -> str:
@@ -70,7 +70,7 @@ def soak_rows(r: SoakRow, limits: dict[str, Any]) -> list[list[str]]:
 
 
 def host_rows(h: dict[str, Any], what: str = "host") -> list[list[str]]:
-    """The load's host over a span (storbench.hostload.summary), rows of figure | value."""
+    """The load's host over a span (storbench.hosts.load.summary), rows of figure | value."""
     if not h:
         return []
     rows = [

@@ -4,11 +4,11 @@ measurement window, and the bands of ±10 % and ±20 % around the window's mean)
 
 from __future__ import annotations
 
-from storbench.metrics import Measurement
+from storbench.analysis.steady import describe, verdict_of
+from storbench.model.metrics import Measurement
+from storbench.model.units import fmt_iops, fmt_ns, fmt_rate
 from storbench.plan.steadykeys import SteadyState
 from storbench.report.fmt import text_table
-from storbench.steady import describe, verdict_of
-from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 
 def fmt_value(metric: str, value: float) -> str:

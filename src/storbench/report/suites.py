@@ -25,10 +25,7 @@ from storbench.analysis.answers import (  # noqa: F401  (re-exported: the data r
 )
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import Knee
-from storbench.report.fmt import AnswerTable
-from storbench.report.objects import s3_tables  # noqa: F401  (registered in storbench.hooks)
-from storbench.report.soak import soak_tables  # noqa: F401  (registered in storbench.hooks)
-from storbench.units import (
+from storbench.model.units import (
     UnitError,
     fmt_iops,
     fmt_ns,
@@ -37,6 +34,9 @@ from storbench.units import (
     parse_size,
     parse_time,
 )
+from storbench.report.fmt import AnswerTable
+from storbench.report.objects import s3_tables  # noqa: F401  (registered in storbench.hooks)
+from storbench.report.soak import soak_tables  # noqa: F401  (registered in storbench.hooks)
 
 
 def _size_gb(n: int | None) -> str:

@@ -18,10 +18,12 @@ from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from storbench import steady
+from storbench.analysis import steady
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import sweeps
-from storbench.metrics import DIRECTIONS, OVERLAP_MIN, Measurement
+from storbench.model.metrics import DIRECTIONS, OVERLAP_MIN, Measurement
+from storbench.model.series import Interval
+from storbench.model.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 from storbench.plan import Point
 from storbench.report.ceph import CephReport, cluster_line
 from storbench.report.comparison import comparison_text  # noqa: F401  (re-exported: cli, tests)
@@ -35,8 +37,6 @@ from storbench.report.fmt import (
     text_table,
 )
 from storbench.report.safe import one_line, visible
-from storbench.series import Interval
-from storbench.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
 
 
 class _Eta:

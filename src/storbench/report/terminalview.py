@@ -10,15 +10,15 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from storbench.constants import SHOW_LIMIT
-from storbench.netbaseline import fmt_bits
+from storbench.hosts.netbaseline import fmt_bits
+from storbench.model.constants import SHOW_LIMIT
+from storbench.model.units import fmt_duration, when
 from storbench.report import safe
 from storbench.report import terminal as term
 from storbench.report.comparison import comparison_text, testbed_lines
 from storbench.report.drill import drill_text
 from storbench.report.fmt import came_from, ran_between
 from storbench.report.model import ComparisonReport, RunReport
-from storbench.units import fmt_duration, when
 
 #: the width of the text when no terminal says otherwise (logs, files)
 WIDTH = 160

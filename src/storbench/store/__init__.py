@@ -17,7 +17,7 @@ each run the token that marks its processes (see procguard.py), the identity of 
 executing it and its heartbeat (see liveness.py), so that a run cannot be resumed -- nor its
 targets measured by another run -- while it still executes; 4 adds ``intervals`` (each point's
 time series); 5 ``host_samples`` (what the load's host did per interval); 6 their power; 7
-packs every latency histogram (storbench.histpack: about an eighth of its JSON text). An
+packs every latency histogram (storbench.model.histpack: about an eighth of its JSON text). An
 older database is migrated in place when opened; a newer one is refused.
 
 Modules: ``schema`` (tables and migrations), ``rows`` (what reading gives back), ``faults``

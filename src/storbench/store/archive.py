@@ -18,8 +18,9 @@ import time
 import uuid
 from typing import Any
 
-from storbench import histpack, liveness, rawpack
-from storbench.errors import UserError
+import storbench.store.liveness as liveness
+from storbench.model import histpack, rawpack
+from storbench.model.errors import UserError
 from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id
 from storbench.store.measurements import pack_data, unpack_data

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from storbench import redact
+from storbench.model import redact
 from storbench.store.dialect import Dialect
 from storbench.store.faults import StoreError
 
@@ -51,7 +51,7 @@ def _cleaned(params: Any) -> Any:
 
 
 class RedactingConnection(sqlite3.Connection):
-    """A connection that takes every secret this process knows (storbench.redact: an s3
+    """A connection that takes every secret this process knows (storbench.model.redact: an s3
     target's keys) out of the text it writes, whatever the statement: no table holds one."""
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import storbench.store.location as location
-from storbench.errors import NotFoundError, UserError
+from storbench.model.errors import NotFoundError, UserError
 from storbench.store.archive import Archive
 from storbench.store.base import Connection, RedactingConnection, _locked
 from storbench.store.dialect import SQLITE, Dialect

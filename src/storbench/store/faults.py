@@ -8,7 +8,7 @@ import os
 import sqlite3
 import urllib.parse
 
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 
 
 class StoreError(UserError):

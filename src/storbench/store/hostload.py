@@ -1,5 +1,5 @@
 """The host samples of a results database: what the machine running a point did in each
-interval (storbench.hostload), one row per sample, written in small batches while the point
+interval (storbench.hosts.load), one row per sample, written in small batches while the point
 runs.
 
 A row is CPU shares, memory and, as compact JSON, the interfaces and devices that moved
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from storbench.hostload import HostSample
+from storbench.hosts.load import HostSample
 from storbench.store.base import Part, _locked
 from storbench.store.dialect import upsert
 

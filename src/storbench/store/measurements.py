@@ -10,9 +10,9 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from storbench import histpack, rawpack, redact
-from storbench.errors import NotFoundError, UserError
-from storbench.metrics import Measurement
+from storbench.model import histpack, rawpack, redact
+from storbench.model.errors import NotFoundError, UserError
+from storbench.model.metrics import Measurement
 from storbench.plan import Point
 from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id
@@ -240,7 +240,8 @@ class Measurements(Part):
         """The aggregate histograms of ``metric`` of a run's measurements that did not fail,
         grouped by point key: ``(key, ((direction, stored bins), ...))`` per point, one point
         at a time (a big run's histograms are hundreds of MiB as objects: streamed, read by
-        the caller with storbench.histpack). The store's lock is held until the iteration ends."""
+        the caller with storbench.model.histpack). The store's lock is held until the
+        iteration ends."""
         with self.conn.held():
             cur = self.db.execute(
                 "SELECT p.key, h.direction, h.bins FROM histograms h"

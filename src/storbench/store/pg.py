@@ -7,7 +7,7 @@ like ``sqlite3.Row``. It runs in autocommit, as the SQLite connection does
 (``isolation_level=None``): a read holds nothing open, a write transaction is the Store's
 ``BEGIN`` ... ``COMMIT`` (storbench.store.base). Credentials come from the URL, or from
 libpq's ~/.pgpass and PG* variables; the password is never shown (the Store's ``path`` is
-the URL without it) and never stored (storbench.redact cleans it out of any text written).
+the URL without it) and never stored (storbench.model.redact cleans it out of any text written).
 
 Imported only when a database is given by URL: SQLAlchemy and psycopg cost a third of a
 second to import, which a command on the default SQLite database never pays.
@@ -26,7 +26,7 @@ import sqlalchemy.exc
 from sqlalchemy.pool import NullPool
 
 import storbench.store.location as location
-from storbench import redact
+from storbench.model import redact
 from storbench.store.dialect import Dialect
 from storbench.store.faults import StoreError, pg_store_error
 from storbench.store.schema import PG_SCHEMA

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from storbench import liveness
-from storbench.constants import DEFAULT_DB, default_db_path  # noqa: F401
-from storbench.errors import UserError
-from storbench.metrics import Measurement
+import storbench.store.liveness as liveness
+from storbench.model.constants import DEFAULT_DB, default_db_path  # noqa: F401
+from storbench.model.errors import UserError
+from storbench.model.metrics import Measurement
 from storbench.plan import Point
 
 #: Event kinds a run records for its own housekeeping (see EventRow.bookkeeping).

@@ -11,8 +11,8 @@ import time
 import uuid
 from typing import Any
 
-from storbench import liveness
-from storbench.errors import NotFoundError
+import storbench.store.liveness as liveness
+from storbench.model.errors import NotFoundError
 from storbench.plan import Point
 from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id

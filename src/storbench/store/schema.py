@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from storbench import histpack
+from storbench.model import histpack
 
 SCHEMA_VERSION = 7
 

@@ -9,8 +9,8 @@ rows, about 1.1 MB; with 4 hosts and their aggregate 5.6 MB.
 
 from __future__ import annotations
 
-from storbench.hostload import HostSample
-from storbench.series import Interval
+from storbench.hosts.load import HostSample
+from storbench.model.series import Interval
 from storbench.store.base import Part, _locked
 from storbench.store.dialect import upsert
 from storbench.store.hostload import HostSamples
@@ -98,7 +98,8 @@ class Series(Part):
     @_locked
     def counts(self, run_id: int) -> dict[int, int]:
         """How many intervals each point of a run has (points without any left out; a
-        point's preconditioning, kept under a negative index, too: storbench.precondition)."""
+        point's preconditioning, kept under a negative index, too:
+        storbench.execute.precondition)."""
         return {
             r[0]: r[1]
             for r in self.db.execute(

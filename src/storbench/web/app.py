@@ -28,10 +28,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from storbench.errors import NotFoundError, UserError
+from storbench.model.errors import NotFoundError, UserError
+from storbench.model.units import when
 from storbench.report import html as html_report
 from storbench.store import Store
-from storbench.units import when
 from storbench.web import pages
 from storbench.web.views import Views
 

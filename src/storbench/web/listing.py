@@ -13,9 +13,9 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.errors import UserError
+from storbench.model.errors import UserError
+from storbench.model.units import fmt_duration, when
 from storbench.store import RunRow
-from storbench.units import fmt_duration, when
 
 #: Runs a page of the list shows.
 PAGE_SIZE = 50

@@ -19,9 +19,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from storbench import __version__
-from storbench.errors import NotFoundError
+from storbench.model.errors import NotFoundError
+from storbench.model.series import Interval
 from storbench.report import html as html_report
-from storbench.series import Interval
 from storbench.store import Store
 from storbench.web.listing import RunFilter, run_list, suite_of
 from storbench.web.views import Views

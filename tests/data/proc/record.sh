@@ -1,5 +1,5 @@
 #!/bin/sh
-# Two readings of the counters storbench.hostload reads, 1 s apart, while fio writes a
+# Two readings of the counters storbench.hosts.load reads, 1 s apart, while fio writes a
 # file with direct I/O (run as root on a Linux machine):  sh record.sh DIR
 set -eu
 out=${1:-.}

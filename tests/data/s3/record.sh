@@ -57,7 +57,7 @@ filename_format=/bench/storbench/rec.b$bs.\$jobnum.\$filenum
 group_reporting
 JOB
     # fio's JSON echoes the expanded keys under "job options": taken out the way storbench
-    # takes them out of what it stores (storbench.redact: "[redacted]"), nothing else changed
+    # takes them out of what it stores (storbench.model.redact: "[redacted]"), nothing else changed
     (cd "$WORK" && "$FIO" --output-format=json+ "$OUT/$name.fio") \
         | sed "s/$STORBENCH_S3_SECRET/[redacted]/g" > "$OUT/$name.json"
 }

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
 from storbench.store import MeasurementRow, Store
 
 pytestmark = [pytest.mark.integration, pytest.mark.ceph]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from test_cluster import wait_until
 
-from storbench.monitor import HealthMonitor, HealthSample, sample_health
+from storbench.execute.monitor import HealthMonitor, HealthSample, sample_health
 from storbench.preflight import ceph
 from storbench.store import Store
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from storbench.units import UnitError, parse_time
+from storbench.model.units import UnitError, parse_time
 
 if TYPE_CHECKING:
-    from storbench.metrics import Measurement
+    from storbench.model.metrics import Measurement
     from storbench.plan import Point
 
 #: ioengines fio runs one I/O at a time per job (FIO_SYNCIO in fio 3.33's engines/*.c)

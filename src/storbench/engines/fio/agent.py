@@ -25,7 +25,7 @@ import click
 # what serving needs (sockets, processes, the counters, iperf3) is imported where it is used:
 # `storbench --help` lists this command, and loads this module for it
 from storbench.engines import fio
-from storbench.errors import PreflightError, UserError
+from storbench.model.errors import PreflightError, UserError
 
 
 def _say(text: str) -> None:
@@ -278,8 +278,8 @@ def _iperf(addr: str, port: int, pid_file: str, *, daemon: bool) -> int | None:
     process (foreground, which becomes the fio server). Its port, or None (with a word)."""
     import subprocess
 
-    from storbench import netbaseline
-    from storbench.procguard import pdeathsig_prefix
+    from storbench.hosts import netbaseline
+    from storbench.hosts.procguard import pdeathsig_prefix
 
     iport = netbaseline.iperf_port(port)
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
@@ -324,9 +324,9 @@ def _counters_pid_file(pid_file: str) -> str:
 
 
 def _counters_port_free(addr: str, port: int) -> int | None:
-    """The port of the host's counters (storbench.hostcounters) when it is free, else None
+    """The port of the host's counters (storbench.hosts.counters) when it is free, else None
     (with a word: the controller then samples no utilisation of this host)."""
-    from storbench import hostcounters
+    from storbench.hosts import counters as hostcounters
 
     cport = hostcounters.counters_port(port)
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
@@ -343,10 +343,10 @@ def _start_counters(addr: str, cport: int, pid_file: str) -> int | None:
     the fio server's; None (with a word) when it did not start listening."""
     import subprocess
 
-    from storbench import hostcounters
+    from storbench.hosts import counters as hostcounters
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "storbench.hostcounters", addr, str(cport)],
+        [sys.executable, "-m", "storbench.hosts.counters", addr, str(cport)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -371,7 +371,7 @@ def _stop_counters(pid_file: str) -> None:
     with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
         pid = int(Path(path).read_text().strip())
         # only the endpoint: a stale file's pid may be another process's by now
-        if b"storbench.hostcounters" in Path(f"/proc/{pid}/cmdline").read_bytes():
+        if b"storbench.hosts.counters" in Path(f"/proc/{pid}/cmdline").read_bytes():
             os.kill(pid, signal.SIGTERM)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
@@ -380,7 +380,7 @@ def _stop_counters(pid_file: str) -> None:
 def _fork_counters(addr: str, cport: int) -> None:
     """The foreground agent's counters: a child process that serves them until the fio
     server (this process, after its exec) is gone."""
-    from storbench import hostcounters
+    from storbench.hosts import counters as hostcounters
 
     parent = os.getpid()
     if os.fork() != 0:

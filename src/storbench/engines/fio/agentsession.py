@@ -1,5 +1,5 @@
 """``storbench agent --session``: the agent as the controller starts it over ssh (a host's
-``ssh:`` in a plan; the controller's side is storbench.sshagents).
+``ssh:`` in a plan; the controller's side is storbench.hosts.sshagents).
 
 It starts the same servers as ``storbench agent`` -- fio's server, this host's counters on
 the fio port + 1000, iperf3's server on the fio port + 2000 -- as its own children, which
@@ -24,9 +24,10 @@ import sys
 import time
 from typing import Any, NoReturn
 
-from storbench import hostcounters, netbaseline
 from storbench.engines import fio
-from storbench.procguard import pdeathsig_prefix
+from storbench.hosts import counters as hostcounters
+from storbench.hosts import netbaseline
+from storbench.hosts.procguard import pdeathsig_prefix
 
 #: Seconds fio's server has to listen after it started.
 LISTEN_TIMEOUT = 10.0
@@ -37,7 +38,7 @@ LOCAL_KINDS = ("device", "file", "directory")
 def target_inventory(spec: str) -> dict[str, Any]:
     """``KIND:PATH`` (a device, file or directory of this host) and what this host knows of
     it: its file system or device, and the disk under it (as preflight takes it locally)."""
-    from storbench.preflight import inventory as inv  # only in the agent: it is heavy
+    from storbench.hosts import inventory as inv  # only in the agent: it is heavy
 
     kind, _, path = spec.partition(":")
     if kind not in LOCAL_KINDS or not path.startswith("/"):
@@ -83,7 +84,7 @@ def _hang_up(signum: int, frame: object) -> NoReturn:
 
 def serve(addr: str, port: int, cport: int | None, targets: list[str]) -> NoReturn:
     """Start the servers, print the JSON line, wait for stdin's end; stop them all."""
-    from storbench.preflight.inventory.host import host_inventory  # only in the agent
+    from storbench.hosts.inventory.host import host_inventory  # only in the agent
 
     signal.signal(signal.SIGTERM, _hang_up)
     signal.signal(signal.SIGHUP, _hang_up)

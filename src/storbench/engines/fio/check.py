@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from storbench.metrics import DIRECTIONS  # read, write, trim; mixed: unified_rw_reporting
+from storbench.model.metrics import DIRECTIONS  # read, write, trim; mixed: unified_rw_reporting
 
 #: Numbers of a direction storbench reads: each finite and >= 0 when present.
 DIRECTION_NUMBERS = ("iops", "bw", "bw_bytes", "io_bytes", "io_kbytes", "total_ios", "runtime")

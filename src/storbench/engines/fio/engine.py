@@ -15,7 +15,6 @@ import subprocess
 import tempfile
 from typing import Any
 
-from storbench import netbaseline, s3bucket
 from storbench.engines import fio
 from storbench.engines.base import (
     CheckOptions,
@@ -25,9 +24,10 @@ from storbench.engines.base import (
     RunContext,
 )
 from storbench.engines.fio import remote, s3objects, versions
-from storbench.errors import PreflightError, UserError
+from storbench.hosts import netbaseline, s3bucket
 from storbench.hosts.ceph import CephClient, put_objects, remove_objects
-from storbench.metrics import Measurement
+from storbench.model.errors import PreflightError, UserError
+from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target, local_points
 
 #: The random seed of a steady-state round's point that has none of its own, before the

@@ -16,18 +16,18 @@ from storbench.engines.fio.jobfile import ceph_env, host_job_file, job_file
 from storbench.engines.fio.parse import _aggregate_jobs, _combine, _error_message, split_documents
 from storbench.engines.fio.spawn import FioRun, _run_fio, read_only
 from storbench.engines.fio.tool import FIO, fio_path, fio_version
-from storbench.metrics import (
+from storbench.model.metrics import (
     DIRECTIONS,
     HostSeries,
     Measurement,
     overlap,
     window_totals,
 )
+from storbench.model.series import Interval
 from storbench.plan import (
     Point,
     PointHost,
 )
-from storbench.series import Interval
 
 
 @dataclass

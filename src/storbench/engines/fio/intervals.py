@@ -31,8 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.metrics import DIRECTIONS, pct_key, percentiles_from_bins
-from storbench.series import Interval
+from storbench.model.metrics import DIRECTIONS, pct_key, percentiles_from_bins
+from storbench.model.series import Interval
 
 #: How a fio JSON document begins (fio's json output: "{", newline, two spaces).
 _MARK = '{\n  "fio version"'

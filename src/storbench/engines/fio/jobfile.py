@@ -8,8 +8,10 @@ import os
 import re
 from typing import Any
 
-from storbench import __version__, s3creds
-from storbench.errors import PlanError
+from storbench import __version__
+from storbench.hosts import s3creds
+from storbench.model.errors import PlanError
+from storbench.model.units import UnitError, parse_size
 from storbench.plan import (
     PATH_OPTIONS,
     Point,
@@ -20,7 +22,6 @@ from storbench.plan import (
     path_problem,
     s3keys,
 )
-from storbench.units import UnitError, parse_size
 
 
 def _fmt_value(value: Any) -> str:
@@ -147,7 +148,7 @@ def rados_objects(
 
 def ceph_env(targets: list[Target]) -> dict[str, str] | None:
     """The environment fio runs in for these targets: ``CEPH_CONF`` set to the rbd
-    target's ceph.conf (librbd reads no other), an s3 target's keys (storbench.s3creds: the
+    target's ceph.conf (librbd reads no other), an s3 target's keys (storbench.hosts.s3creds: the
     job file reads them from there), or None (fio's own environment)."""
     confs = {t.conf for t in targets if t.kind == "rbd" and t.conf}
     s3 = {t.credentials or "env" for t in targets if t.kind == "s3"}

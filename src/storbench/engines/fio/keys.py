@@ -9,10 +9,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from storbench.model.units import parse_size
 from storbench.plan.enginekeys import EngineKeys, PointExpander
 from storbench.plan.model import Target, workload_writes
 from storbench.plan.schema import Problem
-from storbench.units import parse_size
 
 NAME = "fio"
 #: The fio engine that drives each Ceph target kind (set on every fio point of such a target).

@@ -12,7 +12,7 @@ from typing import Any
 import storbench.engines.fio.versions as versions
 from storbench.engines.fio.check import DocumentError, check_document
 from storbench.engines.fio.tool import FioOutputError
-from storbench.metrics import (
+from storbench.model.metrics import (
     DIRECTIONS,
     PERCENTILES,
     DirectionResult,

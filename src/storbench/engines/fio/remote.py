@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench.engines import fio
-from storbench.errors import PreflightError
+from storbench.model.errors import PreflightError
 from storbench.plan import Point, PointHost, Target
 
 #: Seconds a fio server has to answer the preflight probe ($STORBENCH_HOST_TIMEOUT).

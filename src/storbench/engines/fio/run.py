@@ -13,13 +13,13 @@ from storbench.engines.fio.jobfile import ceph_env, job_file
 from storbench.engines.fio.parse import _error_message, parse_output
 from storbench.engines.fio.spawn import FioRun, _command, _run_fio
 from storbench.engines.fio.tool import FioOutputError, fio_version
-from storbench.metrics import (
+from storbench.model.metrics import (
     Measurement,
 )
+from storbench.model.series import Interval
 from storbench.plan import (
     Point,
 )
-from storbench.series import Interval
 
 
 def run_point(

@@ -14,14 +14,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from storbench import procguard
 from storbench.engines.fio.hosts import _CONNECT_REASON, _MISMATCH
 from storbench.engines.fio.jobfile import _job_line
 from storbench.engines.fio.tool import FIO, fio_path
+from storbench.hosts import procguard
+from storbench.hosts.procguard import pdeathsig_prefix
 from storbench.plan import (
     job_section_name,
 )
-from storbench.procguard import pdeathsig_prefix
 
 
 def server_listening(address: str, port: int, timeout: float = 0.5) -> bool:

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from storbench.engines.fio.tool import FIO, fio_path
 from storbench.engines.process import start_logged
 from storbench.engines.process import started as started_hook
-from storbench.metrics import (
+from storbench.model.metrics import (
     Measurement,
 )
+from storbench.model.series import Interval
 from storbench.plan import (
     Point,
     Target,
 )
 from storbench.plan.model import workload_writes
-from storbench.series import Interval
 
 
 @dataclass

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from functools import cache
 
-from storbench import probecache, s3creds
+from storbench.hosts import probecache, s3creds
 
 #: storbench's own build of Debian's fio with the http engine (scripts/build-fio-http.sh)
 OWN_BUILD = "/usr/local/lib/storbench/fio/bin/fio"

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from storbench.units import UnitError, parse_size
+from storbench.model.units import UnitError, parse_size
 
 #: the latency objects of a direction: (name since 3.0 in ns, name before 3.0 in µs)
 LATENCIES = {"slat": ("slat_ns", "slat"), "clat": ("clat_ns", "clat"), "lat": ("lat_ns", "lat")}

@@ -13,7 +13,7 @@ from typing import Any
 from storbench.engines.rados.command import NS_PER_S, PERCENTILES_NOTE, MiB, rados_version
 from storbench.engines.rados.result import RadosBenchResult
 from storbench.engines.rados.validate import SERIES_COLUMNS, _scale, _stddev, to_measurement
-from storbench.metrics import DirectionResult, LatencyStats, Measurement
+from storbench.model.metrics import DirectionResult, LatencyStats, Measurement
 
 # ---------------------------------------------------------------------------- several clients
 

@@ -22,10 +22,10 @@ from storbench.engines.base import (
 )
 from storbench.engines.rados.command import cleanup, rados_version
 from storbench.engines.rados.run import point_commands, run_point
-from storbench.errors import UserError
 from storbench.hosts.ceph import CephClient
+from storbench.model.errors import UserError
+from storbench.model.units import UnitError, parse_size
 from storbench.plan import Point
-from storbench.units import UnitError, parse_size
 
 
 class RadosBenchEngine:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from storbench.model.units import fmt_size_short, parse_size, parse_time
 from storbench.plan.enginekeys import EngineKeys, PointExpander
 from storbench.plan.model import Point, Target
 from storbench.plan.schema import Key, Problem
-from storbench.units import fmt_size_short, parse_size, parse_time
 
 NAME = "rados-bench"
 #: rados bench's own object size of a write (4 MiB)

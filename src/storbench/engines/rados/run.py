@@ -27,10 +27,10 @@ from storbench.engines.rados.result import RadosBenchResult
 from storbench.engines.rados.series import client_intervals
 from storbench.engines.rados.validate import to_measurement
 from storbench.hosts.ceph import CephClient, error_message
-from storbench.metrics import Measurement
+from storbench.model.metrics import Measurement
+from storbench.model.series import Interval
+from storbench.model.units import parse_size, parse_time
 from storbench.plan import Point
-from storbench.series import Interval
-from storbench.units import parse_size, parse_time
 
 # ---------------------------------------------------------------------------- running
 

@@ -13,7 +13,7 @@ summary only). Times are rados bench's own seconds since it started its load.
 from __future__ import annotations
 
 from storbench.engines.rados.result import RadosBenchResult
-from storbench.series import Interval
+from storbench.model.series import Interval
 
 
 def client_intervals(result: RadosBenchResult, host: str = "") -> list[Interval]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from storbench.engines.rados.command import _INT_RE, NS_PER_S, PERCENTILES_NOTE, MiB, rados_version
 from storbench.engines.rados.result import SUMMARY_FIELDS, RadosBenchResult, SeriesRow, _reject
-from storbench.metrics import DirectionResult, LatencyStats, Measurement
+from storbench.model.metrics import DirectionResult, LatencyStats, Measurement
 
 # ---------------------------------------------------------------------------- validation
 

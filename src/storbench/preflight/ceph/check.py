@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from storbench import engines
-from storbench.errors import PreflightError
 from storbench.hosts.ceph import CephClient
+from storbench.model.errors import PreflightError
+from storbench.model.units import UnitError, fmt_bytes, parse_size
 from storbench.plan import Point, Target
 from storbench.preflight.ceph.cluster_health import (
     HEALTH_ERR,
@@ -32,7 +33,6 @@ from storbench.preflight.ceph.rbd_images import (
     remove_images,
 )
 from storbench.preflight.ceph.room import check_room, pool_room
-from storbench.units import UnitError, fmt_bytes, parse_size
 
 __all__ = ["CephPreflight", "check_ceph", "client_of", "object_size", "point_targets"]
 

@@ -10,8 +10,8 @@ import subprocess
 from typing import Any
 
 from storbench.hosts.ceph import CephClient, CephConf, ceph_args
+from storbench.hosts.procguard import pdeathsig_prefix
 from storbench.preflight.ceph.commands import COMMAND_TIMEOUT, CephCommandError
-from storbench.procguard import pdeathsig_prefix
 
 __all__ = [
     "RBD",

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from storbench.errors import PreflightError
+from storbench.model.errors import PreflightError
+from storbench.model.units import fmt_bytes
 from storbench.plan import Target
-from storbench.units import fmt_bytes
 
 __all__ = ["ROOM_WARN", "Room", "check_room", "pool_room"]
 

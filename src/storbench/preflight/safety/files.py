@@ -8,7 +8,7 @@ import json
 import os
 import stat
 
-from storbench.preflight.inventory.probe import _nearest_existing
+from storbench.hosts.inventory.probe import _nearest_existing
 from storbench.preflight.safety.system import REGISTRY_NAME, XATTR_NAME, human_bytes
 
 

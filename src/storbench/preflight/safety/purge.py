@@ -1,5 +1,5 @@
 """Whether a device may be purged (plan key ``precondition: {purge: ...}``, run by
-storbench.purge): the hardest case of the safety rule, since a purge erases the whole device
+storbench.execute.purge): the hardest case of the safety rule, since a purge erases the whole device
 whatever it holds. So it is refused unless the device is a block device of this machine,
 the user named that exact device with ``--destroy-data`` (even a blank device, which plain
 writes would not need), blkdiscard is installed and, for ``discard``, the device supports

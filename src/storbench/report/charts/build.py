@@ -10,8 +10,9 @@ from typing import Any
 
 from storbench.analysis.stats import spread
 from storbench.analysis.summary import PointSummary
-from storbench.errors import UserError
-from storbench.metrics import PERCENTILES, pct_key
+from storbench.model.errors import UserError
+from storbench.model.metrics import PERCENTILES, pct_key
+from storbench.model.units import fmt_iops, fmt_ns, parse_size
 from storbench.report.charts.facets import run_labels, split_crowded
 from storbench.report.charts.model import (
     _METRICS,
@@ -28,7 +29,6 @@ from storbench.report.charts.model import (
     point_latency,
 )
 from storbench.report.model import compare_runs
-from storbench.units import fmt_iops, fmt_ns, parse_size
 
 # --------------------------------------------------------------------------- building
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from storbench.errors import UserError
+from storbench.model.errors import UserError
 from storbench.report.charts.model import MAX_SERIES, Chart, Line, Mark, Panel
 from storbench.report.safe import one_line, visible
 

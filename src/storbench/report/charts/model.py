@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from storbench.analysis.summary import PointSummary
-from storbench.constants import CHART_KINDS as KINDS  # noqa: F401
-from storbench.metrics import LatencyStats
+from storbench.model.constants import CHART_KINDS as KINDS  # noqa: F401
+from storbench.model.metrics import LatencyStats
+from storbench.model.units import fmt_iops, fmt_ns
 from storbench.report.model import RunReport, load_run, load_runs  # noqa: F401  (the runs drawn)
-from storbench.units import fmt_iops, fmt_ns
 
 #: Most panels one figure shows; the rest are named in the chart's note (values stay in tables).
 MAX_PANELS = 12

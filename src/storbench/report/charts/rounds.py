@@ -8,9 +8,9 @@ from __future__ import annotations
 import io
 import re
 
+from storbench.analysis.steady import Verdict
 from storbench.plan.steadykeys import METRIC_WORDS, SteadyState
 from storbench.report.charts.draw import _STYLE, _TAG, _esc, _prefix_ids
-from storbench.steady import Verdict
 
 WINDOW_COLOR = "#2a9d5b"
 LINE_COLOR = "#1f77b4"

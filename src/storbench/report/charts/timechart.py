@@ -18,11 +18,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.metrics import DIRECTIONS
+from storbench.model.metrics import DIRECTIONS
+from storbench.model.series import Interval
+from storbench.model.units import fmt_iops, fmt_ns, fmt_rate
 from storbench.report.safe import one_line
-from storbench.series import Interval
 from storbench.store import EventRow
-from storbench.units import fmt_iops, fmt_ns, fmt_rate
 
 #: Most points one line of a time chart draws: about one per pixel of its plot (6.5 in,
 #: 624 px at 96 px/in: charts/timedraw.py), more would not show; 6 h at 1 s: 36 intervals

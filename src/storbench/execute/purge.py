@@ -4,7 +4,7 @@ or ``blkdiscard --secure`` (``secure``: the device must support secure erase; wh
 not, blkdiscard fails, the point fails with what the device answered).
 
 Once per target and session of a run, before the target's first point and its other
-preconditioning (storbench.precondition), on this machine only. Its outcome is an event of
+preconditioning (storbench.execute.precondition), on this machine only. Its outcome is an event of
 the run (kind ``precondition``, ``mode: purge``: what ran, the command, seconds, result),
 never a measurement.
 
@@ -22,9 +22,9 @@ import subprocess
 import time
 from typing import Any
 
-from storbench import procguard
 from storbench.engines.base import PointResult
-from storbench.metrics import Measurement
+from storbench.hosts import procguard
+from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target
 from storbench.preflight.safety import blkdiscard_path, discard_max_bytes
 

@@ -1,6 +1,6 @@
 """What an executing run writes to the store as it goes, beside its measurements: the
 points' time series (as the engines report their intervals), the run's events (as the
-engines see them) and its heartbeat (storbench.liveness)."""
+engines see them) and its heartbeat (storbench.store.liveness)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from storbench import liveness
-from storbench.hostload import HostSample
+from storbench.hosts.load import HostSample
+from storbench.model.series import Interval
 from storbench.plan import Point
-from storbench.series import Interval
-from storbench.store import Store, StoreError
+from storbench.store import Store, StoreError, liveness
 
 
 class Observer(Protocol):
@@ -44,7 +43,7 @@ class StoreSeries:
         self.next_seq.pop(point_idx, None)
 
     def host_sink(self, point: Point) -> Callable[[list[HostSample]], None]:
-        """Where the point's host samples go (storbench.hostload): into the store at once;
+        """Where the point's host samples go (storbench.hosts.load): into the store at once;
         a failing database costs the samples, not the point."""
 
         def sink(rows: list[HostSample]) -> None:

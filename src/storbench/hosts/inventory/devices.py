@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from storbench.preflight.inventory.probe import (
+from storbench.hosts.inventory.probe import (
     _as_bool,
     _as_int,
     _clean,
@@ -19,7 +19,7 @@ from storbench.preflight.inventory.probe import (
     _read_int,
     _run_json,
 )
-from storbench.preflight.inventory.tuning import disk_tuning
+from storbench.hosts.inventory.tuning import disk_tuning
 
 _SYS_DEV_BLOCK = Path("/sys/dev/block")
 _SYS_CLASS_BLOCK = Path("/sys/class/block")

@@ -24,18 +24,23 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Protocol
 
-from storbench import engines, liveness, power, procguard
-from storbench.constants import HEALTH_INTERVAL
-from storbench.drills import Drill
+from storbench import engines
+from storbench.analysis.steady import Verdict
 from storbench.engines.base import PointResult, RunContext, Session
-from storbench.hostload import Sampler
+from storbench.execute.drills import Drill
+from storbench.execute.later import Later
+from storbench.execute.monitor import HealthMonitor, HealthSample
+from storbench.execute.precondition import Preconditioner
+from storbench.execute.rounds import run_steady
+from storbench.execute.runstore import StoreEvents, StoreSeries, _Heartbeat
+from storbench.execute.sampling import note_power, note_unsampled, sample_sources
+from storbench.hosts import power, procguard
 from storbench.hosts.ceph import CephClient
-from storbench.hostsampling import note_power, note_unsampled, sample_sources
-from storbench.later import Later
-from storbench.metrics import Measurement
-from storbench.monitor import HealthMonitor, HealthSample
+from storbench.hosts.load import Sampler
+from storbench.model.constants import HEALTH_INTERVAL
+from storbench.model.metrics import Measurement
+from storbench.model.series import Interval
 from storbench.plan import Point, local_points
-from storbench.precondition import Preconditioner
 from storbench.preflight import (
     ceph,
     directory_files,
@@ -45,11 +50,7 @@ from storbench.preflight import (
 )
 from storbench.preflight import locks as target_locks
 from storbench.preflight.locks import TargetLocks
-from storbench.rounds import run_steady
-from storbench.runstore import StoreEvents, StoreSeries, _Heartbeat
-from storbench.series import Interval
-from storbench.steady import Verdict
-from storbench.store import RunRow, Store, StoreError
+from storbench.store import RunRow, Store, StoreError, liveness
 
 #: Seconds between two samples of a Ceph cluster's health (HEALTH_INTERVAL) while a run with
 #: a failure drill executes (the time to heal is measured with it)

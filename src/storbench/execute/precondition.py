@@ -5,9 +5,9 @@ phase of its own as SNIA PTS asks for:
   sequential writes (:meth:`Engine.precondition_point` makes that point), once per target
   in a session of the run;
 - ``workload`` (workload-dependent, WDPC): the point's own workload run until steady state
-  (storbench/rounds.py, the plan's ``steady_state`` or SNIA's defaults), before every point;
+  (storbench/execute/rounds.py, the plan's ``steady_state`` or SNIA's defaults), before every point;
 - a purge first (``precondition: {mode: ..., purge: discard|secure}``): blkdiscard of the
-  whole device (storbench/purge.py), once per target in a session, before the rest; it
+  whole device (storbench/execute/purge.py), once per target in a session, before the rest; it
   runs on this machine, not through the engine (no series), and is an event too.
 
 The phase runs through the point's engine like any point, under the point's index made
@@ -23,13 +23,13 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from storbench import purge
+from storbench.analysis.steady import verdict_of
 from storbench.engines.base import Engine, PointResult, RunEvents, Session
-from storbench.metrics import DIRECTIONS
+from storbench.execute import purge
+from storbench.execute.rounds import RoundHook, SeriesClock, run_steady
+from storbench.model.metrics import DIRECTIONS
 from storbench.plan import Point
 from storbench.plan.steadykeys import SteadyState
-from storbench.rounds import RoundHook, SeriesClock, run_steady
-from storbench.steady import verdict_of
 
 
 def phase_index(point: Point) -> int:

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from storbench.engines.base import RunEvents
+from storbench.execute.monitor import sample_health
 from storbench.hosts.ceph import CephClient, ceph_args
-from storbench.monitor import sample_health
 from storbench.plan import Point
 from storbench.plan.actionkeys import Action
 from storbench.preflight.ceph import CEPH, CONNECT_TIMEOUT, CephCommandError, ceph_json

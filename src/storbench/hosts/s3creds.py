@@ -9,7 +9,7 @@
 
 The keys reach fio through its environment (the job file says ``${STORBENCH_S3_SECRET}``:
 fio expands it, so the stored job file never holds them), and every secret found is given
-to storbench.redact, which takes it out of whatever storbench stores or prints.
+to storbench.model.redact, which takes it out of whatever storbench stores or prints.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from storbench import redact
-from storbench.errors import UserError
+from storbench.model import redact
+from storbench.model.errors import UserError
 
 #: The environment variables fio's job file reads the keys from.
 KEY_ID_VAR = "STORBENCH_S3_KEY_ID"

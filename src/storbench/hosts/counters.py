@@ -1,9 +1,9 @@
 """A host's kernel counters over the network: what lets the controller sample the hosts that
-run a point's load (``hosts:``) the way it samples its own machine (storbench.hostload).
+run a point's load (``hosts:``) the way it samples its own machine (storbench.hosts.load).
 
 ``storbench agent`` serves them beside its fio server, on the fio server's port + 1000
 (:func:`counters_port`): a controller connects, the agent writes one JSON line -- a
-:class:`~storbench.hostload.Reading` of its ``/proc`` (``t`` on its own monotonic clock, so
+:class:`~storbench.hosts.load.Reading` of its ``/proc`` (``t`` on its own monotonic clock, so
 rates come from the host's own time between two readings) -- and closes. The agent reads
 nothing from the connection and runs nothing: the endpoint only tells the host's CPU,
 memory, network and disk counters (what ``/proc`` tells any local user) to whoever reaches
@@ -20,7 +20,7 @@ import threading
 from dataclasses import asdict
 from typing import Any
 
-from storbench.hostload import Reading, read_counters
+from storbench.hosts.load import Reading, read_counters
 
 #: The counters listen this far above the agent's fio port.
 OFFSET = 1000
@@ -99,7 +99,7 @@ def fetch(address: str, port: int, timeout: float = 1.0) -> Reading:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m storbench.hostcounters ADDRESS PORT``: the agent's background endpoint."""
+    """``python -m storbench.hosts.counters ADDRESS PORT``: the agent's background endpoint."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv

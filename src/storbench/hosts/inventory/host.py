@@ -9,9 +9,9 @@ import socket
 from typing import Any
 
 import storbench
-from storbench import power
-from storbench.preflight.inventory.probe import _clean, _read, _run_json
-from storbench.preflight.inventory.tuning import host_tuning
+from storbench.hosts import power
+from storbench.hosts.inventory.probe import _clean, _read, _run_json
+from storbench.hosts.inventory.tuning import host_tuning
 
 
 def _os_release() -> str | None:
@@ -69,7 +69,7 @@ def host_inventory(fio: dict[str, Any] | None = None) -> dict[str, Any]:
     (which fio: ``path``, ``version``, ``ioengines``, e.g. whether it has ``http``: what
     the engine's ``about()`` says, given by the caller; none given: unknown),
     ``storbench_version``, ``power`` (the power sensor that answers: ``source`` rapl or
-    ipmi, or None and ``why``; storbench.power) and ``tuning`` (sysctls, CPU governor, THP,
+    ipmi, or None and ``why``; storbench.hosts.power) and ``tuning`` (sysctls, CPU governor, THP,
     MTUs: inventory/tuning.py).
     """
     uname = platform.uname()

@@ -1,4 +1,4 @@
-"""Secrets this process knows (an S3 target's keys, storbench.s3creds) taken out of any text
+"""Secrets this process knows (an S3 target's keys, storbench.hosts.s3creds) taken out of any text
 before storbench stores or prints it: the results database (job files, raw outputs, stderr,
 commands, errors, events, inventory), reports, exports and error messages.
 

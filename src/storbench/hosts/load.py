@@ -1,6 +1,6 @@
 """What the machine running the load did in each interval of a point: CPU, memory, network
 and disks, from the kernel's own counters (this machine's, and the remote hosts' through their
-agents: storbench.hostcounters).
+agents: storbench.hosts.counters).
 
 A sample is the difference of two readings of ``/proc`` over the time between them
 (monotonic clock), so every figure is a rate or a share of that interval:
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from storbench.power import PowerMeter
+from storbench.hosts.power import PowerMeter
 
 SECTOR = 512
 #: Samples written to the database at once (a crash loses at most these).
@@ -72,7 +72,7 @@ class HostSample:
     #: device -> (util %, queue, read bytes/s, write bytes/s, I/Os per s)
     disks: dict[str, tuple[float, float, float, float, float]] = field(default_factory=dict)
     host: str = ""  # '' for this machine
-    #: this machine's power over the interval (W, storbench.power); None: no sensor
+    #: this machine's power over the interval (W, storbench.hosts.power); None: no sensor
     watts: float | None = None
 
     @property
@@ -159,7 +159,7 @@ Source = tuple[str, Callable[[], Reading]]
 class Sampler:
     """Samples hosts every ``interval_ms`` in a thread while a point's load runs -- this
     machine, or the ``sources`` given (the hosts of a point, through their agents:
-    storbench.hostcounters) -- handing each batch of samples to ``sink`` (the store);
+    storbench.hosts.counters) -- handing each batch of samples to ``sink`` (the store);
     :meth:`__exit__` gives the rest and a last sample of the time since the one before. A host
     whose counters cannot be read is left out from then on, its reason in ``errors``; the
     samples of all hosts are on this machine's clock (``t_ms``), their rates on each host's

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from storbench.metrics import DIRECTIONS, Measurement
+from storbench.model.metrics import DIRECTIONS, Measurement
 from storbench.plan.steadykeys import SteadyState
 
 

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.errors import PreflightError, UserError
+from storbench.model.errors import PreflightError, UserError
 from storbench.plan import Point, PointHost
 from storbench.plan.actionkeys import ssh_words
 

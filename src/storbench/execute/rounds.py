@@ -1,4 +1,5 @@
-"""Running a point in steady-state rounds (``steady_state:``; what is judged: storbench.steady).
+"""Running a point in steady-state rounds (``steady_state:``; what is judged:
+storbench.analysis.steady).
 
 Each round is the point's own workload for ``round`` seconds (after its ramp_time), run by
 its engine like any point (:meth:`Engine.round_point` makes the round's point: fio gets
@@ -6,7 +7,7 @@ its engine like any point (:meth:`Engine.round_point` makes the round's point: f
 replay the same offsets). After each round the tracking variable is read from its
 measurement; the point stops at the first round that completes a window in steady state, or
 after the most rounds allowed. Its measurement is the window's rounds together
-(:func:`storbench.metrics.merge_in_time`), with the verdict and every round's value in
+(:func:`storbench.model.metrics.merge_in_time`), with the verdict and every round's value in
 ``extra["steady_state"]``. Every round's command, job file and raw output are kept, in
 order, in the point's raw output: a reviewer can recompute each round's value.
 
@@ -22,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from storbench.analysis.steady import Verdict, assess, round_value
 from storbench.engines.base import Engine, PointResult, Session
-from storbench.metrics import Measurement, merge_in_time
+from storbench.model.metrics import Measurement, merge_in_time
 from storbench.plan import Point
 from storbench.plan.steadykeys import METRIC_WORDS, SteadyState
-from storbench.steady import Verdict, assess, round_value
 
 #: What the runner's observer hears after each round: the point, the round (1-based), the
 #: round's value of the tracking variable, and the verdict so far (None before a window).

@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from storbench.preflight.inventory.devices import (
+from storbench.hosts.inventory.devices import (
     _device_from_sysdir,
     _is_virtual,
     _leaf_disks,
     _sysdir_of_device,
 )
-from storbench.preflight.inventory.probe import _as_int, _clean, _nearest_existing, _run_json
-from storbench.preflight.inventory.targets import _disk_sysdir_of_file, _findmnt, _mountinfo
+from storbench.hosts.inventory.probe import _as_int, _clean, _nearest_existing, _run_json
+from storbench.hosts.inventory.targets import _disk_sysdir_of_file, _findmnt, _mountinfo
 
 
 def _smartctl(device: str) -> dict[str, Any] | None:

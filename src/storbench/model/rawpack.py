@@ -5,7 +5,7 @@ Most of a fio json+ output is its latency histograms (``"bins" : {...}``: a line
 bucket), which zlib squeezes least: a 1 s null-engine point's 17.5 KB output takes 3.3 KB
 compressed, 2.2 KB of it the one ``bins`` object. So each ``bins`` object that fio wrote
 the way fio writes them -- ``"bins" : {``, then one ``"BUCKET" : COUNT`` a line, indented
-alike, in bucket order, then ``}`` -- is kept packed (storbench.histpack, with its two
+alike, in bucket order, then ``}`` -- is kept packed (storbench.model.histpack, with its two
 indents) and the rest of the text compressed with a NUL where it was. Reading puts every
 object back character for character; :func:`pack` checks that before it keeps the packed
 form, and keeps a text it cannot give back exactly as plain zlib (as every raw output was
@@ -22,7 +22,7 @@ import re
 import struct
 import zlib
 
-from storbench import histpack
+from storbench.model import histpack
 
 PACKED = 2
 _BINS = re.compile(r'(?<="bins" : )\{\n[^{}]*\}')

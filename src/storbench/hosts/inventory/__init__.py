@@ -11,11 +11,11 @@ Modules: ``probe`` (commands and files, None on failure), ``host`` (the local ho
 
 from __future__ import annotations
 
-from storbench.preflight.inventory.devices import DEVICE_KEYS
-from storbench.preflight.inventory.host import host_inventory
-from storbench.preflight.inventory.identity import disk_identity
-from storbench.preflight.inventory.probe import COMMAND_TIMEOUT, one_look
-from storbench.preflight.inventory.targets import FS_KEYS, target_inventory
+from storbench.hosts.inventory.devices import DEVICE_KEYS
+from storbench.hosts.inventory.host import host_inventory
+from storbench.hosts.inventory.identity import disk_identity
+from storbench.hosts.inventory.probe import COMMAND_TIMEOUT, one_look
+from storbench.hosts.inventory.targets import FS_KEYS, target_inventory
 
 __all__ = [
     "COMMAND_TIMEOUT",

@@ -3,7 +3,7 @@
 fio's http engine cannot create a bucket (it only PUTs, GETs and DELETEs objects), so this
 is the one request storbench sends itself, through botocore (the AWS SDK's core, which signs
 it): CreateBucket, path-style, at the target's endpoint and region, with the target's
-credentials (storbench.s3creds, registered for redaction). botocore is imported only here,
+credentials (storbench.hosts.s3creds, registered for redaction). botocore is imported only here,
 only when a bucket is to be created.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storbench import s3creds
-from storbench.errors import PreflightError
+from storbench.hosts import s3creds
+from storbench.model.errors import PreflightError
 from storbench.plan import s3keys
 
 if TYPE_CHECKING:

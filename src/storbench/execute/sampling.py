@@ -1,22 +1,22 @@
-"""Which hosts are sampled while a point's load runs (storbench.hostload) and what the run
+"""Which hosts are sampled while a point's load runs (storbench.hosts.load) and what the run
 records of a host that could not be: this machine always; each remote host of the point
-(``hosts:``) through its agent's counters (storbench.hostcounters), when it has an agent.
-And what the point's measurement keeps of this machine's power (storbench.power)."""
+(``hosts:``) through its agent's counters (storbench.hosts.counters), when it has an agent.
+And what the point's measurement keeps of this machine's power (storbench.hosts.power)."""
 
 from __future__ import annotations
 
 import functools
 
-from storbench import power
 from storbench.engines.base import PointResult, RunEvents
-from storbench.hostcounters import counters_port, fetch
-from storbench.hostload import HostSample, Source, read_counters, watts_mean
+from storbench.hosts import power
+from storbench.hosts.counters import counters_port, fetch
+from storbench.hosts.load import HostSample, Source, read_counters, watts_mean
 from storbench.plan import Point
 
 
 def sample_sources(point: Point) -> list[Source]:
     """The hosts sampled while a point's load runs: this machine, and each remote host of
-    the point through its agent's counters (storbench.hostcounters)."""
+    the point through its agent's counters (storbench.hosts.counters)."""
     sources: list[Source] = [("", read_counters)]
     for h in point.hosts:
         port = counters_port(h.port)

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from storbench.preflight.inventory.devices import (
+from storbench.hosts.inventory.devices import (
     _device_from_sysdir,
     _device_inventory,
     _is_virtual,
@@ -17,7 +17,7 @@ from storbench.preflight.inventory.devices import (
     _sysdir_of_device,
     _sysdir_of_rdev,
 )
-from storbench.preflight.inventory.probe import _clean, _nearest_existing, _read, _run_json
+from storbench.hosts.inventory.probe import _clean, _nearest_existing, _read, _run_json
 
 FS_KEYS = (
     "path",
