@@ -23,7 +23,6 @@ from storbench.model.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate, w
 from storbench.report.charts import RunReport
 from storbench.report.fmt import fmt_latency
 from storbench.report.hosts import host_rows
-from storbench.store import Store
 
 #: Points of one run whose details a report holds (a 20,000-point run would otherwise make
 #: a page of tens of MB); the page says which are left out and how to see them.
@@ -50,14 +49,21 @@ def elide_bins(text: str) -> tuple[str, int]:
     return _BINS.sub(sub, text), left
 
 
-def fit_raw_outputs(store: Store, run_ctx: list[dict[str, Any]]) -> bool:
+def fit_raw_outputs(runs: list[RunReport], run_ctx: list[dict[str, Any]]) -> bool:
     """Keep the report's raw outputs within RAW_BUDGET: past it, every raw output loses its
     histogram buckets (the rest of it stays as fio wrote it). True when that happened."""
-    reps = [m for r in run_ctx for p in r["details"] for m in p["reps"] if m["raw_gz"]]
-    if sum(len(m["raw_gz"]) for m in reps) <= RAW_BUDGET:
+    reps = [
+        (res, m)
+        for res, r in zip(runs, run_ctx, strict=True)
+        for p in r["details"]
+        for m in p["reps"]
+        if m["raw_gz"]
+    ]
+    if sum(len(m["raw_gz"]) for _, m in reps) <= RAW_BUDGET:
         return False
-    for m in reps:
-        text = store.measurements.raw(m["measurement"])["raw_output"] or ""
+    for res, m in reps:
+        assert res.records is not None  # it has details
+        text = res.records.originals([m["measurement"]])[m["measurement"]]["raw_output"] or ""
         short, left = elide_bins(text)
         if left:
             m["raw_gz"], m["elided"] = _gz64(short), left
@@ -68,18 +74,19 @@ def _gz64(text: str) -> str:
     return base64.b64encode(gzip.compress(text.encode(), compresslevel=6, mtime=0)).decode()
 
 
-def point_details(store: Store, res: RunReport, *, raw: bool) -> list[dict[str, Any]]:
-    """The details of the run's first MAX_POINT_DETAILS points; with ``raw`` each
-    repetition's raw output too."""
+def point_details(res: RunReport, *, raw: bool) -> list[dict[str, Any]]:
+    """The details of the run's first MAX_POINT_DETAILS points (read on demand: the model's
+    ``records``; none for a model without them); with ``raw`` each repetition's raw output
+    too."""
+    if res.records is None:
+        return []
     shown = res.summaries[:MAX_POINT_DETAILS]
     keys = {s.key for s in shown}
     by_key: dict[str, list[Any]] = {}
     for m in res.rows:
         if m.point is not None and m.point.key in keys:
             by_key.setdefault(m.point.key, []).append(m)
-    originals = store.measurements.originals(
-        [m.id for ms in by_key.values() for m in ms], raw_output=raw
-    )
+    originals = res.records.originals([m.id for ms in by_key.values() for m in ms], raw_output=raw)
     out = []
     for s in shown:
         ms = sorted(by_key.get(s.key, []), key=lambda m: m.point.repetition if m.point else 0)
@@ -88,13 +95,15 @@ def point_details(store: Store, res: RunReport, *, raw: bool) -> list[dict[str, 
 
 
 def point_detail(
-    store: Store, res: RunReport, s: PointSummary, rows: list[Any], *, gz: bool = True
+    res: RunReport, s: PointSummary, rows: list[Any], *, gz: bool = True
 ) -> dict[str, Any]:
     """One point's details with every repetition's raw output (``rows``: its
     measurements): gzip+base64 for the report's page to decompress, or as text (``raw_text``)
     without ``gz``: the web view's point page (storbench.web)."""
+    if res.records is None:
+        raise ValueError("a point's details are read from the run's records")
     ms = sorted(rows, key=lambda m: m.point.repetition if m.point else 0)
-    originals = store.measurements.originals([m.id for m in ms], raw_output=True)
+    originals = res.records.originals([m.id for m in ms], raw_output=True)
     reps = []
     for m in ms:
         rep = _repetition(res, m, originals[m.id], gz=gz)

@@ -52,7 +52,6 @@ from storbench.report.fmt import (
 from storbench.report.htmlcompare import comparison_context
 from storbench.report.model import ComparisonReport, RunReport
 from storbench.report.safe import visible
-from storbench.store import Store
 
 #: Chart kinds a report shows, in this order, when the runs have data for them (latency
 #: against numjobs is left to `storbench chart`: seed 000 shows IOPS and bandwidth there).
@@ -294,12 +293,10 @@ def _charts(runs: list[RunReport], cmps: list[Any]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the page
 
 
-def _run_context(
-    store: Store, res: RunReport, *, raw: bool = False, details: bool = True
-) -> dict[str, Any]:
+def _run_context(res: RunReport, *, raw: bool = False, details: bool = True) -> dict[str, Any]:
     """What the report shows of one run; ``details``: with the points' details (their job
-    files, and with ``raw`` their raw outputs, read from the store), which the web view
-    shows a page per point instead."""
+    files, and with ``raw`` their raw outputs, read on demand: the model's records), which
+    the web view shows a page per point instead."""
     r = res.run
     inv = dict(r.inventory)
     host = inv.pop("host", None)
@@ -334,7 +331,7 @@ def _run_context(
         "axes": _plan_axes(res),
         "fixed": _fixed_params(res),
         "summary": summary_table(res),
-        "details": point_details(store, res, raw=raw) if details else [],
+        "details": point_details(res, raw=raw) if details else [],
         "details_left_out": max(0, len(res.summaries) - MAX_POINT_DETAILS) if details else 0,
         "ceph": _ceph_context(res.ceph),
     }
@@ -397,7 +394,7 @@ def _drills(runs: list[RunReport]) -> list[tuple[str, list[AnswerTable]]]:
     return [(f"{r.label}: failure drills", drill_tables(r.drills)) for r in runs if r.drills]
 
 
-def render_report(store: Store, refs: list[str], *, raw: bool = False) -> str:
+def render_report(store: Any, refs: list[str], *, raw: bool = False) -> str:
     """The whole report of runs ``refs`` as one HTML page: ids, ``latest``, ``latest~N``,
     each optionally filtered (``12:target=/dev/sdb``, see :func:`model.load_run`); with
     ``raw``, each point's raw engine output in its details."""
@@ -407,13 +404,12 @@ def render_report(store: Store, refs: list[str], *, raw: bool = False) -> str:
 
 
 def render_runs(
-    store: Store,
     runs: list[RunReport],
     comparison: ComparisonReport | None = None,
     *,
     raw: bool = False,
 ) -> str:
-    context = report_context(store, runs, comparison, raw=raw)
+    context = report_context(runs, comparison, raw=raw)
     return template_env().get_template("report.html").render(**context)
 
 
@@ -421,29 +417,22 @@ def render_runs(
 class HtmlPresenter:
     """``report --format html``: one self-contained page; ``raw``: with each point's raw
     engine output. Point details (job files, raw outputs, time charts) are read on demand
-    from the model's source."""
+    from the model's records."""
 
     raw: bool = False
     name: str = "html"
 
     def run(self, report: RunReport) -> str:
-        return render_runs(_source(report), [report], raw=self.raw)
+        return render_runs([report], raw=self.raw)
 
     def comparison(self, report: ComparisonReport) -> str:
-        return render_runs(_source(report.runs[0]), report.runs, report, raw=self.raw)
-
-
-def _source(report: RunReport) -> Store:
-    if report.source is None:
-        raise ValueError("the HTML report reads its points' details from a store")
-    return report.source
+        return render_runs(report.runs, report, raw=self.raw)
 
 
 PRESENTER = HtmlPresenter()
 
 
 def report_context(
-    store: Store,
     runs: list[RunReport],
     comparison: ComparisonReport | None = None,
     *,
@@ -460,9 +449,9 @@ def report_context(
     title = "storbench report: " + (
         runs[0].label if len(runs) == 1 else " vs ".join(r.label for r in runs)
     )
-    run_ctx = [_run_context(store, res, raw=raw, details=details) for res in runs]
-    elided = fit_raw_outputs(store, run_ctx)
-    left_out = pointcharts.time_charts(store, run_ctx) if details else 0
+    run_ctx = [_run_context(res, raw=raw, details=details) for res in runs]
+    elided = fit_raw_outputs(runs, run_ctx)
+    left_out = pointcharts.time_charts(runs, run_ctx) if details else 0
     return {
         "title": title,
         "testbed": _testbed(run_ctx),

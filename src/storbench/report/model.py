@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from storbench import hooks
 from storbench.analysis.select import parse_run_spec, select
@@ -24,6 +24,34 @@ from storbench.report.ceph import CephReport, ceph_report
 from storbench.report.drill import DrillRow, drills_of
 from storbench.report.fmt import AnswerTable
 from storbench.store import EventRow, MeasurementRow, RunRow, Store
+
+
+class PointRecords(Protocol):
+    """What the model reads of a run's points only when a presenter asks for it (the HTML
+    report's and the web view's point details): each measurement's originals (command, job
+    file, raw output, stderr) and how many intervals each point's time series has."""
+
+    def originals(
+        self, measurement_ids: list[int], *, raw_output: bool = True
+    ) -> dict[int, dict[str, Any]]: ...
+
+    def interval_counts(self) -> dict[int, int]: ...
+
+
+@dataclass(frozen=True)
+class StoredPoints:
+    """A stored run's :class:`PointRecords`, read from its store on demand."""
+
+    store: Store
+    run_id: int
+
+    def originals(
+        self, measurement_ids: list[int], *, raw_output: bool = True
+    ) -> dict[int, dict[str, Any]]:
+        return self.store.measurements.originals(measurement_ids, raw_output=raw_output)
+
+    def interval_counts(self) -> dict[int, int]:
+        return self.store.series.counts(self.run_id)
 
 
 @dataclass
@@ -52,9 +80,12 @@ class RunReport:
     ceph: CephReport | None = None
     #: the run's timeline events (actions, health, cluster state), in time order
     events: list[EventRow] = field(default_factory=list)
-    #: where the parts read on demand come from (a point's job file and raw output, its
-    #: time chart): the HTML report's point details; None for a model built without a store
-    source: Store | None = None
+    #: what is read on demand of its points (a point's job file and raw output, its time
+    #: chart's intervals): the HTML report's point details; None for a model built without
+    #: a store (then it has no point details)
+    records: PointRecords | None = None
+    #: where the run is stored, as messages show it (a URL without its password)
+    where: str | None = None
 
     @property
     def kind(self) -> str | None:
@@ -134,7 +165,8 @@ def assemble(
     events: list[EventRow] | None = None,
     selected: tuple[tuple[str, str], ...] = (),
     answer: bool = True,
-    source: Store | None = None,
+    records: PointRecords | None = None,
+    where: str | None = None,
 ) -> RunReport:
     """A run's report from what was read of it (the loader's second half; tests build one
     from summaries alone); without ``answer``, no suite answer (a comparison shows none)."""
@@ -158,7 +190,8 @@ def assemble(
         drills=drills or [],
         ceph=ceph,
         events=events or [],
-        source=source,
+        records=records,
+        where=where,
     )
 
 
@@ -269,7 +302,8 @@ def load_run(
         events=events,
         selected=spec.filters,
         answer=answer,
-        source=store,
+        records=StoredPoints(store, run.id),
+        where=store.path,
     )
 
 

@@ -12,21 +12,23 @@ from storbench.plan.steadykeys import SteadyState
 from storbench.report.charts.rounds import rounds_svg
 from storbench.report.charts.timechart import MARKER_KINDS, TimeChart, time_chart
 from storbench.report.charts.timedraw import render_time_svgs
-from storbench.store import Store
+from storbench.report.model import RunReport
 
 #: Most time charts one report draws (an SVG of about 40 KB for a minute at 1 s, 140 KB for
 #: 6 hours; drawn in 0.1 to 1 s each); the points after them say where their series is.
 MAX_TIME_CHARTS = 200
 
 
-def time_charts(store: Store, run_ctx: list[dict[str, Any]]) -> int:
+def time_charts(runs: list[RunReport], run_ctx: list[dict[str, Any]]) -> int:
     """Give each repetition with a time series its time chart (charts/timechart.py), the
     first MAX_TIME_CHARTS of the report; the number of those left out."""
     todo: list[tuple[dict[str, Any], TimeChart, str]] = []
     left_out = 0
-    for r in run_ctx:
-        counts = store.series.counts(r["id"])
-        events = [e for e in store.events.of_run(r["id"]) if e.kind in MARKER_KINDS]
+    for res, r in zip(runs, run_ctx, strict=True):
+        if res.records is None or res.series is None:
+            continue
+        counts = res.records.interval_counts()
+        events = [e for e in res.events if e.kind in MARKER_KINDS]
         for p in r["details"]:
             for m in p["reps"]:
                 row = m["row"]
@@ -40,7 +42,7 @@ def time_charts(store: Store, run_ctx: list[dict[str, Any]]) -> int:
                     f", repetition {m['repetition']}" if len(p["reps"]) > 1 else ""
                 )
                 tc = time_chart(
-                    store.series.of_point(r["id"], row.point_idx, host=None),
+                    res.series.every_host(row.point_idx),
                     title=title,
                     started_at=row.started_at,
                     ended_at=row.ended_at,

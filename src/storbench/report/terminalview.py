@@ -125,7 +125,7 @@ def _results(c: Any, report: RunReport, limit: int | None, testbed: list[str]) -
         c.print("test bed:")
         for line in testbed:
             c.print(line)
-    where = f" in {report.source.path}" if report.source is not None else ""
+    where = f" in {report.where}" if report.where is not None else ""
     c.print(
         f"results: run {r.id}{where}  "
         f"(storbench show {r.id} | storbench export {r.id} --format csv)"

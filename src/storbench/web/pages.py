@@ -150,8 +150,8 @@ def point_page(request: Request) -> HTMLResponse:
     order = [x.index + 1 for x in res.summaries]
     summary = next(x for x in res.summaries if x.key == key)
     rows = [x for x in res.rows if x.point is not None and x.point.key == key]
-    detail = html_report.point_detail(s.store, res, summary, rows, gz=False)
-    series = s.store.series.counts(res.run.id)
+    detail = html_report.point_detail(res, summary, rows, gz=False)
+    series = res.records.interval_counts() if res.records is not None else {}
     at = order.index(summary.index + 1)
     return s.page(
         "point.html",

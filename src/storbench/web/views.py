@@ -70,9 +70,7 @@ class Views:
         v = self.version(run_id)
         return self._cached(
             ("page", draw, *v),
-            lambda: html_report.report_context(
-                self.store, [self.run(v[0])], details=False, draw=draw
-            ),
+            lambda: html_report.report_context([self.run(v[0])], details=False, draw=draw),
         )
 
     def compare_page(self, a: str, b: str) -> dict[str, Any]:
@@ -87,6 +85,6 @@ class Views:
                 f"{v[0]}:{f}" if f else str(v[0]) for v, f in zip(versions, filters, strict=True)
             ]
             cmp = model.load_comparison(self.store, texts, detail=True)
-            return html_report.report_context(self.store, cmp.runs, cmp, details=False)
+            return html_report.report_context(cmp.runs, cmp, details=False)
 
         return self._cached(("compare", versions, filters), build)
