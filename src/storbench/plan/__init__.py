@@ -23,7 +23,8 @@ or expand through aliases without bound.
 
 Modules: ``rules`` (the vocabulary: kinds, keys, refused options, limits), ``checks`` (single
 values: names, paths, job values), ``yamlpos`` (where in the YAML), ``load`` (the loader;
-its rules in ``options``, ``workloads`` and ``targets``), ``model`` (Target, Point, Plan and
+its parts ``options``, ``workloads`` and ``targets`` over the ``reading`` they share;
+``targetargs``: ``--target`` arguments), ``model`` (Target, Point, Plan and
 the expansion), ``sources`` (files, suites).
 """
 
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
         suite_names,
         suite_text,
     )
-    from storbench.plan.targets import (  # noqa: F401
+    from storbench.plan.targetargs import (  # noqa: F401
         parse_target_arg,
     )
 
@@ -88,7 +89,7 @@ _WHERE = {
     "parse_plan": "storbench.plan.sources",
     "suite_names": "storbench.plan.sources",
     "suite_text": "storbench.plan.sources",
-    "parse_target_arg": "storbench.plan.targets",
+    "parse_target_arg": "storbench.plan.targetargs",
 }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,9 @@ from storbench import hooks
 from storbench.model.errors import PlanError, suggestion
 from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, combinations, fmt_count
-from storbench.plan.options import _OptionRules
-from storbench.plan.precondkeys import Precondition, precondition
+from storbench.plan.options import OptionReader
+from storbench.plan.precondkeys import precondition
+from storbench.plan.reading import Reading
 from storbench.plan.rules import (
     MAX_DEPTH,
     MAX_POINTS,
@@ -27,14 +27,18 @@ from storbench.plan.rules import (
 )
 from storbench.plan.soakkeys import soak_limits
 from storbench.plan.steadykeys import steady_state
-from storbench.plan.targets import _TargetRules, parse_target_arg
-from storbench.plan.workloads import _WorkloadRules
+from storbench.plan.targets import TargetReader
+from storbench.plan.workloads import WorkloadReader
 from storbench.plan.yamlpos import _describe, _line, _position, _too_deep
 
 
-class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
-    """One plan's text, checked and read into a :class:`Plan` (its rules are in the mixins:
-    options.py, workloads.py, targets.py)."""
+class Loader:
+    """One plan's text, checked and read into a :class:`Plan`. The loader reads the YAML,
+    the plan's own keys and what spans its parts (engines, point counts); the parts read the
+    rest over the :class:`Reading` they share: ``options`` (options.py), ``workloads``
+    (workloads.py, given the options' reader) and ``targets`` (targets.py: the targets and
+    hosts). ``ceph_conf`` (``--ceph-conf``) and ``endpoint`` (``--endpoint``) go to the
+    targets' reader."""
 
     def __init__(
         self,
@@ -46,64 +50,11 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
     ) -> None:
         self.text = text
         self.source = source
-        self.ceph_conf = ceph_conf
-        self.endpoint = endpoint  # --endpoint: the S3 service of s3 targets that name none
         self.max_points = max_points
-        self.set_keys: dict[str, str] = {}  # key -> the --set argument that set it
-        #: where each target was given: (node, key) in the plan, or the --target argument
-        self.target_at: dict[Target, tuple[Any, Any] | str] = {}
-        #: each target's own ``precondition:`` (the plan's applies to the others), and where
-        self.preconditions: dict[Target, Precondition] = {}
-        self.precondition_at: dict[Target, tuple[Any, Any]] = {}
-
-    def read_keys(
-        self,
-        section: schema.Section,
-        item: Any,
-        parent: Any,
-        index: Any,
-        origin: bool = False,
-        unset: dict[str, Any] | None = None,
-        only: tuple[str, ...] = (),
-        values: Mapping[str, Any] | None = None,
-        where: str = "",
-    ) -> dict[str, Any]:
-        """The value of each of ``section``'s keys in mapping ``item`` (``Key.absent`` when
-        left out, ``unset``'s when None), refused by its declared check, in the section's
-        order. An error points at the key, or at ``parent[index]`` when the key is left out;
-        ``origin``: the keys may come from ``--set`` (top level); ``only``: these keys, in
-        this order; ``values``: read the values there (a workload's options with the global
-        ones), point at ``item``; ``where``: what the message begins with."""
-        out: dict[str, Any] = {}
-        source = item if values is None else values
-        for k in [section.key(n) for n in only] if only else section.keys:
-            value = source.get(k.name, k.absent)
-            if value is None and unset and k.name in unset:
-                value = unset[k.name]
-            problem = k.check(value, source) if k.check is not None else None
-            if problem is not None:
-                at = (item, k.name) if k.name in item else (parent, index)
-                msg, fix = problem
-                msg = f"{where}: {msg}" if where else msg
-                raise self.err(msg, *at, fix=fix, origin_key=k.name if origin else None)
-            out[k.name] = value
-        return out
-
-    # -- error helpers
-    def err(
-        self,
-        msg: str,
-        node: Any = None,
-        key: Any = None,
-        fix: str | None = None,
-        origin_key: str | None = None,
-    ) -> PlanError:
-        if origin_key is not None and origin_key in self.set_keys:
-            if fix:  # show examples in the form they were given: `--set bs=4k`, not `bs: 4k`
-                fix = fix.replace(f"`{origin_key}: ", f"`--set {origin_key}=")
-            return PlanError(msg, file=f"--set {shown(self.set_keys[origin_key])}", fix=fix)
-        line, col = _position(node, key)
-        return PlanError(msg, file=self.source, line=line, column=col, fix=fix)
+        self.reading = Reading(source)
+        self.options = OptionReader(self.reading)
+        self.workloads = WorkloadReader(self.reading, self.options)
+        self.targets = TargetReader(self.reading, ceph_conf=ceph_conf, endpoint=endpoint)
 
     def yaml_error(self, e: MarkedYAMLError) -> PlanError:
         """One message for a YAML syntax error, at the line the fix belongs on."""
@@ -170,28 +121,26 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         for key in doc:
             if key not in TOP_KEYS:
                 fix = suggestion(str(key), TOP_KEYS, f"top-level keys: {', '.join(TOP_KEYS)}")
-                raise self.err(f"unknown key {str(key)!r}", doc, key, fix=fix)
+                raise self.reading.err(f"unknown key {str(key)!r}", doc, key, fix=fix)
         return doc
 
     def load(self, sets: list[str], target_args: list[str]) -> Plan:
         doc = self.document(sets)
         stem = Path(self.source.removeprefix("suite:")).stem
-        values = self.read_keys(schema.PLAN, doc, doc, None, origin=True, unset={"name": stem})
+        values = self.reading.read_keys(
+            schema.PLAN, doc, doc, None, origin=True, unset={"name": stem}
+        )
         name, repeat, report = values["name"], values["repeat"], values["report"]
 
         global_opts = (
-            self.options(doc.get("global"), doc, "global", "global") if "global" in doc else {}
+            self.options.read(doc.get("global"), doc, "global", "global") if "global" in doc else {}
         )
-        workloads = self.workloads(doc, global_opts)
-        self.apply_duration(values, workloads, doc)
-        if target_args:
-            targets = [parse_target_arg(a, self.ceph_conf, self.endpoint) for a in target_args]
-            self.target_at.update((t, a) for t, a in zip(targets, target_args, strict=True))
-        else:
-            targets = self.targets(doc)
-        hosts = self.hosts(doc, targets) if "hosts" in doc else []
+        workloads = self.workloads.read(doc, global_opts)
+        self.workloads.apply_duration(values, workloads, doc)
+        targets = self.targets.from_args(target_args) if target_args else self.targets.read(doc)
+        hosts = self.targets.hosts(doc, targets) if "hosts" in doc else []
         if not targets and not (hosts and all(h.targets is not None for h in hosts)):
-            raise self.err(
+            raise self.reading.err(
                 "the plan has no targets",
                 doc,
                 "targets" if "targets" in doc else None,
@@ -199,29 +148,29 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
                 + (" (or give every host its own `targets:`)" if hosts else ""),
             )
         self.check_engines(workloads, targets, hosts, doc)
-        self.check_clients(workloads, hosts, doc)
-        self.check_action_hosts(workloads, hosts, doc)
+        self.workloads.check_clients(workloads, hosts, doc)
+        self.workloads.check_action_hosts(workloads, hosts, doc)
         if hosts:
             pairs = [(t, h.local) for h in hosts for t in (h.targets or targets)]
         else:
             pairs = [(t, True) for t in targets]
         pairs = list(dict.fromkeys(pairs))
-        self.check_local_targets([t for t, local in pairs if local])
+        self.targets.check_local([t for t, local in pairs if local])
         not_s3 = [t for t, _ in pairs if t.kind != "s3"]
         if report == "s3" and not_s3:
-            raise self.err(
+            raise self.reading.err(
                 f"the s3 suite measures S3 buckets, not the {not_s3[0].kind} {not_s3[0].path}",
                 doc,
                 "report",
                 fix="--target s3://BUCKET (with AWS_ENDPOINT_URL set), or a plan with "
                 "`- s3: BUCKET` and `endpoint:`",
             )
-        self.check_sizes(pairs, workloads, doc)
-        self.check_blocks(workloads, [t for t, _ in pairs], doc)
+        self.workloads.check_sizes(pairs, workloads, doc)
+        self.workloads.check_blocks(workloads, [t for t, _ in pairs], doc)
         top = precondition(values["precondition"])
-        pre = {t: self.preconditions.get(t, top) for t in targets}
+        pre = {t: self.targets.preconditions.get(t, top) for t in targets}
         if hosts:
-            self.check_no_output_files(workloads, doc)
+            self.workloads.check_no_output_files(workloads, doc)
         plan = Plan(
             name=name.strip(),
             source=self.source,
@@ -240,7 +189,9 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             preconditions={t: p.mode for t, p in pre.items()},
             purges={t: p.purge for t, p in pre.items() if p.purge},
         )
-        self.check_steady(plan, doc)
+        self.targets.check_precondition(plan, doc)
+        self.targets.check_purge(plan, doc)
+        self.workloads.check_steady(plan, doc)
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
         self.check_points(plan, doc)
         return plan
@@ -377,7 +328,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
         else:
             biggest = max(range(len(plan.workloads)), key=lambda i: combinations(plan.workloads[i]))
             at = (doc.get("workloads"), biggest)
-        raise self.err(
+        raise self.reading.err(
             f"the plan expands to {fmt_count(count)} points ({' × '.join(parts)}), more than "
             f"the limit of {self.max_points:,}",
             *at,
@@ -400,7 +351,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
                 problem = problem or decl.target_problem(t)
             if problem is not None:
                 why, fix = problem
-                raise self.err(f"workload {wl.name!r}: {why}", where, i, fix=fix)
+                raise self.reading.err(f"workload {wl.name!r}: {why}", where, i, fix=fix)
 
     def check_points(self, plan: Plan, doc: Any) -> None:
         """What only the expanded points show, as each engine checks it (rados bench: every
@@ -414,7 +365,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
             if problem is not None:
                 wl = next(w for w in plan.workloads if w.name == p.workload)
                 why, fix = problem
-                raise self.err(
+                raise self.reading.err(
                     f"workload {wl.name!r}: {why}",
                     doc.get("workloads"),
                     plan.workloads.index(wl),
@@ -431,7 +382,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
                     fix="e.g. --set runtime=2 or --set iodepth=[1,32]",
                 )
             value = self.parse_yaml(raw, file=None, set_arg=arg) if raw.strip() else None
-            self.set_keys[key] = arg
+            self.reading.set_keys[key] = arg
             if key in TOP_KEYS:
                 if key in ("targets", "workloads", "global"):
                     raise PlanError(
@@ -476,7 +427,7 @@ class _Loader(_OptionRules, _WorkloadRules, _TargetRules):
                 raise PlanError(
                     f"--set {shown(arg)}: no workload of the plan has `{key}`",
                     file=self.source,
-                    fix=self.not_taken(decl, key, "")[1],
+                    fix=self.options.not_taken(decl, key, "")[1],
                 )
             if glob:
                 glob.pop(key, None)

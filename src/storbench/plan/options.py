@@ -18,6 +18,7 @@ from storbench.plan.checks import (
     path_problem,
 )
 from storbench.plan.model import _flag_set, fmt_count, mmap_file
+from storbench.plan.reading import Reading
 from storbench.plan.rules import (
     _EXAMPLE,
     _NEGATIVE,
@@ -40,16 +41,20 @@ from storbench.plan.yamlpos import _compound, _describe, _position
 Fail = Callable[[str, str], PlanError]
 
 
-class _OptionRules:
-    """The loader's checks of option values (a mixin of plan.load._Loader)."""
+class OptionReader:
+    """The options of workloads and of ``global:``: each name taken by the engine, each
+    value checked and read, errors through the plan's :class:`Reading`."""
 
-    def options(
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
+
+    def read(
         self, node: Any, parent: Any, key: Any, where: str, engine: str | None = None
     ) -> dict[str, Any]:
         """The options of a workload (only what its ``engine`` takes: see enginekeys.py) or
         of ``global:`` (``engine`` None: the keys of any engine)."""
         if not isinstance(node, dict):
-            raise self.err(
+            raise self.reading.err(
                 f"`{where}` must be a mapping of fio options, not {_describe(node)}",
                 parent,
                 key,
@@ -69,10 +74,10 @@ class _OptionRules:
             refused = decl.refuse(opt_s)
             if refused is not None:
                 why, fix = refused
-                raise self.err(f"{where}: {why}", node, opt, fix=fix, origin_key=opt_s)
+                raise self.reading.err(f"{where}: {why}", node, opt, fix=fix, origin_key=opt_s)
             if not decl.accepts(opt_s):
                 why, fix = self.not_taken(decl, opt_s, where)
-                raise self.err(why, node, opt, fix=fix, origin_key=opt_s)
+                raise self.reading.err(why, node, opt, fix=fix, origin_key=opt_s)
             out[opt_s] = self.option_value(opt_s, value, node, opt, where)
         return out
 
@@ -97,7 +102,7 @@ class _OptionRules:
     def option_value(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Any:
         if isinstance(value, list):
             if not value:
-                raise self.err(
+                raise self.reading.err(
                     f"{where}: `{opt}` is an empty list",
                     node,
                     key,
@@ -114,7 +119,7 @@ class _OptionRules:
                 )
                 v = self.scalar(opt, v, at[0], at[1], where)
                 if any(str(v) == str(prev) for prev in out):
-                    raise self.err(
+                    raise self.reading.err(
                         f"{where}: `{opt}` lists {v!r} twice",
                         *at,
                         fix="list each value once (`repeat: N` runs every point N times)",
@@ -129,7 +134,7 @@ class _OptionRules:
         messages must come (the shape, then what fio could not read, then the number)."""
 
         def fail(msg: str, fix: str) -> PlanError:
-            return self.err(f"{where}: `{opt}` {msg}", node, key, fix=fix, origin_key=opt)
+            return self.reading.err(f"{where}: `{opt}` {msg}", node, key, fix=fix, origin_key=opt)
 
         _check_shape(opt, value, fail)
         if isinstance(value, bool):

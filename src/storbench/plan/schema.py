@@ -4,7 +4,7 @@ The loader's lists of keys (``rules.TOP_KEYS``, ``TARGET_KEYS``, ``HOST_KEYS``,
 ``RESERVED_KEYS``...) are read from here, so
 an unknown key's message and its "did you mean" name exactly these. A key that says
 ``check`` is refused by it with the message and fix it returns: the loader walks a section's
-keys in their order (``load._Loader.read_keys``) and says where. ``storbench plan keys``
+keys in their order (``reading.Reading.read_keys``) and says where. ``storbench plan keys``
 and docs/plan-keys.md print this table, and each registered engine's own keys after it (each
 engine declares them: plan/enginekeys.py).
 """

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from storbench.model.errors import NotFoundError, PlanError, suggestion
-from storbench.plan.load import _Loader
+from storbench.plan.load import Loader
 from storbench.plan.model import Plan
 from storbench.plan.rules import MAX_DEPTH, MAX_POINTS
 from storbench.suites import names as suite_names
@@ -127,7 +127,7 @@ def parse_plan(
     endpoint: str | None = None,
 ) -> Plan:
     try:
-        loader = _Loader(text, source, ceph_conf, max_points, endpoint)
+        loader = Loader(text, source, ceph_conf, max_points, endpoint)
         return loader.load(sets or [], targets or [])
     except RecursionError:  # the YAML checks below should make this unreachable
         raise PlanError(

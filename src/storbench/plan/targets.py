@@ -1,5 +1,6 @@
 """Targets and hosts of a plan: files, devices, directories, Ceph images and pools, and the
-hosts that run the points."""
+hosts that run the points; what each target must be (a local one's kind, its
+preconditioning and purge). ``--target`` arguments are read in targetargs.py."""
 
 from __future__ import annotations
 
@@ -9,42 +10,65 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+import storbench.plan.enginekeys as enginekeys
 import storbench.plan.s3keys as s3keys
 import storbench.plan.schema as schema
 from storbench.model.errors import PlanError, suggestion
 from storbench.model.units import parse_size
 from storbench.plan.actionkeys import AGENT, shell_prefix, words
 from storbench.plan.checks import fix_for, path_problem, shown
-from storbench.plan.model import Host, Target
-from storbench.plan.precondkeys import precondition
+from storbench.plan.model import Host, Plan, Target
+from storbench.plan.precondkeys import Precondition, precondition
+from storbench.plan.reading import Reading
 from storbench.plan.rules import (
     CEPH_KINDS,
     CEPH_TARGET_KEYS,
-    DEFAULT_CEPH_CONF,
-    FS_KINDS,
     HOST_KEYS,
     LOCAL,
     S3_KIND,
     TARGET_KEYS,
     TARGET_KINDS,
 )
+from storbench.plan.targetargs import ceph_target, parse_target_arg
 from storbench.plan.yamlpos import _describe
 
 _TARGETS_EXAMPLE = "targets:\n  - file: /mnt/test/storbench.dat\n  - device: /dev/sdb"
 
 
-class _TargetRules:
-    """The loader's reading of targets and hosts (a mixin of plan.load._Loader)."""
+class TargetReader:
+    """The targets and hosts of a plan, or the targets of ``--target`` arguments, and where
+    each was given (``at``: (node, key) in the plan, or the argument); each target's own
+    ``precondition:`` (``preconditions``; the plan's applies to the others) and where it is
+    (``precondition_at``). ``ceph_conf`` (``--ceph-conf``): the ceph.conf of Ceph targets
+    that name none; ``endpoint`` (``--endpoint``): the S3 service of s3 targets that name
+    none."""
 
-    def targets(self, doc: CommentedMap) -> list[Target]:
+    def __init__(
+        self, reading: Reading, *, ceph_conf: str | None = None, endpoint: str | None = None
+    ) -> None:
+        self.reading = reading
+        self.ceph_conf = ceph_conf
+        self.endpoint = endpoint
+        self.at: dict[Target, tuple[Any, Any] | str] = {}
+        self.preconditions: dict[Target, Precondition] = {}
+        self.precondition_at: dict[Target, tuple[Any, Any]] = {}
+
+    def read(self, doc: CommentedMap) -> list[Target]:
+        """The plan's ``targets:``."""
         return self.target_list(doc.get("targets"), doc, "targets")
+
+    def from_args(self, args: list[str]) -> list[Target]:
+        """The targets of ``--target`` arguments (which replace the plan's)."""
+        targets = [parse_target_arg(a, self.ceph_conf, self.endpoint) for a in args]
+        self.at.update((t, a) for t, a in zip(targets, args, strict=True))
+        return targets
 
     def target_list(self, node: Any, parent: Any, key: Any) -> list[Target]:
         """The targets listed under ``parent[key]`` (none when it is left out)."""
         if node is None:
             return []
         if not isinstance(node, list):
-            raise self.err(
+            raise self.reading.err(
                 f"`targets` must be a list, not {_describe(node)}",
                 parent,
                 key,
@@ -59,7 +83,7 @@ class _TargetRules:
                 out.append(self.s3_target(item, node, i))
             else:
                 out.append(self.fs_target(kind, item, node, i))
-            pre = self.read_keys(schema.TARGET_MORE, item, node, i, only=("precondition",))
+            pre = self.reading.read_keys(schema.TARGET_MORE, item, node, i, only=("precondition",))
             if pre["precondition"] is not None:
                 self.preconditions[out[-1]] = precondition(pre["precondition"])
                 self.precondition_at[out[-1]] = (item, "precondition")
@@ -68,7 +92,7 @@ class _TargetRules:
     def target_kind(self, item: Any, node: Any, i: int) -> str:
         """What target ``node[i]`` is: a mapping of known keys with exactly one kind."""
         if not isinstance(item, dict):
-            raise self.err(
+            raise self.reading.err(
                 f"each target must be a mapping such as `- file: PATH`, not {_describe(item)}",
                 node,
                 i,
@@ -76,7 +100,7 @@ class _TargetRules:
             )
         for k in item:
             if k not in TARGET_KEYS:
-                raise self.err(
+                raise self.reading.err(
                     f"unknown target key {str(k)!r}",
                     item,
                     k,
@@ -88,7 +112,7 @@ class _TargetRules:
                 )
         kinds = [k for k in TARGET_KINDS if k in item]
         if len(kinds) != 1:
-            raise self.err(
+            raise self.reading.err(
                 f"a target needs exactly one of {', '.join(TARGET_KINDS)}"
                 + (f", not {' and '.join(kinds)}" if kinds else ""),
                 node,
@@ -103,7 +127,7 @@ class _TargetRules:
         self.refuse_keys(item, kind, CEPH_TARGET_KEYS, "Ceph targets (rbd, rados)")
         self.refuse_keys(item, kind, s3keys.KEYS, "s3 targets")
         if not isinstance(path, str) or not path.strip():
-            raise self.err(
+            raise self.reading.err(
                 f"`{kind}` needs a path, not {_describe(path)}",
                 item,
                 kind,
@@ -115,27 +139,27 @@ class _TargetRules:
         path = path.strip()
         problem = path_problem(path)
         if problem:
-            raise self.err(f"the {kind} path {problem}", item, kind, fix=fix_for(problem))
+            raise self.reading.err(f"the {kind} path {problem}", item, kind, fix=fix_for(problem))
         if kind == "device" and not os.path.isabs(path):
-            raise self.err(
+            raise self.reading.err(
                 f"a device path must be absolute, not {path!r} (fio runs in a directory "
                 "of its own)",
                 item,
                 kind,
                 fix="e.g. `- device: /dev/sdb`",
             )
-        self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
+        self.reading.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
         target = Target(
             kind=kind, path=os.path.abspath(path), name=str(name) if name is not None else None
         )
-        self.target_at.setdefault(target, (item, kind))
+        self.at.setdefault(target, (item, kind))
         return target
 
     def refuse_keys(self, item: Any, kind: str, keys: tuple[str, ...], whose: str) -> None:
         """A key of another kind of target in ``item`` (a ``kind``) is an error."""
         for k in keys:
             if k in item:
-                raise self.err(
+                raise self.reading.err(
                     f"`{k}` belongs to {whose}, not to a {kind}",
                     item,
                     k,
@@ -150,10 +174,10 @@ class _TargetRules:
         found = s3keys.problem(item)
         if found is not None:
             key, (message, fix) = found
-            raise self.err(message, item, key, fix=fix)
+            raise self.reading.err(message, item, key, fix=fix)
         endpoint = s3keys.endpoint_of(item, self.endpoint)
         if endpoint is None:
-            raise self.err(
+            raise self.reading.err(
                 "an s3 target needs an `endpoint` (or --endpoint, or $AWS_ENDPOINT_URL)",
                 item,
                 "s3",
@@ -163,8 +187,8 @@ class _TargetRules:
             env_problem = s3keys.endpoint_problem(endpoint)
             if env_problem is not None:
                 where = "--endpoint" if self.endpoint else "$AWS_ENDPOINT_URL"
-                raise self.err(f"{where}: {env_problem[0]}", item, "s3", fix=env_problem[1])
-        self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
+                raise self.reading.err(f"{where}: {env_problem[0]}", item, "s3", fix=env_problem[1])
+        self.reading.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
         name = item.get("name")
         target = Target(
             kind=S3_KIND,
@@ -178,7 +202,7 @@ class _TargetRules:
             insecure=bool(item.get("insecure", False)),
             keep_objects=bool(item.get("keep_objects", False)),
         )
-        self.target_at.setdefault(target, (item, "s3"))
+        self.at.setdefault(target, (item, "s3"))
         return target
 
     def ceph_target(self, kind: str, item: Any, node: Any, i: int) -> Target:
@@ -188,7 +212,9 @@ class _TargetRules:
         if not isinstance(path, str):
             path = str(path) if isinstance(path, int) else ""
         self.refuse_keys(item, f"{kind} target", s3keys.KEYS, "s3 targets")
-        self.read_keys(schema.TARGET_MORE, item, node, i, only=("size", "conf", "clientname"))
+        self.reading.read_keys(
+            schema.TARGET_MORE, item, node, i, only=("size", "conf", "clientname")
+        )
         size = parse_size(item["size"]) if "size" in item else None
         client = item.get("clientname")
         if isinstance(client, str) and client.startswith("client."):
@@ -197,8 +223,8 @@ class _TargetRules:
         for k in ("conf", "clientname"):
             problem = path_problem(item[k].strip()) if k in item else None
             if problem:
-                raise self.err(f"`{k}` {problem}", item, k, fix=fix_for(problem))
-        self.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
+                raise self.reading.err(f"`{k}` {problem}", item, k, fix=fix_for(problem))
+        self.reading.read_keys(schema.TARGET_MORE, item, node, i, only=("name",))
         try:
             return ceph_target(
                 kind,
@@ -210,7 +236,7 @@ class _TargetRules:
             )
         except ValueError as e:
             article = "an" if kind == "rbd" else "a"
-            raise self.err(
+            raise self.reading.err(
                 f"not {article} {kind} target: {_describe(item[kind])}", item, kind, fix=str(e)
             ) from None
 
@@ -221,7 +247,7 @@ class _TargetRules:
             "    targets:\n      - device: /dev/vdb"
         )
         if not isinstance(node, list) or not node:
-            raise self.err(
+            raise self.reading.err(
                 f"`hosts` must be a non-empty list, not {_describe(node)}",
                 doc,
                 "hosts",
@@ -234,7 +260,7 @@ class _TargetRules:
         labels: dict[str, int] = {}
         for i, item in enumerate(node):
             if not isinstance(item, dict):
-                raise self.err(
+                raise self.reading.err(
                     f"each host must be a mapping such as `- address: 192.0.2.10`, not "
                     f"{_describe(item)}",
                     node,
@@ -243,13 +269,13 @@ class _TargetRules:
                 )
             for k in item:
                 if k not in HOST_KEYS:
-                    raise self.err(
+                    raise self.reading.err(
                         f"unknown host key {str(k)!r}",
                         item,
                         k,
                         fix=suggestion(str(k), HOST_KEYS, f"a host has: {', '.join(HOST_KEYS)}"),
                     )
-            values = self.read_keys(schema.HOST, item, node, i)
+            values = self.reading.read_keys(schema.HOST, item, node, i)
             address, port = values["address"].strip(), values["port"]
             own = (
                 tuple(self.target_list(item["targets"], item, "targets"))
@@ -257,7 +283,7 @@ class _TargetRules:
                 else None
             )
             if own is not None and not own:
-                raise self.err(
+                raise self.reading.err(
                     "`targets` of a host is empty",
                     item,
                     "targets",
@@ -267,7 +293,7 @@ class _TargetRules:
             ident = (address, port if address != LOCAL else 0)
             if ident in seen:
                 first = f"host {seen[ident] + 1}"
-                raise self.err(
+                raise self.reading.err(
                     f"host {host.label} is listed twice (as {first} and host {i + 1})",
                     node,
                     i,
@@ -275,7 +301,7 @@ class _TargetRules:
                     "on the same machine)",
                 )
             if host.label in labels:
-                raise self.err(
+                raise self.reading.err(
                     f"two hosts are named {host.label!r}",
                     node,
                     i,
@@ -293,7 +319,7 @@ class _TargetRules:
         if len({c for _, c in counts}) > 1:
             odd = min(counts, key=lambda hc: [c for _, c in counts].count(hc[1]))
             others = max((c for _, c in counts), key=[c for _, c in counts].count)
-            raise self.err(
+            raise self.reading.err(
                 f"host {odd[0].label} has {odd[1]} target(s), the other hosts {others}: every "
                 "host needs the same number of targets (point i uses each host's i-th target)",
                 node,
@@ -301,6 +327,95 @@ class _TargetRules:
                 fix="list the same number of targets under each host (or none, to use the "
                 "plan's `targets:`)",
             )
+
+    def check_local(self, targets: list[Target]) -> None:
+        """What a local target is must match its kind: a ``file:`` that is a directory, a
+        ``device:`` that is no block device or a ``directory:`` that is a file would record a
+        failed point (a missing one is for preflight to report: it may appear before the
+        run). Targets of remote hosts are not on this machine: nothing to look at here."""
+        for t in targets:
+            if t.ceph:
+                continue
+            try:
+                mode = os.stat(t.path).st_mode
+            except OSError:
+                continue
+            at = self.at.get(t)
+            arg = isinstance(at, str)  # given as --target
+            if t.kind == "file" and stat.S_ISDIR(mode):
+                msg = f"`file:` target {t.path} is a directory"
+                fix = (
+                    f"--target directory:{t.path}" if arg else f"`- directory: {t.path}`"
+                ) + " (fio makes files of its own in it), or name a file inside it"
+            elif t.kind == "device" and not stat.S_ISBLK(mode):
+                what = (
+                    "a directory"
+                    if stat.S_ISDIR(mode)
+                    else "a character device"
+                    if stat.S_ISCHR(mode)
+                    else "a file"
+                )
+                msg = f"{t.path} is not a block device but {what}: `device:` must be one"
+                fix = "name a block device (lsblk lists them)" + (
+                    ", or a file with `file:`" if not stat.S_ISDIR(mode) else ""
+                )
+            elif t.kind == "directory" and not stat.S_ISDIR(mode):
+                msg = f"`directory:` target {t.path} is not a directory"
+                fix = "name a directory, or a file with `file:`"
+            else:
+                continue
+            if isinstance(at, str):
+                raise PlanError(f"--target {shown(at)}: {msg}", fix=fix)
+            raise self.reading.err(msg, *(at or (None, None)), fix=fix)
+
+    def check_precondition(self, plan: Plan, doc: CommentedMap) -> None:
+        """Preconditioning fills a target with writes: not a pool (``rados:``), and not
+        before an engine that writes its own data (rados bench's objects)."""
+        pre = [t for t, mode in plan.preconditions.items() if mode != "none"]
+        bad = next((t for t in pre if t.kind == "rados"), None)
+        if (
+            bad is None
+            and pre
+            and any(enginekeys.of(w.options).no_precondition for w in plan.workloads)
+        ):
+            bad = pre[0]
+        if bad is not None:
+            at = self.at.get(bad)
+            node, key = at if isinstance(at, tuple) else (doc, "precondition")
+            raise self.reading.err(
+                f"target {bad.label}: `precondition` fills a device, file or image with "
+                "writes; a rados pool (or rados bench) has no capacity to fill",
+                node,
+                key,
+                fix="leave `precondition` out for it (or `precondition: none`)",
+            )
+
+    def check_purge(self, plan: Plan, doc: CommentedMap) -> None:
+        """A purge erases a whole block device of this machine (storbench runs blkdiscard
+        here): only a ``device:`` target, and never with a remote host among ``hosts:``."""
+        own = {t: p.purge for t, p in self.preconditions.items() if p.purge}
+        remote = next((h for h in plan.hosts if not h.local), None)
+        for t, how in {**plan.purges, **own}.items():
+            at = self.precondition_at.get(t)
+            where: dict[str, Any] = (
+                {"node": at[0], "key": at[1]}
+                if at
+                else {"node": doc, "key": "precondition", "origin_key": "precondition"}
+            )
+            if t.kind != "device":
+                raise self.reading.err(
+                    f"target {t.label}: `purge: {how}` erases a whole block device "
+                    f"(blkdiscard): only a `device:` target is purged, never a `{t.kind}:` one",
+                    fix="remove `purge` (only a `device:` target may have it)",
+                    **where,
+                )
+            if remote is not None:
+                raise self.reading.err(
+                    f"target {t.label}: `purge: {how}` runs blkdiscard on this machine; "
+                    f"storbench never purges a target of a remote host ({remote.label})",
+                    fix="remove `purge`, or run storbench on the machine that holds the device",
+                    **where,
+                )
 
 
 def _host(values: dict[str, Any], own: tuple[Target, ...] | None) -> Host:
@@ -316,119 +431,4 @@ def _host(values: dict[str, Any], own: tuple[Target, ...] | None) -> Host:
         shell=shell_prefix(values["shell"], address, ssh),
         ssh=ssh,
         agent=agent if ssh else (),
-    )
-
-
-def default_ceph_conf() -> str:
-    """``$CEPH_CONF``, else /etc/ceph/ceph.conf (what the ceph tools read by default)."""
-    return os.environ.get("CEPH_CONF") or DEFAULT_CEPH_CONF
-
-
-def ceph_target(kind: str, path: str, conf: str | None = None, **kw: Any) -> Target:
-    """An rbd (``POOL/IMAGE``) or rados (``POOL``) target; raises ValueError with the fix
-    when the name cannot be one."""
-    path = path.strip()
-    parts = path.split("/")
-    want = 2 if kind == "rbd" else 1
-    if (
-        len(parts) != want
-        or not all(parts)
-        or any(c.isspace() for c in path)
-        or path_problem(path) is not None
-    ):
-        raise ValueError(
-            "rbd:POOL/IMAGE (e.g. rbd:bench/storbench)"
-            if kind == "rbd"
-            else "rados:POOL (e.g. rados:bench)"
-        )
-    conf = os.path.abspath(conf) if conf else os.path.abspath(default_ceph_conf())
-    problem = path_problem(conf)
-    if problem:
-        raise ValueError(f"the ceph.conf path {conf!r} {problem}: {fix_for(problem)}")
-    client = kw.get("client")
-    if client is not None and path_problem(client):
-        raise ValueError(f"the client name {client!r} {path_problem(client)}")
-    return Target(kind, path, conf=conf, **kw)
-
-
-def parse_target_arg(arg: str, ceph_conf: str | None = None, endpoint: str | None = None) -> Target:
-    """``--target`` value: ``file:PATH``, ``device:PATH``, ``directory:PATH``,
-    ``rbd:POOL/IMAGE``, ``rados:POOL`` or a bare path (a block device or a path under /dev is
-    a device, an existing directory a directory, anything else a file). ``ceph_conf``
-    (``--ceph-conf``) is the ceph.conf of Ceph targets (default: :func:`default_ceph_conf`).
-    ``s3://BUCKET[/PREFIX]``: a bucket of the service ``endpoint`` (``--endpoint``) or else
-    ``$AWS_ENDPOINT_URL`` names."""
-    if arg.startswith("s3://"):
-        return s3_target_arg(arg, endpoint)
-    for kind in CEPH_KINDS:
-        if arg.startswith(kind + ":"):
-            try:
-                return ceph_target(kind, arg[len(kind) + 1 :], ceph_conf)
-            except ValueError as e:
-                article = "an" if kind == "rbd" else "a"
-                raise PlanError(
-                    f"--target {shown(arg)}: not {article} {kind} target", fix=str(e)
-                ) from None
-    for kind in (*FS_KINDS, "dir"):
-        if arg.startswith(kind + ":"):
-            path = arg[len(kind) + 1 :]
-            if not path:
-                raise PlanError(
-                    f"--target {shown(arg)}: no path after {kind}:", fix=f"--target {kind}:/path"
-                )
-            _check_target_arg(arg, path)
-            kind = "directory" if kind == "dir" else kind
-            return Target(kind, os.path.abspath(path))
-    if not arg.strip():
-        raise PlanError("--target needs a path", fix="--target ./scratch.dat or --target /dev/sdb")
-    _check_target_arg(arg, arg)
-    # absolute: fio runs in a temporary directory of its own
-    path = os.path.abspath(arg)
-    try:
-        mode = os.stat(arg).st_mode
-    except OSError:
-        if path.startswith("/dev/"):
-            return Target("device", path)  # preflight says it does not exist
-        return Target("file", path)
-    if stat.S_ISBLK(mode):
-        return Target("device", path)
-    if stat.S_ISDIR(mode):
-        return Target("directory", path)
-    return Target("file", path)
-
-
-def _check_target_arg(arg: str, path: str) -> None:
-    problem = path_problem(path)
-    if problem:
-        raise PlanError(f"--target {shown(arg)}: the path {problem}", fix=fix_for(problem))
-
-
-def s3_target_arg(arg: str, given: str | None = None) -> Target:
-    """``--target s3://BUCKET[/PREFIX]``: the endpoint ``given`` (``--endpoint``) or the
-    environment's, the keys from the environment."""
-    bucket, _, prefix = arg[len("s3://") :].partition("/")
-    item = {"s3": bucket, **({"prefix": prefix} if prefix else {})}
-    found = s3keys.problem(item)
-    if found is not None:
-        raise PlanError(f"--target {shown(arg)}: {found[1][0]}", fix=found[1][1])
-    endpoint = s3keys.endpoint_of(item, given)
-    problem = s3keys.endpoint_problem(endpoint) if endpoint else None
-    if endpoint is None or problem is not None:
-        where = "--endpoint" if given else "$AWS_ENDPOINT_URL"
-        raise PlanError(
-            f"--target {shown(arg)}: "
-            + (f"{where}: {problem[0]}" if problem else "no endpoint for the bucket"),
-            fix="--endpoint http://HOST:PORT (the S3 service; or export AWS_ENDPOINT_URL), or "
-            "write a plan with `- s3: BUCKET` and `endpoint:`",
-        )
-    return Target(
-        kind=S3_KIND,
-        path=bucket,
-        endpoint=endpoint,
-        region=s3keys.DEFAULT_REGION,
-        prefix=prefix or s3keys.DEFAULT_PREFIX,
-        credentials="env",
-        create_bucket=False,
-        insecure=False,
-        keep_objects=False,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import stat
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
@@ -13,58 +12,25 @@ from ruamel.yaml.comments import CommentedMap
 import storbench.plan.enginekeys as enginekeys
 import storbench.plan.schema as schema
 from storbench import hooks
-from storbench.model.errors import PlanError, suggestion
+from storbench.model.errors import suggestion
 from storbench.model.units import UnitError, fmt_size_short, parse_size, parse_time
 from storbench.plan.actionkeys import FIX, Action, actions
-from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, mmap_file
+from storbench.plan.options import OptionReader
+from storbench.plan.reading import Reading
 from storbench.plan.rules import FILE_OPTIONS
 from storbench.plan.soakkeys import duration_s
 from storbench.plan.yamlpos import _compound, _describe, _position, _submap
 
 
-class _WorkloadRules:
-    """The loader's reading of workloads (a mixin of plan.load._Loader)."""
+class WorkloadReader:
+    """The workloads of a plan: each one's name, options (read by ``options``, the global
+    ones merged in as its engine takes them) and actions, and the checks of the workloads
+    against one another, the targets and the hosts."""
 
-    def check_local_targets(self, targets: list[Target]) -> None:
-        """What a local target is must match its kind: a ``file:`` that is a directory, a
-        ``device:`` that is no block device or a ``directory:`` that is a file would record a
-        failed point (a missing one is for preflight to report: it may appear before the
-        run). Targets of remote hosts are not on this machine: nothing to look at here."""
-        for t in targets:
-            if t.ceph:
-                continue
-            try:
-                mode = os.stat(t.path).st_mode
-            except OSError:
-                continue
-            at = self.target_at.get(t)
-            arg = isinstance(at, str)  # given as --target
-            if t.kind == "file" and stat.S_ISDIR(mode):
-                msg = f"`file:` target {t.path} is a directory"
-                fix = (
-                    f"--target directory:{t.path}" if arg else f"`- directory: {t.path}`"
-                ) + " (fio makes files of its own in it), or name a file inside it"
-            elif t.kind == "device" and not stat.S_ISBLK(mode):
-                what = (
-                    "a directory"
-                    if stat.S_ISDIR(mode)
-                    else "a character device"
-                    if stat.S_ISCHR(mode)
-                    else "a file"
-                )
-                msg = f"{t.path} is not a block device but {what}: `device:` must be one"
-                fix = "name a block device (lsblk lists them)" + (
-                    ", or a file with `file:`" if not stat.S_ISDIR(mode) else ""
-                )
-            elif t.kind == "directory" and not stat.S_ISDIR(mode):
-                msg = f"`directory:` target {t.path} is not a directory"
-                fix = "name a directory, or a file with `file:`"
-            else:
-                continue
-            if isinstance(at, str):
-                raise PlanError(f"--target {shown(at)}: {msg}", fix=fix)
-            raise self.err(msg, *(at or (None, None)), fix=fix)
+    def __init__(self, reading: Reading, options: OptionReader) -> None:
+        self.reading = reading
+        self.options = options
 
     def option_at(self, doc: CommentedMap, i: int, opt: str) -> tuple[Any, Any]:
         """Where workload ``i`` got option ``opt``: its own key, else ``global:``'s."""
@@ -105,7 +71,7 @@ class _WorkloadRules:
                 for other in ("size", "filesize"):
                     for text, n in sizes(wl, other):
                         if bs > n:
-                            raise self.err(
+                            raise self.reading.err(
                                 f"workload {wl.name!r}: `{bs_opt}` {bs_text} is larger than "
                                 f"`{other}` {text}: fio refuses a job smaller than its block",
                                 *self.option_at(doc, i, bs_opt),
@@ -119,7 +85,7 @@ class _WorkloadRules:
                 for files in nrfiles if isinstance(nrfiles, list) else [nrfiles]:
                     for text, n in sizes(wl, "size"):
                         if int(files) > 1 and bs > n // int(files):
-                            raise self.err(
+                            raise self.reading.err(
                                 f"workload {wl.name!r}: `size` {text} over `nrfiles` {files} "
                                 f"gives each of the {files} files in a directory target "
                                 f"{fmt_size_short(n // int(files))} bytes, less than "
@@ -141,7 +107,7 @@ class _WorkloadRules:
                     opt in ("mem", "iomem") and all(mmap_file({opt: v}) is None for v in values)
                 ):
                     continue
-                raise self.err(
+                raise self.reading.err(
                     f"workload {wl.name!r}: `{opt}` writes a file, and with `hosts:` fio "
                     "writes it where storbench cannot check that it overwrites nothing (on "
                     "each host, or as NAME.HOST on this machine)",
@@ -150,11 +116,11 @@ class _WorkloadRules:
                     origin_key=opt,
                 )
 
-    def workloads(self, doc: CommentedMap, global_opts: dict[str, Any]) -> list[Workload]:
+    def read(self, doc: CommentedMap, global_opts: dict[str, Any]) -> list[Workload]:
         node = doc.get("workloads")
         example = "workloads:\n  - name: rand4k\n    rw: randread\n    bs: 4k\n    size: 1g"
         if node is None:
-            raise self.err(
+            raise self.reading.err(
                 "the plan has no workloads"
                 + (" (`workloads:` is empty)" if "workloads" in doc else ""),
                 doc,
@@ -162,7 +128,7 @@ class _WorkloadRules:
                 fix=f"add a list of workloads, e.g.\n{example}",
             )
         if not isinstance(node, list) or not node:
-            raise self.err(
+            raise self.reading.err(
                 f"`workloads` must be a non-empty list, not {_describe(node)}",
                 doc,
                 "workloads",
@@ -172,7 +138,7 @@ class _WorkloadRules:
         seen: set[str] = set()
         for i, item in enumerate(node):
             if not isinstance(item, dict):
-                raise self.err(
+                raise self.reading.err(
                     f"each workload must be a mapping of fio options, not {_describe(item)}",
                     node,
                     i,
@@ -181,10 +147,12 @@ class _WorkloadRules:
             item = dict(item) if not isinstance(item, CommentedMap) else item
             own_keys = {"name": item.get("name", f"w{i + 1}"), "actions": item.get("actions")}
             only = ("name", "actions")  # w1, w2... when the name is left out
-            read = self.read_keys(schema.WORKLOAD, item, node, i, only=only, values=own_keys)
+            read = self.reading.read_keys(
+                schema.WORKLOAD, item, node, i, only=only, values=own_keys
+            )
             name = str(read["name"]).strip()
             if name in seen:
-                raise self.err(
+                raise self.reading.err(
                     f"two workloads are named {name!r}",
                     item,
                     "name",
@@ -195,9 +163,11 @@ class _WorkloadRules:
             where = f"workload {name!r}"
             engine = opts.get("engine", global_opts.get("engine", hooks.DEFAULT_ENGINE))
             if engine not in hooks.engine_names():
-                self.scalar("engine", engine, item if "engine" in item else node, "engine", where)
+                self.options.scalar(
+                    "engine", engine, item if "engine" in item else node, "engine", where
+                )
             decl = enginekeys.engine_keys(engine)
-            own = self.options(_submap(item, opts), node, i, where, engine=engine)
+            own = self.options.read(_submap(item, opts), node, i, where, engine=engine)
             # global options apply where they mean something: to the workloads whose engine
             # takes them (a plan may mix engines)
             merged = {
@@ -226,7 +196,7 @@ class _WorkloadRules:
         """The keys the workload's engine declares checks for (rados bench: a mode, a
         runtime in whole seconds), read with the global options."""
         if decl.required:
-            self.read_keys(
+            self.reading.read_keys(
                 decl.section(),
                 item,
                 node,
@@ -248,7 +218,7 @@ class _WorkloadRules:
             values = wl.options["clients"]
             where = (doc.get("workloads"), i)
             if not hosts:
-                raise self.err(
+                raise self.reading.err(
                     f"workload {wl.name!r}: `clients` needs `hosts:` (the hosts a point runs on)",
                     *where,
                     fix="list the hosts under `hosts:`, or remove `clients`",
@@ -256,7 +226,7 @@ class _WorkloadRules:
                 )
             for n in values if isinstance(values, list) else [values]:
                 if int(n) > len(hosts):
-                    raise self.err(
+                    raise self.reading.err(
                         f"workload {wl.name!r}: `clients` {n} but the plan names "
                         f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}",
                         *where,
@@ -275,10 +245,10 @@ class _WorkloadRules:
         where = f"workload {name!r}: `actions`"
         no_drills = enginekeys.of(opts).no_drills
         if no_drills:
-            raise self.err(f"{where}: {no_drills}", item, "actions", fix=FIX)
+            raise self.reading.err(f"{where}: {no_drills}", item, "actions", fix=FIX)
         runtimes = opts.get("runtime")
         if runtimes is None:
-            raise self.err(
+            raise self.reading.err(
                 f"{where} need a `runtime`: the load the actions happen in",
                 item,
                 "actions",
@@ -291,7 +261,7 @@ class _WorkloadRules:
             end = ramp + parse_time(runtime)
             late = [a for a in steps if a.at_s >= end]
             if late:
-                raise self.err(
+                raise self.reading.err(
                     f"{where}: `{late[0].label()}` at {late[0].at_s:g} s is past the point's "
                     f"end ({end:g} s of load)",
                     item,
@@ -320,7 +290,7 @@ class _WorkloadRules:
                     else "list it under `hosts:` (`shell:` says how to reach it; ssh by "
                     "default), or remove `host:` to run the command on this machine"
                 )
-                raise self.err(
+                raise self.reading.err(
                     f"workload {wl.name!r}: action {n}: `host` {name!r} is not a host of the "
                     f"plan (hosts: {known})",
                     item,
@@ -344,7 +314,7 @@ class _WorkloadRules:
                 self._set_duration(wl, secs)
             self.check_actions(wl.name, wl.actions, wl.options, node)
         if secs is None and values["report"] == "soak":
-            raise self.err(
+            raise self.reading.err(
                 "a soak run needs `duration`: how long its load runs",
                 doc,
                 "report",
@@ -357,61 +327,10 @@ class _WorkloadRules:
         wl.options["runtime"] = secs
         wl.options.update(enginekeys.of(wl.options).duration)
 
-    def check_precondition(self, plan: Plan, doc: CommentedMap) -> None:
-        """Preconditioning fills a target with writes: not a pool (``rados:``), and not
-        before an engine that writes its own data (rados bench's objects)."""
-        pre = [t for t, mode in plan.preconditions.items() if mode != "none"]
-        bad = next((t for t in pre if t.kind == "rados"), None)
-        if (
-            bad is None
-            and pre
-            and any(enginekeys.of(w.options).no_precondition for w in plan.workloads)
-        ):
-            bad = pre[0]
-        if bad is not None:
-            at = self.target_at.get(bad)
-            node, key = at if isinstance(at, tuple) else (doc, "precondition")
-            raise self.err(
-                f"target {bad.label}: `precondition` fills a device, file or image with "
-                "writes; a rados pool (or rados bench) has no capacity to fill",
-                node,
-                key,
-                fix="leave `precondition` out for it (or `precondition: none`)",
-            )
-
-    def check_purge(self, plan: Plan, doc: CommentedMap) -> None:
-        """A purge erases a whole block device of this machine (storbench runs blkdiscard
-        here): only a ``device:`` target, and never with a remote host among ``hosts:``."""
-        own = {t: p.purge for t, p in self.preconditions.items() if p.purge}
-        remote = next((h for h in plan.hosts if not h.local), None)
-        for t, how in {**plan.purges, **own}.items():
-            at = self.precondition_at.get(t)
-            where: dict[str, Any] = (
-                {"node": at[0], "key": at[1]}
-                if at
-                else {"node": doc, "key": "precondition", "origin_key": "precondition"}
-            )
-            if t.kind != "device":
-                raise self.err(
-                    f"target {t.label}: `purge: {how}` erases a whole block device "
-                    f"(blkdiscard): only a `device:` target is purged, never a `{t.kind}:` one",
-                    fix="remove `purge` (only a `device:` target may have it)",
-                    **where,
-                )
-            if remote is not None:
-                raise self.err(
-                    f"target {t.label}: `purge: {how}` runs blkdiscard on this machine; "
-                    f"storbench never purges a target of a remote host ({remote.label})",
-                    fix="remove `purge`, or run storbench on the machine that holds the device",
-                    **where,
-                )
-
     def check_steady(self, plan: Plan, doc: CommentedMap) -> None:
         """Steady-state rounds rerun a workload for a fixed time each: rados bench's runs
         write and read named object sets, which rounds cannot repeat, and a drill's actions
         happen once in one load. Ceph steps need a Ceph cluster among the targets."""
-        self.check_precondition(plan, doc)
-        self.check_purge(plan, doc)
         drills = [wl for wl in plan.workloads if wl.actions]
         ceph = any(t.ceph for t in plan.targets) or any(
             t.ceph for h in plan.hosts for t in (h.targets or [])
@@ -419,7 +338,7 @@ class _WorkloadRules:
         for wl in drills:
             where = f"workload {wl.name!r}: `actions`"
             if plan.steady_state is not None:
-                raise self.err(
+                raise self.reading.err(
                     f"{where} cannot run in steady-state rounds (each round would repeat them)",
                     doc,
                     "steady_state",
@@ -427,7 +346,7 @@ class _WorkloadRules:
                 )
             step = next((a for a in wl.actions if a.ceph), None)
             if step is not None and not ceph:
-                raise self.err(
+                raise self.reading.err(
                     f"{where}: `{step.label()}` acts on a Ceph cluster, and the plan has no "
                     "Ceph target (rbd: or rados:)",
                     doc,
@@ -440,7 +359,7 @@ class _WorkloadRules:
             no_rounds = enginekeys.of(wl.options).no_rounds
             if no_rounds:
                 why, fix = no_rounds
-                raise self.err(
+                raise self.reading.err(
                     f"`steady_state` cannot run workload {wl.name!r} in rounds: {why}",
                     doc,
                     "steady_state",
@@ -466,7 +385,7 @@ class _WorkloadRules:
                     and not (t.kind == "s3" and "objects" in wl.options)
                     and not (t.kind == "file" and os.path.exists(t.path))
                 ):
-                    raise self.err(
+                    raise self.reading.err(
                         f"workload {wl.name!r} has no `size` for {t.kind} target {t.path}",
                         doc.get("workloads"),
                         workloads.index(wl),
