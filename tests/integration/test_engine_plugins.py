@@ -7,7 +7,6 @@ construction (ops reads per second of bs bytes)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,9 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
+import plugintools  # noqa: E402  (tests/plugins: running storbench with them)
+from plugintools import ok  # noqa: E402
 
 PLAN = """\
 name: toyrun
@@ -38,25 +39,7 @@ workloads:
 
 
 def sb(*args: str, db: Path, cwd: Path, plugins: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "STORBENCH_DB": str(db), "COLUMNS": "200"}
-    env.pop("STORBENCH_PLUGINS", None)
-    if plugins:
-        path = os.pathsep.join(p for p in (str(PLUGINS), env.get("PYTHONPATH", "")) if p)
-        env |= {"STORBENCH_PLUGINS": "toyengine", "PYTHONPATH": path}
-    return subprocess.run(
-        [sys.executable, "-m", "storbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env=env,
-    )
-
-
-def ok(r: subprocess.CompletedProcess[str]) -> str:
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "Traceback" not in r.stderr
-    return r.stdout
+    return plugintools.storbench(*args, db=db, cwd=cwd, plugins="toyengine" if plugins else None)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,9 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
+import plugintools  # noqa: E402  (tests/plugins: running storbench with them)
+from plugintools import ok  # noqa: E402
 
 PLAN = """\
 name: toy
@@ -37,25 +38,7 @@ workloads:
 
 
 def sb(*args: str, db: Path, cwd: Path, plugins: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "STORBENCH_DB": str(db), "COLUMNS": "200"}
-    env.pop("STORBENCH_PLUGINS", None)
-    if plugins:
-        path = os.pathsep.join(p for p in (str(PLUGINS), env.get("PYTHONPATH", "")) if p)
-        env |= {"STORBENCH_PLUGINS": "toyreport", "PYTHONPATH": path}
-    return subprocess.run(
-        [sys.executable, "-m", "storbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env=env,
-    )
-
-
-def ok(r: subprocess.CompletedProcess[str]) -> str:
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "Traceback" not in r.stderr
-    return r.stdout
+    return plugintools.storbench(*args, db=db, cwd=cwd, plugins="toyreport" if plugins else None)
 
 
 def test_report_plugins_add_a_suite_answer_and_a_format_end_to_end(tmp_path: Path) -> None:
