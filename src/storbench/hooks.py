@@ -166,19 +166,51 @@ class FormatHook:
     name: str
     presenter: Ref
     doc: str = ""
+    #: the file names it is written to by default (``report RUN -o FILE`` with no
+    #: ``--format``: the first format whose suffix ``FILE`` has)
+    suffixes: tuple[str, ...] = ()
 
 
 FORMATS: dict[str, FormatHook] = {}
 
 
-def register_format(name: str, presenter: Ref, *, doc: str = "") -> None:
-    FORMATS[name] = FormatHook(name, presenter, doc)
+def register_format(
+    name: str, presenter: Ref, *, doc: str = "", suffixes: tuple[str, ...] = ()
+) -> None:
+    FORMATS[name] = FormatHook(name, presenter, doc, suffixes)
 
 
-register_format("html", "storbench.report.html:PRESENTER", doc="one self-contained page")
-register_format("markdown", "storbench.report.markdown:PRESENTER", doc="the seeds' tables")
-register_format("json", "storbench.report.jsonout:PRESENTER", doc="the report model as JSON")
-register_format("terminal", "storbench.report.terminalview:PRESENTER", doc="what show prints")
+def format_for(path: str | None, default: str = "html") -> str:
+    """The format a report written to ``path`` is in when none is asked for: the one whose
+    suffix the file name has (``cmp.md``: markdown), else ``default``."""
+    name = (path or "").lower()
+    return next((f.name for f in FORMATS.values() if name.endswith(f.suffixes)), default)
+
+
+register_format(
+    "html",
+    "storbench.report.html:PRESENTER",
+    doc="one self-contained page",
+    suffixes=(".html", ".htm"),
+)
+register_format(
+    "markdown",
+    "storbench.report.markdown:PRESENTER",
+    doc="the seeds' tables",
+    suffixes=(".md", ".markdown"),
+)
+register_format(
+    "json",
+    "storbench.report.jsonout:PRESENTER",
+    doc="the report model as JSON",
+    suffixes=(".json",),
+)
+register_format(
+    "terminal",
+    "storbench.report.terminalview:PRESENTER",
+    doc="what show prints",
+    suffixes=(".txt",),
+)
 
 
 # --------------------------------------------------------------------------- plugins

@@ -340,3 +340,19 @@ def test_export_json_carries_the_runs_timeline(tmp_path: Path) -> None:
             "data": {"status": "HEALTH_WARN"},
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "starts"),
+    [("r.md", "**Warnings**"), ("r.json", "{"), ("r.txt", "run "), ("r.html", "<!DOCTYPE html>")],
+)
+def test_report_format_follows_the_output_suffix(
+    imported: dict[str, Any], name: str, starts: str
+) -> None:
+    """`report RUN -o cmp.md` writes Markdown, as the name says (it wrote HTML before);
+    --format still decides when given."""
+    out = imported["db"].parent / name
+    _invoke(imported["db"], "report", "latest", "-o", str(out))
+    assert out.read_text().lstrip().startswith(starts), out.read_text()[:200]
+    _invoke(imported["db"], "report", "latest", "--format", "html", "-o", str(out))
+    assert out.read_text().lstrip().startswith("<!DOCTYPE html>")

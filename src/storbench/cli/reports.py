@@ -38,7 +38,8 @@ Examples:
   storbench report latest --format markdown        the seeds' tables: qualify -> the Ceph
                                                    disk table, profiles -> the overview,
                                                    matrix -> IOPS by bs x iodepth
-  storbench report 3 4 --format markdown -o cmp.md run 4 against run 3 (seed 004 summary)
+  storbench report 3 4 -o cmp.md                   run 4 against run 3 in Markdown (the
+                                                   suffix picks the format; seed 004 summary)
   storbench report latest --format json            the report model as JSON (as export's)
   STORBENCH_PLUGINS=mine storbench report 3 --format mine   a plugin's format (README:
                                                    "Extension points")
@@ -61,9 +62,10 @@ bed section the settings that differed between the test beds.
     "--format",
     "fmt",
     type=click.Choice(list(hooks.FORMATS)),
-    default="html",
-    show_default=True,
-    help="Report format: html, markdown, json (the report model), or a plugin's.",
+    default=None,
+    help="Report format: html, markdown, json (the report model), terminal (what show "
+    "prints), or a plugin's. Default: the one the -o file's suffix names (.md, .json, .txt, "
+    ".html), else html.",
 )
 @click.option(
     "--raw",
@@ -73,7 +75,7 @@ bed section the settings that differed between the test beds.
 )
 @output_option
 def report_cmd(
-    run_refs: tuple[str, ...], db_path: str | None, fmt: str, raw: bool, output: str | None
+    run_refs: tuple[str, ...], db_path: str | None, fmt: str | None, raw: bool, output: str | None
 ) -> None:
     """Report one or several runs; the first is the base every other run is compared with.
 
@@ -84,6 +86,7 @@ def report_cmd(
     from storbench.store import Store
 
     store = Store(db_path, write=False)
+    fmt = fmt or hooks.format_for(output)
     if fmt == "html":
         from storbench.report.html import HtmlPresenter
 
