@@ -397,11 +397,11 @@ class Loader:
                     f"--set {shown(arg)}: `{key}` comes from the target, not the workload",
                     fix=f"pass --target {shown(raw.strip()) or 'PATH'} instead",
                 )
-            decls = enginekeys.every_engine()
-            if not any(d.accepts(key) for d in decls):
-                known = {n for d in decls for n in (*d.names(), *d.options())}
+            every = enginekeys.every_engine()
+            if not any(d.accepts(key) for d in every):
+                known = {n for d in every for n in (*d.names(), *d.options())}
                 words = "; ".join(
-                    f"{d.option_word}s: {d.options_listed}" for d in decls if d.options_listed
+                    f"{d.option_word}s: {d.options_listed}" for d in every if d.options_listed
                 )
                 raise PlanError(
                     f"--set {shown(arg)}: {key!r} is not a {default.option_word} or plan key",
@@ -411,23 +411,20 @@ class Loader:
                 )
             glob = doc.get("global") if isinstance(doc.get("global"), dict) else {}
             workloads = [wl for wl in doc.get("workloads") or [] if isinstance(wl, dict)]
-            # a key goes to the workloads whose engine has it (a plan may mix engines)
-            engine_of = {
-                id(wl): enginekeys.engine_keys(
-                    str(wl.get("engine", glob.get("engine", hooks.DEFAULT_ENGINE)))
-                )
-                if str(wl.get("engine", glob.get("engine", hooks.DEFAULT_ENGINE)))
-                in hooks.engine_names()
-                else default
-                for wl in workloads
-            }
-            fitting = [wl for wl in workloads if engine_of[id(wl)].accepts(key)]
+            # a key goes to the workloads whose engine has it (a plan may mix engines; an
+            # engine nobody registered is the loader's to refuse, later)
+            names = [
+                str(wl.get("engine", glob.get("engine", hooks.DEFAULT_ENGINE))) for wl in workloads
+            ]
+            theirs = [
+                enginekeys.engine_keys(n) if n in hooks.engine_names() else default for n in names
+            ]
+            fitting = [wl for wl, d in zip(workloads, theirs, strict=True) if d.accepts(key)]
             if workloads and not fitting:
-                decl = engine_of[id(workloads[0])]
                 raise PlanError(
                     f"--set {shown(arg)}: no workload of the plan has `{key}`",
                     file=self.source,
-                    fix=self.options.not_taken(decl, key, "")[1],
+                    fix=self.options.not_taken(theirs[0], key, "")[1],
                 )
             if glob:
                 glob.pop(key, None)
