@@ -8,8 +8,10 @@ codes, else plain text (``storbench report RUN --format terminal``)."""
 from __future__ import annotations
 
 import io
+import shlex
 from typing import Any
 
+from storbench.hosts.load import summary
 from storbench.hosts.netbaseline import fmt_bits
 from storbench.model.constants import SHOW_LIMIT
 from storbench.model.units import fmt_duration, when
@@ -19,6 +21,10 @@ from storbench.report.comparison import comparison_text, testbed_lines
 from storbench.report.drill import drill_text
 from storbench.report.fmt import came_from, ran_between
 from storbench.report.model import ComparisonReport, RunReport
+from storbench.report.pointmodel import PointReport
+from storbench.report.series import timeline
+from storbench.report.soak import host_rows
+from storbench.report.steady import rounds_text
 
 #: the width of the text when no terminal says otherwise (logs, files)
 WIDTH = 160
@@ -198,6 +204,50 @@ def testbed_of(report: RunReport) -> list[str]:
         )
     lines += term.ceph_cluster_lines(report.ceph)
     return lines
+
+
+def point_text(p: PointReport, width: int | None = None) -> str:
+    """``show RUN --point N``: the point's command, preconditioning, steady-state rounds,
+    time series, hosts' samples, job file and raw output, as text ``width`` columns wide
+    (every string shown as text: control characters made visible)."""
+    c = TerminalPresenter(width=width)._console()
+    m, raw = p.row, p.originals
+    error = f" ({m.error})" if m.error else ""
+    c.print(f"# run {p.run_id} point {p.no}: status {m.status}{error}")
+    for cmd in commands(raw["command"]):
+        c.print("# command: " + shlex.join(cmd))
+    for e, phase in p.phases:
+        c.print(f"# preconditioning ({e.data.get('mode')}): {e.message}")
+        if phase is None:
+            c.print("# purge command: " + shlex.join(e.data["command"]))
+        elif phase:
+            c.print(timeline(phase, most=20))
+    rounds = rounds_text(m.measurement)
+    if rounds:
+        c.print("# steady state (SNIA PTS rounds):")
+        c.print(rounds)
+    if p.series:
+        c.print("# time series (t: end of each interval, s after the engine started):")
+        c.print(timeline(p.series))
+    for host, samples in p.host_samples.items():
+        for figure, value, _ in host_rows(summary(samples), host or "this host"):
+            c.print(f"# {figure}: {value}")
+    if raw["job_file"]:
+        c.print("# job file:")
+        c.print(raw["job_file"], end="")
+    c.print("# raw output:")
+    c.print(raw["raw_output"] or "")
+    if raw["stderr"]:
+        c.print("# stderr:")
+        c.print(raw["stderr"])
+    return _text(c)
+
+
+def commands(command: list[str] | list[list[str]] | None) -> list[list[str]]:
+    """A stored command: one argv (fio) or one per process (rados bench clients)."""
+    if not command:
+        return []
+    return [c for c in command if isinstance(c, list)] or [[str(c) for c in command]]
 
 
 #: ``storbench report RUN --format terminal``: show's whole text, every point, no colour
