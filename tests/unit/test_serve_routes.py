@@ -140,7 +140,7 @@ def test_serve_refuses_writes_and_writes_nothing(client: TestClient, db: Path) -
             r = client.request(method, path)
             assert r.status_code == 405, (method, path)
     assert "only shows results" in client.post("/runs/1").text
-    store = client.app.state.site.store  # type: ignore[attr-defined]
+    store = client.app.state.site.views.store  # type: ignore[attr-defined]
     with pytest.raises(StoreError):  # the connection is query_only
         store.events.add(1, "note", "written through the web view")
     assert (db.stat().st_mtime_ns, db.read_bytes()) == before

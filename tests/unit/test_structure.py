@@ -150,6 +150,8 @@ PRESENTERS = (
     "storbench.report.objects",
     "storbench.report.soak",
     "storbench.report.present",
+    "storbench.web.pages",
+    "storbench.web.listing",
 )
 #: what a presenter never imports: the store (the model's loader reads it), an engine
 NOT_FOR_PRESENTERS = ("storbench.store", "storbench.engines")

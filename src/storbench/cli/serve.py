@@ -60,9 +60,9 @@ def serve(db_path: str | None, host: str, port: int, write: bool) -> None:
     sock = web.bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    store = application.state.site.store
+    where = application.state.site.views.where
     mode = "read-write" if write else "read-only"
-    click.echo(f"storbench serve: http://{shown}:{bound}/  ({store.path}, {mode}; Ctrl-C stops)")
+    click.echo(f"storbench serve: http://{shown}:{bound}/  ({where}, {mode}; Ctrl-C stops)")
     if not web.is_loopback(host):
         click.echo(
             f"warning: listening on {host}, not loopback: anyone who reaches it reads every "

@@ -20,6 +20,7 @@ from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.soak import SeriesSource
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.model.metrics import PERCENTILES, Measurement
+from storbench.model.series import Interval
 from storbench.report.ceph import CephReport, ceph_report
 from storbench.report.drill import DrillRow, drills_of
 from storbench.report.fmt import AnswerTable
@@ -29,13 +30,18 @@ from storbench.store import EventRow, MeasurementRow, RunRow, Store
 class PointRecords(Protocol):
     """What the model reads of a run's points only when a presenter asks for it (the HTML
     report's and the web view's point details): each measurement's originals (command, job
-    file, raw output, stderr) and how many intervals each point's time series has."""
+    file, raw output, stderr), how many intervals each point's time series has, whether a
+    point was planned and a point's own series (the web view's interactive chart)."""
 
     def originals(
         self, measurement_ids: list[int], *, raw_output: bool = True
     ) -> dict[int, dict[str, Any]]: ...
 
     def interval_counts(self) -> dict[int, int]: ...
+
+    def planned(self, point_idx: int) -> bool: ...
+
+    def series(self, point_idx: int) -> list[Interval]: ...
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,13 @@ class StoredPoints:
 
     def interval_counts(self) -> dict[int, int]:
         return self.store.series.counts(self.run_id)
+
+    def planned(self, point_idx: int) -> bool:
+        return any(p.index == point_idx for p in self.store.runs.points(self.run_id))
+
+    def series(self, point_idx: int) -> list[Interval]:
+        """The point's own series: the aggregate of its hosts."""
+        return self.store.series.of_point(self.run_id, point_idx, host="")
 
 
 @dataclass
@@ -261,6 +274,23 @@ def read_summaries(
             if s is not None:
                 fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
     return summaries
+
+
+def run_rows(store: Store, limit: int | None = None) -> list[RunRow]:
+    """The runs' rows, newest first (``limit``: the newest so many): what a list of runs
+    shows without loading any run."""
+    return store.runs.all(limit)
+
+
+def run_row(store: Store, ref: str | int) -> RunRow:
+    """Run ``ref``'s row (an id, ``latest``, ``latest~N``); a run that is none raises
+    NotFoundError."""
+    return store.runs.get(ref)
+
+
+def point_records(store: Store, ref: str | int) -> PointRecords:
+    """Run ``ref``'s point records without loading the run (a point's series for a chart)."""
+    return StoredPoints(store, store.runs.resolve(ref))
 
 
 def load_run(

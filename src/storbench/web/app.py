@@ -138,7 +138,7 @@ def create_app(db_path: str | None, *, write: bool = False, host: str = "127.0.0
         store.db.execute("PRAGMA query_only=ON")  # SQLite refuses any write from here on
     env = html_report.template_env(PackageLoader("storbench.web", "templates"))
     env.globals |= {"point_link": pages.point_link, "when": when}
-    site = pages.Site(store=store, views=Views(store), env=env, writable=write)
+    site = pages.Site(views=Views(store), env=env, writable=write)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

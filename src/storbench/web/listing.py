@@ -1,6 +1,6 @@
 """The runs page's list: the runs a filter keeps (name, suite, status, dates), a page at a time.
 
-The list reads the runs' rows only (``store.runs.all()``: a run's facts and its counts of
+The list reads the runs' rows only (the report model's ``run_rows``: a run's facts and its counts of
 points, never a measurement), so a database of many big runs lists as fast as one of small
 ones.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from storbench.model.errors import UserError
 from storbench.model.units import fmt_duration, when
-from storbench.store import RunRow
+from storbench.report.model import RunRow
 
 #: Runs a page of the list shows.
 PAGE_SIZE = 50

@@ -1,7 +1,8 @@
 """The web view's request handlers: the runs, a run, a point, a point's series (JSON for its
-interactive chart) and the comparison of two runs. Each reads the store through
-:class:`~storbench.web.views.Views` and renders a template of web/templates, which include
-the HTML report's sections (report/templates) for what the report shows too.
+interactive chart) and the comparison of two runs. Each reads the report model through
+:class:`~storbench.web.views.Views` (never the store) and renders a template of
+web/templates, which include the HTML report's sections (report/templates) for what the
+report shows too.
 
 A run or point that is none raises NotFoundError: app.py turns it into a 404 page.
 """
@@ -22,7 +23,6 @@ from storbench import __version__
 from storbench.model.errors import NotFoundError
 from storbench.model.series import Interval
 from storbench.report import html as html_report
-from storbench.store import Store
 from storbench.web.listing import RunFilter, run_list, suite_of
 from storbench.web.views import Views
 
@@ -37,15 +37,14 @@ CHOICES = 500
 
 @dataclass
 class Site:
-    """What every handler uses: the store, the pages kept, the templates."""
+    """What every handler uses: the report model's runs and pages (kept), the templates."""
 
-    store: Store
     views: Views
     env: Environment
     writable: bool
 
     def page(self, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        ctx |= {"db": self.store.path, "writable": self.writable, "version": __version__}
+        ctx |= {"db": self.views.where, "writable": self.writable, "version": __version__}
         return HTMLResponse(self.env.get_template(name).render(**ctx), status_code=status)
 
 
@@ -74,7 +73,7 @@ def _number(request: Request, name: str, default: int = 1) -> int:
 def runs_page(request: Request) -> HTMLResponse:
     s = site(request)
     f = RunFilter.of(request.query_params)
-    listed = run_list(s.store.runs.all(), f)
+    listed = run_list(s.views.rows(), f)
     pages = [(n, f.query(page=n)) for n in _page_numbers(listed.page, listed.pages)]
     return s.page("runs.html", title="Runs", listed=listed, f=f, pages=pages)
 
@@ -90,7 +89,7 @@ def _page_numbers(page: int, pages: int) -> list[int]:
 def run_page(request: Request) -> HTMLResponse:
     s = site(request)
     run_id = request.path_params["run_id"]
-    row = s.store.runs.get(run_id)
+    row = s.views.row(run_id)
     draw = row.measured <= DRAW_POINTS or request.query_params.get("charts") == "1"
     view = s.views.run_page(run_id, draw=draw)
     r = view["runs"][0]
@@ -104,7 +103,7 @@ def run_page(request: Request) -> HTMLResponse:
         rows=[row for row in table.rows if row["no"] in shown],
         show_err=table.show_err,
     )
-    others = [o for o in s.store.runs.all(CHOICES) if o.id != row.id]
+    others = [o for o in s.views.rows(CHOICES) if o.id != row.id]
     shown_r = {**r, "summary": paged}
     ctx = view | {
         "title": r["label"],
@@ -139,8 +138,7 @@ def point_page(request: Request) -> HTMLResponse:
     res = s.views.run(run_id)
     m = next((m for m in res.rows if m.point_idx == no - 1 and m.point is not None), None)
     if m is None or m.point is None:
-        planned = any(p.index == no - 1 for p in s.store.runs.points(res.run.id))
-        if not planned:
+        if res.records is None or not res.records.planned(no - 1):
             raise NotFoundError(
                 f"run {res.run.id} has no point {no} ({res.run.points} planned)",
                 fix=f"pick a point on the run's page, /runs/{res.run.id}",
@@ -169,8 +167,7 @@ def intervals_json(request: Request) -> JSONResponse:
     """A point's own series (the aggregate of its hosts) for the interactive chart: times in
     s from the engine's start; per direction IOPS, MiB/s, mean and p99 latency in µs."""
     s = site(request)
-    run_id = s.store.runs.resolve(request.path_params["run_id"])
-    rows = s.store.series.of_point(run_id, request.path_params["idx"], host="")
+    rows = s.views.series(request.path_params["run_id"], request.path_params["idx"])
     return JSONResponse(series_data(rows))
 
 
@@ -204,7 +201,7 @@ def compare_page(request: Request) -> HTMLResponse:
     s = site(request)
     a = request.query_params.get("a", "").strip()
     b = request.query_params.get("b", "").strip()
-    choices = s.store.runs.all(CHOICES)
+    choices = s.views.rows(CHOICES)
     ctx: dict[str, Any] = {"title": "Compare runs", "a": a, "b": b, "choices": choices}
     listed = {str(r.id) for r in choices}
     ctx["extra"] = [ref for ref in (a, b) if ref and ref not in listed]

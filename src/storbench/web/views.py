@@ -1,4 +1,5 @@
-"""What the web view's pages are made of, built once and kept: a run as loaded (its summaries
+"""What the web view's pages are made of, read through the report model (the only module of
+web/ that holds the store) and built once and kept: a run as loaded (its summaries
 and measurements: report/model.py's load_run), the report's context of a run or of two runs compared
 (report/html.py's report_context, charts drawn), each kept for the next request until the
 run changes (its status or its count of measurements) or newer ones push it out.
@@ -16,10 +17,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from storbench.analysis.select import parse_run_spec
+from storbench.model.series import Interval
 from storbench.report import html as html_report
 from storbench.report import model
 from storbench.report.model import RunReport
-from storbench.store import Store
+from storbench.store import RunRow, Store
 
 _T = TypeVar("_T")
 
@@ -37,10 +39,27 @@ class Views:
         self._lock = threading.Lock()  # the kept values
         self._build = threading.RLock()  # one build at a time (a build may use another)
 
+    @property
+    def where(self) -> str:
+        """The database's path (or its URL without credentials), as the pages name it."""
+        return self.store.path
+
+    def rows(self, limit: int | None = None) -> list[RunRow]:
+        """The runs' rows, newest first, read anew each time (a list shows runs as they are)."""
+        return model.run_rows(self.store, limit)
+
+    def row(self, ref: str | int) -> RunRow:
+        """Run ``ref``'s row as it is now; a run that is none raises NotFoundError."""
+        return model.run_row(self.store, ref)
+
+    def series(self, ref: str | int, point_idx: int) -> list[Interval]:
+        """A point's own series, read anew (a running point's grows)."""
+        return model.point_records(self.store, ref).series(point_idx)
+
     def version(self, ref: str | int) -> tuple[int, str, int, int]:
         """What identifies a run as it is now: id, status and counts of measurements (a
         running run changes); a run that is none raises NotFoundError (a 404 page)."""
-        row = self.store.runs.get(ref)
+        row = self.row(ref)
         return (row.id, row.effective_status, row.measured, row.failed)
 
     def _cached(self, key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
