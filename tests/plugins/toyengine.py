@@ -23,6 +23,7 @@ from storbench.engines.base import (
     RunContext,
 )
 from storbench.model.errors import UserError
+from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import DirectionResult, LatencyStats, Measurement
 from storbench.model.units import parse_size, parse_time
 from storbench.plan import Point
@@ -122,6 +123,9 @@ class ToyEngine:
         return {"path": __file__, "version": VERSION}
 
     def advice(self, points: list[Point]) -> list[str]:
+        return []
+
+    def findings(self, point: Point, measurement: Measurement, facts: Facts) -> list[Finding]:
         return []
 
     def describe(self, point: Point, total: int) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio
+from storbench.model.findings import Finding
 from storbench.model.metrics import (
     PERCENTILES,
     LatencyStats,
@@ -217,10 +218,13 @@ def test_measurement_dict_round_trip(path: Path) -> None:
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.json")), ids=lambda p: p.stem)
 def test_measurement_to_dict_is_asdict_copied(path: Path) -> None:
     """to_dict is exactly dataclasses.asdict (as stored), types and order included, and a
-    copy: changing it leaves the measurement as it was."""
+    copy: changing it leaves the measurement as it was; ``findings`` only where there are
+    some (a measurement without reads as one recorded before findings)."""
     meas, _ = fio.parse_output(path.read_text())
     meas.extra.update(nested={"t": (1, [2, {"x": 3}])}, hosts=["a", "b"])
     got, want = meas.to_dict(), dataclasses.asdict(meas)
+    for d in (want, *want["hosts"].values()):
+        assert d.pop("findings") == []
     assert got == want
     assert json.dumps(got) == json.dumps(want)  # the same order throughout
     assert repr(got) == repr(want)  # and the same types (tuples stay tuples)
@@ -230,6 +234,19 @@ def test_measurement_to_dict_is_asdict_copied(path: Path) -> None:
                 d[lat]["bins"].clear()
     got["extra"]["nested"]["t"][1][1]["x"] = 4
     assert meas.to_dict() == want
+
+
+def test_measurement_findings_round_trip() -> None:
+    """A measurement's findings are stored in its data and read back as they were; the host
+    is kept only for a finding of one host."""
+    meas, _ = fio.parse_output(sorted(DATA.glob("*.json"))[0].read_text())
+    meas.findings = [
+        Finding("page-cache", "buffered I/O over 64 MiB", "set direct: 1", {"data_bytes": 1}),
+        Finding("client-cpu-bound", "97 %", "add jobs", {"usr_cpu_pct": 60.0}, host="h1"),
+    ]
+    data = json.loads(json.dumps(meas.to_dict()))
+    assert [f.get("host") for f in data["findings"]] == [None, "h1"]
+    assert Measurement.from_dict(data).findings == meas.findings
 
 
 def test_merge_leaves_out_what_a_part_does_not_report() -> None:

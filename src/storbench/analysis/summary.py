@@ -38,6 +38,7 @@ from typing import Any
 from storbench.analysis.stats import Spread, spread
 from storbench.analysis.steady import Verdict, verdict_of
 from storbench.model import histpack
+from storbench.model.findings import Finding
 from storbench.model.metrics import (
     DIRECTIONS,
     PERCENTILES,
@@ -128,6 +129,8 @@ class PointSummary(ClatOrLat):
     cut_short_s: float | None = None
     #: per repetition with a power sensor, this machine's mean watts over its load
     rep_watts: list[float] = field(default_factory=list)
+    #: the traps found in its repetitions (model/findings.py), each code and host once
+    findings: list[Finding] = field(default_factory=list)
 
     def direction(self, name: str) -> DirSummary | None:
         return self.dirs.get(name)
@@ -224,6 +227,8 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
             s.steady.append(verdict)
         if "cut_short" in meas.extra:
             s.cut_short_s = float(meas.extra["cut_short"])
+        seen = {(f.code, f.host) for f in s.findings}
+        s.findings.extend(f for f in meas.findings if (f.code, f.host) not in seen)
         if isinstance(meas.extra.get("power"), dict):
             s.rep_watts.append(float(meas.extra["power"]["watts_mean"]))
         figures = engine_figures(meas)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import Measurement
 from storbench.model.series import Interval
 from storbench.plan import Point
@@ -147,6 +148,13 @@ class Engine(Protocol):
         """What a reviewer would warn of in these points before they run: options the
         engine ignores as given (fio: ``iodepth`` above 1 with a synchronous ioengine).
         Printed by ``plan check`` and ``run``, and kept with the run."""
+        ...
+
+    def findings(self, point: Point, measurement: Measurement, facts: Facts) -> list[Finding]:
+        """What only this engine can tell of a measurement of ``point`` once it ran: traps
+        its options set (fio: buffered I/O over data that fits in memory, a queue a
+        synchronous engine ignores); the checks every engine gets are analysis/findings.py's.
+        Codes from model/findings.py; ``[]`` when there is nothing to say."""
         ...
 
     def describe(self, point: Point, total: int) -> str:

@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any, Protocol
 
 from storbench import engines
+from storbench.analysis import findings
 from storbench.analysis.steady import Verdict
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.execute.drills import Drill
@@ -33,11 +34,19 @@ from storbench.execute.monitor import HealthMonitor, HealthSample
 from storbench.execute.precondition import Preconditioner
 from storbench.execute.rounds import run_steady
 from storbench.execute.runstore import StoreEvents, StoreSeries, _Heartbeat
-from storbench.execute.sampling import note_power, note_unsampled, sample_sources
+from storbench.execute.sampling import (
+    CpuTally,
+    note_host_cpu,
+    note_power,
+    note_unsampled,
+    sample_sources,
+)
 from storbench.hosts import power, procguard
 from storbench.hosts.ceph import CephClient
+from storbench.hosts.inventory.host import memory_available
 from storbench.hosts.load import Sampler
 from storbench.model.constants import HEALTH_INTERVAL
+from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import Measurement
 from storbench.model.series import Interval
 from storbench.plan import Point, local_points
@@ -307,6 +316,7 @@ def _record(
     meas: Measurement,
     outcome: Outcome,
 ) -> None:
+    meas.findings = _findings(point, meas)
     store.measurements.record(
         run_id,
         point,
@@ -320,6 +330,15 @@ def _record(
         ended_at=result.ended_at,
     )
     outcome.ran += 1
+
+
+def _findings(point: Point, meas: Measurement) -> list[Finding]:
+    """The traps found in a point's measurement (model/findings.py): its engine's checks and
+    those every measurement gets; run while the next point's engine runs (later.py)."""
+    memory = memory_available()
+    facts = Facts(memory_available={"": memory} if memory is not None else {})
+    engine = engines.get(point.engine)
+    return findings.findings(meas, engine.findings(point, meas, facts))
 
 
 def _measure(
@@ -354,7 +373,7 @@ def _run_point(
     drill = Drill(point, run.events, should_stop=run.should_stop) if point.actions else None
     if drill is not None:
         drill.start()
-    sink = series.host_sink(point)
+    sink = CpuTally(series.host_sink(point))
     sampler = Sampler(point.interval_ms, sink, sample_sources(point), power.meter())
     try:
         with sampler:
@@ -364,6 +383,7 @@ def _run_point(
                 engine = engines.get(point.engine)
                 result = run_steady(engine, session, point, series, observer.round_finished)
         note_power(result, sampler.power_samples)
+        note_host_cpu(result, sink)
         return result
     finally:
         if drill is not None:

@@ -1,11 +1,13 @@
 """Which hosts are sampled while a point's load runs (storbench.hosts.load) and what the run
 records of a host that could not be: this machine always; each remote host of the point
 (``hosts:``) through its agent's counters (storbench.hosts.counters), when it has an agent.
-And what the point's measurement keeps of this machine's power (storbench.hosts.power)."""
+And what the point's measurement keeps of this machine's power (storbench.hosts.power) and
+of each host's CPU (how busy it was: the findings' ``client-cpu-bound``)."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from storbench.engines.base import PointResult, RunEvents
 from storbench.hosts import power
@@ -55,4 +57,31 @@ def note_power(result: PointResult, samples: list[HostSample]) -> None:
         "source": power.source().kind,
         "watts_mean": round(watts, 2),
         "samples": len(samples),
+    }
+
+
+class CpuTally:
+    """Each host's CPU busy shares (user + system, % of all its CPUs) as a point's samples
+    pass on to ``sink`` (the store)."""
+
+    def __init__(self, sink: Callable[[list[HostSample]], None]) -> None:
+        self.sink = sink
+        self.busy: dict[str, list[float]] = {}
+
+    def __call__(self, samples: list[HostSample]) -> None:
+        for s in samples:
+            self.busy.setdefault(s.host, []).append(s.cpu_busy_pct)
+        self.sink(samples)
+
+
+def note_host_cpu(result: PointResult, tally: CpuTally) -> None:
+    """Each sampled host's mean CPU busy share over the point's load in the measurement's
+    ``host_cpu`` ({host: {busy_pct_mean, samples}}; "" is this machine)."""
+    meas = result.measurement
+    if meas is None or not tally.busy:
+        return
+    meas.extra["host_cpu"] = {
+        host: {"busy_pct_mean": round(sum(b) / len(b), 1), "samples": len(b)}
+        for host, b in tally.busy.items()
+        if b
     }

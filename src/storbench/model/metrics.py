@@ -15,6 +15,8 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Any
 
+from storbench.model.findings import Finding
+
 #: fio's data directions; "mixed" is all of them in one, with unified_rw_reporting
 DIRECTIONS = ("read", "write", "trim", "mixed")
 #: Percentiles storbench reports, as fio names them in its JSON ("99.900000" -> "99.9").
@@ -251,6 +253,8 @@ class Measurement:
     hosts: dict[str, Measurement] = field(default_factory=dict)
     engine_version: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the traps found in it after it ran (model/findings.py), those of its hosts included
+    findings: list[Finding] = field(default_factory=list)
 
     def direction(self, name: str) -> DirectionResult | None:
         d = self.directions.get(name)
@@ -258,8 +262,19 @@ class Measurement:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``dataclasses.asdict`` gives (a copy throughout), without its deep copy of
-        every number of every histogram (3/4 of the time of recording a point)."""
-        return _plain(self)
+        every number of every histogram (3/4 of the time of recording a point); without
+        ``findings`` where there are none (a measurement recorded before findings reads the
+        same)."""
+        data: dict[str, Any] = _plain(
+            {
+                **{f.name: getattr(self, f.name) for f in fields(self)},
+                "findings": [f.to_dict() for f in self.findings],
+            }
+        )
+        for d in (data, *data["hosts"].values()):
+            if not d["findings"]:
+                del d["findings"]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Measurement:
@@ -303,6 +318,7 @@ class Measurement:
             hosts={h: cls.from_dict(m) for h, m in (data.get("hosts") or {}).items()},
             engine_version=data.get("engine_version"),
             extra=dict(data.get("extra") or {}),
+            findings=[Finding.from_dict(f) for f in data.get("findings") or ()],
         )
 
 

@@ -143,6 +143,7 @@ def _repetition(res: RunReport, m: Any, raw: dict[str, Any], *, gz: bool = True)
         "job_file": raw["job_file"],
         "raw_gz": _gz64(text) if text and gz else None,
         "raw_size": fmt_bytes(len(text.encode())) if text else None,
+        "findings": [f.to_dict() for f in m.measurement.findings],
         "has_raw": raw["has_raw"],  # shown by `storbench show` (the report holds it: --raw)
         "elided": 0,  # histogram buckets left out (see fit_raw_outputs)
         "show": f"storbench show {res.run.id} --point {m.point_idx + 1}",

@@ -141,6 +141,8 @@ def records(
             "engine_version": r.engine_version,
         }
         rec.update(_measurement(r.measurement))
+        if r.measurement.findings:
+            rec["findings"] = [f.to_dict() for f in r.measurement.findings]
         if "steady_state" in r.measurement.extra:
             rec["steady_state"] = r.measurement.extra["steady_state"]
         if isinstance(r.measurement.extra.get("power"), dict):
@@ -168,8 +170,10 @@ def to_json(
     answer: dict[str, Any] | None = None,
     series: dict[int, list[Interval]] | None = None,
     drills: list[dict[str, Any]] | None = None,
+    findings: list[dict[str, Any]] | None = None,
 ) -> str:
-    """The run, its measurements and its timeline events (at: unix time, s) as JSON; with
+    """The run, its measurements and its timeline events (at: unix time, s) as JSON, with
+    the traps found in its points (``findings``: code, point, evidence, advice); with
     ``answer``, its suite's answer (analysis/answers.py answer_data) under "answer"; with
     ``series`` (point index: intervals), each measurement's time series under "series";
     with ``drills``, each failure drill's report (analysis/drill.py; s, bytes/s, %)."""
@@ -194,6 +198,7 @@ def to_json(
             "cpu": "percent",
             "series": SERIES_UNITS,
         },
+        "findings": findings or [],
         "measurements": records(run, rows, series),
         "events": [
             {"at": e.at, "kind": e.kind, "message": e.message, "data": e.data} for e in events or []

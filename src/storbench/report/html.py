@@ -29,6 +29,7 @@ from markupsafe import Markup
 
 from storbench import __version__
 from storbench.hosts.netbaseline import fmt_bits
+from storbench.model.findings import CODES
 from storbench.model.metrics import DIRECTIONS, PERCENTILES, pct_key
 from storbench.model.units import fmt_bytes, fmt_duration, fmt_iops, fmt_rate
 from storbench.report import charts, pointcharts
@@ -331,10 +332,34 @@ def _run_context(res: RunReport, *, raw: bool = False, details: bool = True) -> 
         "axes": _plan_axes(res),
         "fixed": _fixed_params(res),
         "summary": summary_table(res),
+        "findings": finding_context(res),
         "details": point_details(res, raw=raw) if details else [],
         "details_left_out": max(0, len(res.summaries) - MAX_POINT_DETAILS) if details else 0,
         "ceph": _ceph_context(res.ceph),
     }
+
+
+def finding_context(res: RunReport) -> list[dict[str, Any]]:
+    """The run's findings for findings.html: each with its point's number and anchor, the
+    code and what it means, the evidence and the fix."""
+    out = []
+    for row in res.findings:
+        f = row.finding
+        known = CODES.get(f.code)
+        out.append(
+            {
+                "no": row.point,
+                "ref": f"r{res.run.id}{res.tag}-p{row.point}",
+                "label": row.label,
+                "points": ", ".join(map(str, row.points)) if len(row.points) > 1 else "",
+                "code": f.code,
+                "title": known.title if known is not None else "",
+                "host": f.host,
+                "evidence": f.evidence,
+                "advice": f.advice,
+            }
+        )
+    return out
 
 
 def _ceph_context(report: CephReport | None) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ def run_json(report: RunReport) -> str:
         answer_data(report.answer) if report.answer is not None else None,
         series,
         [asdict(d) for d in report.drills],
+        [f.to_dict() for f in report.findings],
     )
 
 

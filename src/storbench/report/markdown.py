@@ -31,6 +31,7 @@ from storbench.report.comparison import (
     verdict_counts,
 )
 from storbench.report.drill import drill_markdown
+from storbench.report.findings import findings_markdown
 from storbench.report.fmt import (
     LAT_NOTE,
     AnswerTable,
@@ -115,6 +116,9 @@ def run_markdown(report: RunReport) -> str:
         body = answer_markdown(report.tables, report.kind)
         if report.rest:
             body += "\n" + summary_markdown(report.rest)
+    found = findings_markdown(report.findings)
+    if found:
+        body += "\n" + found
     if report.drills:
         body += "\n" + drill_markdown(report.drills) + "\n"
     return head + body + hosts_markdown(report.hosts) + ceph_markdown(report.ceph)

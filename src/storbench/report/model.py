@@ -19,6 +19,7 @@ from storbench import hooks
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.soak import SeriesSource
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
+from storbench.model.findings import Finding
 from storbench.model.metrics import PERCENTILES, Measurement
 from storbench.model.series import Interval
 from storbench.report.ceph import CephReport, ceph_report
@@ -65,6 +66,45 @@ class StoredPoints:
     def series(self, point_idx: int) -> list[Interval]:
         """The point's own series: the aggregate of its hosts."""
         return self.store.series.of_point(self.run_id, point_idx, host="")
+
+
+@dataclass(frozen=True)
+class FindingRow:
+    """A finding of a run's point, as presenters list it: the point (its first number, as
+    ``show --point`` counts, from 1), each point number (repetition) that has it, and the
+    finding as its first repetition found it."""
+
+    point: int
+    label: str
+    finding: Finding
+    points: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``export`` and ``compare``: code, point, evidence, advice (and the
+        numbers, the host, the repetitions' point numbers)."""
+        f = self.finding.to_dict()
+        return {"code": f.pop("code"), "point": self.point, **f, "points": list(self.points)}
+
+
+def finding_rows(rows: Iterable[MeasurementRow]) -> list[FindingRow]:
+    """Each point's findings, a code (and host) once per point with every repetition that
+    has it, in the points' order."""
+    found: dict[tuple[str, str, str], tuple[MeasurementRow, Finding, list[int]]] = {}
+    for m in sorted(rows, key=lambda m: m.point_idx):
+        if m.point is None:
+            continue
+        for f in m.measurement.findings:
+            entry = found.setdefault((m.point.key, f.code, f.host), (m, f, []))
+            entry[2].append(m.point_idx + 1)
+    return [
+        FindingRow(
+            point=nos[0],
+            label=m.point.label() if m.point is not None else "",
+            finding=f,
+            points=tuple(nos),
+        )
+        for m, f, nos in sorted(found.values(), key=lambda e: (e[2][0], e[1].code))
+    ]
 
 
 @dataclass
@@ -119,6 +159,11 @@ class RunReport:
     def anchor(self, s: PointSummary) -> str:
         """The id of a point's detail section in the HTML report."""
         return f"r{self.run.id}{self.tag}-p{s.index + 1}"
+
+    @property
+    def findings(self) -> list[FindingRow]:
+        """The traps found in its points (model/findings.py), point by point."""
+        return finding_rows(self.rows)
 
     @property
     def hosts(self) -> list[tuple[str, Measurement]]:
@@ -199,7 +244,8 @@ def assemble(
         answer=found,
         tables=tables,
         rest=rest,
-        advice=engines.advice(points),
+        # a run recorded with findings has the advice among them (sync-iodepth), per point
+        advice=[] if any(m.measurement.findings for m in rows) else engines.advice(points),
         drills=drills or [],
         ceph=ceph,
         events=events or [],

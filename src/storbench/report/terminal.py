@@ -184,6 +184,9 @@ class ProgressReporter:
             self._say(f"[{n}/{total}] {point.label()}: {line}", style)
         else:
             self._say(f"      -> {line}", style)
+        for f in meas.findings:
+            host = f" on {f.host}" if f.host else ""
+            self._say(f"      finding {f.code}{host}: {f.evidence}", "yellow")
 
     def round_finished(
         self, point: Point, n: int, value: float, verdict: steady.Verdict | None

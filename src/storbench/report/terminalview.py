@@ -19,6 +19,7 @@ from storbench.report import safe
 from storbench.report import terminal as term
 from storbench.report.comparison import comparison_text, testbed_lines
 from storbench.report.drill import drill_text
+from storbench.report.findings import finding_lines
 from storbench.report.fmt import came_from, ran_between
 from storbench.report.model import ComparisonReport, RunReport
 from storbench.report.pointmodel import PointReport
@@ -122,6 +123,8 @@ def _results(c: Any, report: RunReport, limit: int | None, testbed: list[str]) -
             )
     else:
         c.print(title)
+    for line in finding_lines(report.findings):
+        c.print(line, soft_wrap=True)
     _hosts(c, report, limit)
     if report.drills:
         c.print(drill_text(report.drills))
@@ -214,6 +217,10 @@ def point_text(p: PointReport, width: int | None = None) -> str:
     m, raw = p.row, p.originals
     error = f" ({m.error})" if m.error else ""
     c.print(f"# run {p.run_id} point {p.no}: status {m.status}{error}")
+    for f in m.measurement.findings:
+        host = f" on {f.host}" if f.host else ""
+        c.print(f"# finding {f.code}{host}: {f.evidence}", soft_wrap=True)
+        c.print(f"#   fix: {f.advice}", soft_wrap=True)
     for cmd in commands(raw["command"]):
         c.print("# command: " + shlex.join(cmd))
     for e, phase in p.phases:

@@ -23,10 +23,12 @@ from storbench.engines.base import (
     PointResult,
     RunContext,
 )
+from storbench.engines.fio import findings as fio_findings
 from storbench.engines.fio import remote, s3objects, versions
 from storbench.hosts import netbaseline, s3bucket
 from storbench.hosts.ceph import CephClient, put_objects, remove_objects
 from storbench.model.errors import PreflightError, UserError
+from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target, local_points
 
@@ -54,6 +56,9 @@ class FioEngine:
 
     def advice(self, points: list[Point]) -> list[str]:
         return fio.advice(points)
+
+    def findings(self, point: Point, measurement: Measurement, facts: Facts) -> list[Finding]:
+        return fio_findings.findings(point, measurement, facts)
 
     def describe(self, point: Point, total: int) -> str:
         return fio.job_file(point, total=total)

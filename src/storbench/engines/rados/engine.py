@@ -24,6 +24,8 @@ from storbench.engines.rados.command import cleanup, rados_version
 from storbench.engines.rados.run import point_commands, run_point
 from storbench.hosts.ceph import CephClient
 from storbench.model.errors import UserError
+from storbench.model.findings import Facts, Finding
+from storbench.model.metrics import Measurement
 from storbench.model.units import UnitError, parse_size
 from storbench.plan import Point
 
@@ -41,6 +43,9 @@ class RadosBenchEngine:
 
     def advice(self, points: list[Point]) -> list[str]:
         return []
+
+    def findings(self, point: Point, measurement: Measurement, facts: Facts) -> list[Finding]:
+        return []  # rados bench reads only objects it wrote; the common checks apply
 
     def describe(self, point: Point, total: int) -> str:
         return "".join(shlex.join(cmd) + "\n" for cmd in point_commands(point))

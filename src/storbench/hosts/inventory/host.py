@@ -54,6 +54,14 @@ def _memory_bytes() -> int | None:
         return None
 
 
+def memory_available() -> int | None:
+    """Bytes of memory this machine has available now (MemAvailable: free memory and what
+    the kernel can reclaim, the page cache among it), None where /proc does not say."""
+    text = _read("/proc/meminfo")
+    match = re.search(r"^MemAvailable:\s+(\d+)\s*kB", text or "", re.MULTILINE)
+    return int(match.group(1)) * 1024 if match else None
+
+
 def _fio_version(about: dict[str, Any]) -> str | None:
     text = about.get("version")
     return _clean(str(text).removeprefix("fio-")) if text else None
