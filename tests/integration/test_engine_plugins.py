@@ -65,10 +65,11 @@ def test_engine_plugin_plan_check_knows_its_keys_only_with_it(plan: Path, tmp_pa
     ("ops", "message"),
     [
         ("ops_: 1000", "unknown toy key 'ops_'"),  # a misspelt key of its own
-        ("ops: 0", "`ops` must be a whole number"),  # its own key's check
+        ("# (no ops)", "`ops` must be a whole number ≥ 1, not None"),  # its own key's check
+        ("ops: 2000000", "`ops` must be 1 to 1000000, not 2,000,000 (the toy engine reports"),
         ("ops: 1\n    iodepth: 4", "`iodepth` is a fio option, not one of the toy engine's"),
     ],
-    ids=["unknown-key", "own-check", "other-engine-key"],
+    ids=["unknown-key", "own-check", "declared-range", "other-engine-key"],
 )
 def test_engine_plugin_refusals_name_the_line(
     plan: Path, tmp_path: Path, ops: str, message: str

@@ -27,15 +27,18 @@ from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import DirectionResult, LatencyStats, Measurement
 from storbench.model.units import parse_size, parse_time
 from storbench.plan import Point
-from storbench.plan.enginekeys import EngineKeys
+from storbench.plan.enginekeys import EngineKeys, Value
 from storbench.plan.model import Target
 from storbench.plan.schema import Key, Problem
 
 NAME = "toy"
 VERSION = "toy-1.0"
+#: The most reads per second it reports.
+MAX_OPS = 1_000_000
 
 
 def _ops(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    """Required (its values are checked as ``VALUES`` says, with the other keys')."""
     for v in value if isinstance(value, list) else [value]:
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             return f"`ops` must be a whole number ≥ 1, not {v!r}", "e.g. `ops: 1000`"
@@ -59,6 +62,19 @@ KEYS = EngineKeys(
         Key("bs", "size", "The size of each read.", default="4k"),
         Key("runtime", "time", "How long it sleeps.", default="1s"),
     ),
+    # what its keys' values are: the plan loader's checks of sizes, times and whole numbers
+    values={
+        "ops": Value(
+            "int",
+            needs_value=True,
+            example=1000,
+            lo=1,
+            hi=MAX_OPS,
+            why="the toy engine reports at most a million reads a second",
+        ),
+        "bs": Value("size", needs_value=True, example="8k"),
+        "runtime": Value("time", needs_value=True, example=1),
+    },
     option_word="toy key",
     required=("ops",),
     defaults={"bs": "4k", "runtime": "1s"},

@@ -21,7 +21,8 @@ write files of their own must name them by absolute path (preflight refuses exis
 A plan is counted before it is expanded (``max_points``), and its YAML may not nest deeply
 or expand through aliases without bound.
 
-Modules: ``rules`` (the vocabulary: kinds, keys, refused options, limits), ``checks`` (single
+Modules: ``rules`` (the vocabulary: kinds, keys, limits), ``enginekeys`` (what an engine
+declares: its keys, the kinds of their values, what it refuses), ``checks`` (single
 values: names, paths, job values), ``yamlpos`` (where in the YAML), ``load`` (the loader;
 its parts ``options``, ``workloads`` and ``targets`` over the ``reading`` they share;
 ``targetargs``: ``--target`` arguments), ``model`` (Target, Point, Plan and
@@ -47,14 +48,11 @@ if TYPE_CHECKING:
         Target,
         job_section_name,
         local_points,
-        output_files,
         point_key,
     )
     from storbench.plan.rules import (  # noqa: F401
         DEFAULT_CEPH_CONF,
-        LOG_TYPES,
         MAX_POINTS,
-        PATH_OPTIONS,
     )
     from storbench.plan.sources import (  # noqa: F401
         load_plan,
@@ -79,12 +77,9 @@ _WHERE = {
     "Target": "storbench.plan.model",
     "job_section_name": "storbench.plan.model",
     "local_points": "storbench.plan.model",
-    "output_files": "storbench.plan.model",
     "point_key": "storbench.plan.model",
     "DEFAULT_CEPH_CONF": "storbench.plan.rules",
-    "LOG_TYPES": "storbench.plan.rules",
     "MAX_POINTS": "storbench.plan.rules",
-    "PATH_OPTIONS": "storbench.plan.rules",
     "load_plan": "storbench.plan.sources",
     "parse_plan": "storbench.plan.sources",
     "suite_names": "storbench.plan.sources",

@@ -8,7 +8,6 @@ import hashlib
 import itertools
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,18 +17,7 @@ from storbench.model.errors import PlanError
 from storbench.model.series import DEFAULT_INTERVAL_MS
 from storbench.model.units import UnitError, parse_time
 from storbench.plan.actionkeys import Action
-from storbench.plan.rules import (
-    CEPH_KINDS,
-    DEFAULT_FIO_PORT,
-    FILE_OPTIONS,
-    LOCAL,
-    LOG_PREFIX_OPTIONS,
-    MAX_POINTS,
-    MMAP_TYPES,
-    UNLINK_OPTIONS,
-    WRITE_RW,
-    WRITING_ENGINES,
-)
+from storbench.plan.rules import CEPH_KINDS, DEFAULT_FIO_PORT, LOCAL, MAX_POINTS
 from storbench.plan.soakkeys import SoakLimits
 from storbench.plan.steadykeys import SteadyState
 
@@ -271,47 +259,6 @@ class Point:
             precondition=str(d.get("precondition") or "none"),
             purge=str(d["purge"]) if d.get("purge") else None,
         )
-
-
-def workload_writes(params: dict[str, Any]) -> bool:
-    """Whether a workload writes: fio's default rw is read; verify/trim writes count too, and
-    so do engines that change files whatever ``rw`` says and ``unlink`` (fio deletes the file)."""
-    rw = str(params.get("rw", params.get("readwrite", "read"))).split(":")[0]
-    if rw in WRITE_RW or str(params.get("ioengine", "")).strip() in WRITING_ENGINES:
-        return True
-    return any(k in params and _flag_set(params[k]) for k in UNLINK_OPTIONS)
-
-
-def _flag_set(value: Any) -> bool:
-    """Whether a fio bool option is on (a bare flag is; unsure values count as on)."""
-    if value is None:
-        return True
-    if isinstance(value, int | float):
-        return value != 0
-    return str(value).strip().lower() not in ("0", "false", "no", "off")
-
-
-def mmap_file(params: dict[str, Any]) -> str | None:
-    """The file fio's buffers are mapped from (``mem: mmap:/path``), or None."""
-    for opt in ("mem", "iomem"):
-        kind, sep, path = str(params.get(opt) or "").partition(":")
-        if sep and kind.strip() in MMAP_TYPES:
-            return path
-    return None
-
-
-def output_files(params: dict[str, Any], target: Target) -> list[tuple[str, str, bool]]:
-    """The files fio writes for a point besides its target, as (option, path, prefix):
-    ``prefix`` True when fio adds ``_TYPE.N.log`` to the path (write_bw_log ...). e4defrag's
-    donor file counts in a directory target (elsewhere fio puts it in its working directory,
-    a temporary one of storbench's)."""
-    out = [(o, str(params[o]), o in LOG_PREFIX_OPTIONS) for o in FILE_OPTIONS if o in params]
-    mapped = mmap_file(params)
-    if mapped is not None:
-        out.append(("mem" if "mem" in params else "iomem", mapped, False))
-    if "donorname" in params and target.kind == "directory":
-        out.append(("donorname", os.path.join(target.path, str(params["donorname"])), False))
-    return out
 
 
 @dataclass

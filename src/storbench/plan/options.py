@@ -1,40 +1,22 @@
 """The workload options of a plan: each value checked and read (sizes, times, numbers, lists
-that make axes)."""
+that make axes) as the workload's engine declares it (enginekeys.Value): the checks are
+generic, what kind of value each name takes is the engine's."""
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import storbench.plan.enginekeys as enginekeys
 from storbench import hooks
 from storbench.model.errors import PlanError, suggestion
 from storbench.model.units import UnitError, parse_size, parse_time
-from storbench.plan.checks import (
-    fix_for,
-    job_value_problem,
-    path_problem,
-)
-from storbench.plan.model import _flag_set, fmt_count, mmap_file
+from storbench.plan.checks import fix_for, job_value_problem
+from storbench.plan.model import fmt_count
 from storbench.plan.reading import Reading
-from storbench.plan.rules import (
-    _EXAMPLE,
-    _NEGATIVE,
-    FILE_OPTIONS,
-    INT_OPTIONS,
-    INT_RANGES,
-    MAX_INT,
-    MAX_SIZE,
-    NEEDS_VALUE,
-    NEGATIVE_OK,
-    RANGE_WHY,
-    RW_VALUES,
-    SIZE_OPTIONS,
-    TIME_OPTIONS,
-    Scalar,
-)
+from storbench.plan.rules import MAX_SIZE, Scalar
 from storbench.plan.yamlpos import _compound, _describe, _position
 
 #: Makes the error of a refused value from its message and fix.
@@ -78,8 +60,18 @@ class OptionReader:
             if not decl.accepts(opt_s):
                 why, fix = self.not_taken(decl, opt_s, where)
                 raise self.reading.err(why, node, opt, fix=fix, origin_key=opt_s)
-            out[opt_s] = self.option_value(opt_s, value, node, opt, where)
+            # a key of `global:` goes to the workloads of every engine that takes it: its
+            # value must be one each of them takes
+            takers = [decl] if engine is not None else [decl, *self.takers(decls, decl, opt_s)]
+            out[opt_s] = self.option_value(opt_s, value, node, opt, where, takers)
         return out
+
+    @staticmethod
+    def takers(
+        decls: list[enginekeys.EngineKeys], decl: enginekeys.EngineKeys, opt: str
+    ) -> list[enginekeys.EngineKeys]:
+        """The engines besides ``decl`` that take ``opt``."""
+        return [d for d in decls if d is not decl and d.accepts(opt)]
 
     @staticmethod
     def not_taken(decl: enginekeys.EngineKeys, opt: str, where: str) -> tuple[str, str]:
@@ -99,7 +91,15 @@ class OptionReader:
             or f"add `engine: {other.name}` to the workload to run {other.label}",
         )
 
-    def option_value(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Any:
+    def option_value(
+        self,
+        opt: str,
+        value: Any,
+        node: Any,
+        key: Any,
+        where: str,
+        decls: Sequence[enginekeys.EngineKeys],
+    ) -> Any:
         if isinstance(value, list):
             if not value:
                 raise self.reading.err(
@@ -117,7 +117,7 @@ class OptionReader:
                     if _position(value, i)[0] not in (None, _position(node, key)[0])
                     else (node, key)
                 )
-                v = self.scalar(opt, v, at[0], at[1], where)
+                v = self.scalar(opt, v, at[0], at[1], where, decls)
                 if any(str(v) == str(prev) for prev in out):
                     raise self.reading.err(
                         f"{where}: `{opt}` lists {v!r} twice",
@@ -127,11 +127,20 @@ class OptionReader:
                     )
                 out.append(v)
             return out
-        return self.scalar(opt, value, node, key, where)
+        return self.scalar(opt, value, node, key, where, decls)
 
-    def scalar(self, opt: str, value: Any, node: Any, key: Any, where: str) -> Scalar:
-        """One value of option ``opt`` checked and read; each check in the order its
-        messages must come (the shape, then what fio could not read, then the number)."""
+    def scalar(
+        self,
+        opt: str,
+        value: Any,
+        node: Any,
+        key: Any,
+        where: str,
+        decls: Sequence[enginekeys.EngineKeys] = (),
+    ) -> Scalar:
+        """One value of option ``opt`` checked and read as the engines ``decls`` declare it
+        (``engine``: as the registered engines' names); each check in the order its messages
+        must come (the shape, then what the engine could not read, then the number)."""
 
         def fail(msg: str, fix: str) -> PlanError:
             return self.reading.err(f"{where}: `{opt}` {msg}", node, key, fix=fix, origin_key=opt)
@@ -139,10 +148,11 @@ class OptionReader:
         _check_shape(opt, value, fail)
         if isinstance(value, bool):
             value = int(value)
-        if value is None and opt == "ioengine":
-            value = "null"  # YAML reads fio's `null` engine as a null value
+        kinds = [_engine_value()] if opt == "engine" else [d.value(opt) for d in decls]
+        if value is None:  # a bare key: what it stands for, if anything (fio's `null` engine)
+            value = next((v.null for v in kinds if v.null is not None), None)
         if value is None:
-            _check_bare(opt, fail)
+            _check_bare(opt, decls, kinds, fail)
             return None  # a flag such as `group_reporting:` is written as a bare option
         if isinstance(value, float) and not math.isfinite(value):
             raise fail(f"must be a finite number, not {value}", "give a number")
@@ -150,56 +160,30 @@ class OptionReader:
             problem = job_value_problem(value)
             if problem:
                 raise fail(problem, fix_for(problem))
-        self.check_value(opt, value, fail)
-        _check_size_or_time(opt, value, fail)
-        value = _check_whole(opt, value, fail)
-        _check_sign(opt, value, fail)
-        _check_choice(opt, value, fail)
+        for decl in decls:
+            refused = decl.check_value(opt, value)
+            if refused is not None:
+                raise fail(*refused)
+        for kind in kinds:
+            _check_size_or_time(opt, value, kind, fail)
+            value = _check_whole(opt, value, kind, fail)
+            _check_sign(opt, value, kind, fail)
+            _check_choice(opt, value, kind, fail)
         if isinstance(value, str | int | float):
             return value
         return str(value)
 
-    def check_value(self, opt: str, value: Any, fail: Fail) -> None:
-        """Values that run a command, let fio write a mounted device or name a file badly."""
-        text = str(value).strip()
-        if opt == "ioengine" and text == "exec":
-            raise fail(
-                "`exec` runs a command: storbench does not run commands from a plan",
-                "run the command yourself, before or beside `storbench run`",
-            )
-        if opt == "allow_mounted_write" and _flag_set(value):
-            raise fail(
-                "lets fio write to a mounted device: storbench never does",
-                "remove it (unmount the device to benchmark it)",
-            )
-        path: str | None = None
-        if opt in FILE_OPTIONS:
-            path = str(value)
-        elif opt in ("mem", "iomem"):
-            path = mmap_file({opt: value})
-        if path is not None:
-            problem = path_problem(path) if path else None
-            if problem:
-                raise fail(f"names a file that {problem}", fix_for(problem))
-            if not os.path.isabs(path):
-                example = "/var/tmp/storbench/" + ("w.iolog" if opt == "write_iolog" else "w")
-                if opt in ("mem", "iomem"):
-                    example = f"{text.partition(':')[0].strip()}:/var/tmp/storbench.mmap"
-                raise fail(
-                    f"must name an absolute path, not {path!r} (fio runs in a temporary "
-                    "directory storbench removes after the run)",
-                    f"e.g. `{opt}: {example}`",
-                )
-        if opt == "donorname":
-            problem = path_problem(str(value))
-            if problem:
-                raise fail(problem, fix_for(problem))
-            if "/" in str(value) or str(value) in (".", ".."):
-                raise fail(
-                    "must be a file name: fio puts e4defrag's donor file in the target "
-                    "directory (or in its own temporary one)",
-                    "e.g. `donorname: storbench.donor`",
-                )
+
+def _engine_value() -> enginekeys.Value:
+    """What ``engine`` takes: the name of a registered engine (a fix shows one that is not
+    the default)."""
+    names = hooks.engine_names()
+    other = next((n for n in names if n != hooks.DEFAULT_ENGINE), hooks.DEFAULT_ENGINE)
+    return enginekeys.Value("choice", needs_value=True, example=other, choices=names)
+
+
+def _example(kind: enginekeys.Value, otherwise: str | int) -> str | int:
+    return kind.example if kind.example is not None else otherwise
 
 
 def _check_shape(opt: str, value: Any, fail: Fail) -> None:
@@ -212,51 +196,52 @@ def _check_shape(opt: str, value: Any, fail: Fail) -> None:
         raise fail(f"must be a value or a list of values, not {kind}", fix)
 
 
-def _check_bare(opt: str, fail: Fail) -> None:
-    """An option left without a value: a flag, unless it needs one."""
-    if opt in FILE_OPTIONS:
-        raise fail(
-            "needs an absolute path (without one, fio writes into its working directory, "
-            "a temporary one storbench removes after the run)",
-            f"e.g. `{opt}: /var/tmp/storbench/{'w' if opt != 'write_iolog' else 'w.iolog'}`",
-        )
-    if opt in NEEDS_VALUE:
-        raise fail("has no value", f"give it one, e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`")
+def _check_bare(
+    opt: str,
+    decls: Sequence[enginekeys.EngineKeys],
+    kinds: list[enginekeys.Value],
+    fail: Fail,
+) -> None:
+    """An option left without a value: a flag, unless its engine refuses it bare or it
+    needs one."""
+    for decl in decls:
+        refused = decl.check_value(opt, None)
+        if refused is not None:
+            raise fail(*refused)
+    need = next((k for k in kinds if k.needs_value), None)
+    if need is not None:
+        raise fail("has no value", f"give it one, e.g. `{opt}: {_example(need, 1)}`")
 
 
-def _check_size_or_time(opt: str, value: Any, fail: Fail) -> None:
+def _check_size_or_time(opt: str, value: Any, kind: enginekeys.Value, fail: Fail) -> None:
     """A size fio can count (more than 0), a time fio can count (0 or more)."""
     try:
-        if opt in SIZE_OPTIONS and not _compound(value):
+        if kind.kind == "size" and not _compound(value):
             size = parse_size(value)
             if size <= 0:
+                omit = kind.omit or "omit it for fio's default"
                 raise fail(
                     f"must be more than 0, not {value}",
-                    "omit `size` to use the whole file or device (fio's default; a file "
-                    "storbench creates needs one), or give e.g. `size: 10g`"
-                    if opt == "size"
-                    else f"omit it for fio's default, or give e.g. "
-                    f"`{opt}: {_EXAMPLE.get(opt, '4k')}`",
+                    f"{omit}, or give e.g. `{opt}: {_example(kind, '4k')}`",
                 )
             if size > MAX_SIZE:
                 raise fail(f"is larger than fio can count: {value}", f"at most {MAX_SIZE}")
-        elif opt in TIME_OPTIONS:
+        elif kind.kind == "time":
             secs = parse_time(value)
             if not math.isfinite(secs):
                 raise fail(f"must be a finite time, not {value}", f"e.g. `{opt}: 60`")
             if secs < 0:
                 raise fail(
                     f"must be 0 or more, not {value}",
-                    f"e.g. `{opt}: {_EXAMPLE.get(opt, 0)}` (seconds)"
-                    + ("; 0: no time limit" if opt == "runtime" else ""),
+                    f"e.g. `{opt}: {_example(kind, 0)}` (seconds){kind.zero}",
                 )
             if secs * 1e6 >= 2**63:
                 raise fail(f"is longer than fio can count: {value}", f"e.g. `{opt}: 60`")
     except UnitError:
-        if opt in SIZE_OPTIONS:
+        if kind.kind == "size":
             raise fail(
                 f"is not a size: {value!r}",
-                f"use fio's size syntax, e.g. `{opt}: {_EXAMPLE.get(opt, '4k')}` "
+                f"use fio's size syntax, e.g. `{opt}: {_example(kind, '4k')}` "
                 "(k, m, g, t are powers of 1024; a plain number is bytes)",
             ) from None
         raise fail(
@@ -265,61 +250,50 @@ def _check_size_or_time(opt: str, value: Any, fail: Fail) -> None:
         ) from None
 
 
-def _check_whole(opt: str, value: Any, fail: Fail) -> Any:
+def _check_whole(opt: str, value: Any, kind: enginekeys.Value, fail: Fail) -> Any:
     """A whole-number option's value in its range (a float such as 2.0 read as 2)."""
-    if opt not in INT_OPTIONS:
+    if kind.kind != "int":
         return value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+        example = f"e.g. `{opt}: {_example(kind, 1)}`"
         raise fail(
             f"must be a whole number, not {_describe(value)}",
-            f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`, or a list for an axis: `{opt}: [1, 32]`"
-            if opt in ("iodepth", "numjobs")
-            else f"e.g. `{opt}: {_EXAMPLE.get(opt, 1)}`",
+            example + (f", or a list for an axis: `{opt}: [1, 32]`" if kind.axis else ""),
         )
-    lo, hi = INT_RANGES.get(opt, (0, MAX_INT))
+    lo, hi = kind.lo, kind.hi
     n = int(value)
     if n < lo or n > hi:
         span = f"{lo} or more" if n < lo and hi > 1000 else f"{lo} to {hi}"
         raise fail(
             f"must be {span}, not {fmt_count(n)}"
-            + (f" ({RANGE_WHY[opt]})" if opt in RANGE_WHY and n > hi else ""),
-            f"e.g. `{opt}: {_EXAMPLE.get(opt, lo)}`",
+            + (f" ({kind.why})" if kind.why and n > hi else ""),
+            f"e.g. `{opt}: {_example(kind, lo)}`",
         )
     return value
 
 
-def _check_sign(opt: str, value: Any, fail: Fail) -> None:
-    """No negative numbers: fio reads them as huge ones (``nice`` alone takes them)."""
+#: A value that reads as a negative number.
+_NEGATIVE = re.compile(r"\s*-\s*\d")
+
+
+def _check_sign(opt: str, value: Any, kind: enginekeys.Value, fail: Fail) -> None:
+    """No negative numbers, unless the declaration allows them (fio reads them as huge
+    ones)."""
     negative = value < 0 if isinstance(value, int | float) else bool(_NEGATIVE.match(str(value)))
-    if negative and opt not in NEGATIVE_OK:
+    if negative and not kind.negative:
         raise fail(
             f"must be 0 or more, not {value} (fio reads a negative number as a huge one)",
             f"give `{opt}` a value of 0 or more",
         )
 
 
-def _check_choice(opt: str, value: Any, fail: Fail) -> None:
-    """The options that take one of a list of values: engine, an engine's choices (rados
-    bench's mode), rw."""
-    if opt == "engine" and value not in hooks.engine_names():
-        names = hooks.engine_names()
-        raise fail(
-            f"cannot be {value!r}",
-            suggestion(str(value), names, f"one of: {', '.join(names)}") or "",
-        )
-    for decl in enginekeys.every_engine():
-        key = next((k for k in decl.keys if k.name == opt and k.choices()), None)
-        if key is not None and value not in key.choices():
-            raise fail(
-                f"cannot be {value!r}",
-                suggestion(str(value), key.choices(), "")
-                or f"one of: {', '.join(key.choices())} ({decl.label}'s)",
-            )
-    if opt in ("rw", "readwrite") and str(value).split(":")[0] not in RW_VALUES:
-        raise fail(
-            f"cannot be {value!r}",
-            suggestion(str(value).split(":")[0], RW_VALUES, f"one of: {', '.join(RW_VALUES)}")
-            or "",
-        )
+def _check_choice(opt: str, value: Any, kind: enginekeys.Value, fail: Fail) -> None:
+    """One of the declared values (the part before ``sep``, when the choice may go on)."""
+    if kind.kind != "choice":
+        return
+    base = str(value).split(kind.sep)[0] if kind.sep else str(value)
+    if base not in kind.choices:
+        listed = f"one of: {', '.join(kind.choices)}" + (f" ({kind.whose})" if kind.whose else "")
+        raise fail(f"cannot be {value!r}", suggestion(base, kind.choices, listed) or "")

@@ -15,10 +15,9 @@ from storbench import hooks
 from storbench.model.errors import suggestion
 from storbench.model.units import UnitError, fmt_size_short, parse_size, parse_time
 from storbench.plan.actionkeys import FIX, Action, actions
-from storbench.plan.model import Host, Plan, Target, Workload, mmap_file
+from storbench.plan.model import Host, Plan, Target, Workload
 from storbench.plan.options import OptionReader
 from storbench.plan.reading import Reading
-from storbench.plan.rules import FILE_OPTIONS
 from storbench.plan.soakkeys import duration_s
 from storbench.plan.yamlpos import _compound, _describe, _position, _submap
 
@@ -96,17 +95,14 @@ class WorkloadReader:
                             )
 
     def check_no_output_files(self, workloads: list[Workload], doc: CommentedMap) -> None:
-        """With ``hosts:`` fio writes the files of write_iolog, write_*_log, mem=mmap:FILE
-        and donorname where storbench cannot check them: on each host, or (the logs) on
-        this machine as NAME.HOST through fio's client."""
+        """With ``hosts:`` the options with which an engine writes files of its own (fio's
+        write_iolog, write_*_log, mem=mmap:FILE and donorname) write them where storbench
+        cannot check them: on each host, or (fio's logs) on this machine as NAME.HOST
+        through fio's client."""
         for i, wl in enumerate(workloads):
-            for opt in (*FILE_OPTIONS, "mem", "iomem", "donorname"):
-                value = wl.options.get(opt)
-                values = value if isinstance(value, list) else [value]
-                if opt not in wl.options or (
-                    opt in ("mem", "iomem") and all(mmap_file({opt: v}) is None for v in values)
-                ):
-                    continue
+            written = enginekeys.of(wl.options).file_options(wl.options)
+            if written:
+                opt = written[0]
                 raise self.reading.err(
                     f"workload {wl.name!r}: `{opt}` writes a file, and with `hosts:` fio "
                     "writes it where storbench cannot check that it overwrites nothing (on "

@@ -22,13 +22,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import storbench.plan.enginekeys as enginekeys
 from storbench import engines
 from storbench.engines.base import CheckOptions, CheckResult
 from storbench.hosts import inventory as inv
 from storbench.hosts.ceph import CephClient
 from storbench.model.errors import PreflightError
 from storbench.model.units import UnitError, parse_size
-from storbench.plan import LOG_TYPES, Point, Target, job_section_name, local_points, output_files
+from storbench.plan import Point, Target, job_section_name, local_points
 from storbench.preflight import ceph, safety
 from storbench.preflight.locks import TargetLocks
 
@@ -276,13 +277,14 @@ def _check_directory(points: list[Point], t: Target) -> None:
         raise PreflightError(reason, fix="free space, or lower `size`")
 
 
-def _existing_outputs(path: str, prefix: bool) -> list[str]:
-    """The files already there that fio would write for ``path``: the file itself, or for a
-    log prefix every ``PREFIX_TYPE[.N].log[.fz]`` (N the job's number, .fz compressed)."""
-    if not prefix:
+def _existing_outputs(path: str, suffix: str) -> list[str]:
+    """The files already there that the engine would write for ``path``: the file itself,
+    or for a prefix (``suffix`` not "") every file named the prefix and what ``suffix``
+    matches (fio's logs: ``PREFIX_TYPE[.N].log[.fz]``)."""
+    if not suffix:
         return [path] if os.path.lexists(path) else []
     directory, base = os.path.split(path)
-    name = re.compile(rf"{re.escape(base)}_({'|'.join(LOG_TYPES)})(\.\d+)?\.log(\.fz)?", re.ASCII)
+    name = re.compile(rf"{re.escape(base)}{suffix}", re.ASCII)
     try:
         entries = os.listdir(directory)
     except OSError:
@@ -295,12 +297,13 @@ def check_output_files(points: list[Point]) -> None:
     e4defrag's donor) obey the rule of file targets: storbench never lets fio write a file
     it did not create, so none may exist yet; their directory must exist and be writable.
     (The plan loader made sure they are absolute paths, and refuses them with hosts.)"""
-    seen: set[tuple[str, bool]] = set()
+    seen: set[tuple[str, str]] = set()
     for p in points:
-        for opt, path, prefix in output_files(p.params, p.target):
-            if (path, prefix) in seen:
+        for out in enginekeys.of(p.params).files(p.params, p.target):
+            opt, path = out.option, out.path
+            if (path, out.suffix) in seen:
                 continue
-            seen.add((path, prefix))
+            seen.add((path, out.suffix))
             where = f"workload {p.workload!r}: `{opt}`"
             directory = os.path.dirname(path) or "."
             if not os.path.isdir(directory):
@@ -313,7 +316,7 @@ def check_output_files(points: list[Point]) -> None:
                     f"{where}: no permission to write in {directory}",
                     fix="name a directory you may write in",
                 )
-            for existing in _existing_outputs(path, prefix):
+            for existing in _existing_outputs(path, out.suffix):
                 if not safety.created_by_storbench(existing):
                     raise PreflightError(
                         f"{where} would write {existing}, which exists and was not created "

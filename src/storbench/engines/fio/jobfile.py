@@ -9,11 +9,11 @@ import re
 from typing import Any
 
 from storbench import __version__
+from storbench.engines.fio.files import PATH_OPTIONS
 from storbench.hosts import s3creds
 from storbench.model.errors import PlanError
 from storbench.model.units import UnitError, parse_size
 from storbench.plan import (
-    PATH_OPTIONS,
     Point,
     Target,
     job_section_name,

@@ -1,7 +1,8 @@
 """What a fio workload (``engine: fio``, the default) takes in a plan: every fio option,
 checked by name against fio 3.33's own list, but those storbench refuses; how its points
-expand (the ioengine of a Ceph or S3 target, a random seed per repetition). Light: ``plan
-check`` imports it, never the engine."""
+expand (the ioengine of a Ceph or S3 target, a random seed per repetition). The values its
+options take are values.py's, what a workload writes files.py's. Light: ``plan check``
+imports it, never the engine."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from storbench.engines.fio.files import file_options, output_files, workload_writes
+from storbench.engines.fio.values import VALUES, check_value
 from storbench.model.units import parse_size
 from storbench.plan.enginekeys import EngineKeys, PointExpander
-from storbench.plan.model import Target, workload_writes
+from storbench.plan.model import Target
 from storbench.plan.schema import Problem
 
 NAME = "fio"
@@ -136,6 +139,8 @@ KEYS = EngineKeys(
     option_word="fio option",
     options_listed="`fio --cmdhelp=all` lists fio's options",
     refuse=_refuse,
+    values=VALUES,
+    check_value=check_value,
     target_options=frozenset(TARGET_OPTIONS),
     hints={
         "threads": "add `engine: rados-bench` to the workload to run rados bench (fio's own: "
@@ -143,5 +148,7 @@ KEYS = EngineKeys(
     },
     duration={"time_based": 1},
     writes=workload_writes,
+    file_options=file_options,
+    files=output_files,
     expander=_expander,
 )

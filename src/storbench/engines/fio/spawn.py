@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from storbench.engines.fio.files import workload_writes
 from storbench.engines.fio.tool import FIO, fio_path
 from storbench.engines.process import start_logged
 from storbench.engines.process import started as started_hook
@@ -23,7 +24,6 @@ from storbench.plan import (
     Point,
     Target,
 )
-from storbench.plan.model import workload_writes
 
 
 @dataclass

@@ -9,13 +9,34 @@ from collections.abc import Mapping
 from typing import Any
 
 from storbench.model.units import fmt_size_short, parse_size, parse_time
-from storbench.plan.enginekeys import EngineKeys, PointExpander
+from storbench.plan.enginekeys import MAX_INT, EngineKeys, PointExpander, Value
 from storbench.plan.model import Point, Target
 from storbench.plan.schema import Key, Problem
 
 NAME = "rados-bench"
 #: rados bench's own object size of a write (4 MiB)
 WRITE_BS = "4m"
+#: What a workload does: write objects, read them in order or at random.
+MODES = ("write", "seq", "rand")
+#: rados bench processes storbench starts at once on this machine for one point.
+MAX_RADOS_CLIENTS = 1024
+#: What its keys' values are (the generic checks of the plan loader apply them).
+VALUES = {
+    "mode": Value(
+        "choice", needs_value=True, example="write", choices=MODES, whose="rados bench's"
+    ),
+    "bs": Value("size", needs_value=True, example="4k"),
+    "runtime": Value("time", needs_value=True, example=60),
+    "threads": Value("int", needs_value=True, example=16, lo=1, hi=MAX_INT),
+    "clients": Value(
+        "int",
+        needs_value=True,
+        example="[1, 2, 3]",
+        lo=1,
+        hi=MAX_RADOS_CLIENTS,
+        why="rados bench starts a process on this machine for each",
+    ),
+}
 
 
 def _mode(value: Any, _: Mapping[Any, Any]) -> Problem | None:
@@ -49,7 +70,7 @@ _KEYS = (
         "choice",
         "Write objects, then read them in order or at random (the "
         "reads read what a write before them left).",
-        values=("write", "seq", "rand"),
+        values=MODES,
         default="(required)",
         check=_mode,
     ),
@@ -143,6 +164,7 @@ KEYS = EngineKeys(
     title="An `engine: rados-bench` workload (rados bench's own options; nothing else)",
     doc="`rados bench` on a `rados:` pool, from this machine: `clients` processes at once.",
     keys=_KEYS,
+    values=VALUES,
     option_word="rados bench key",
     required=("mode", "runtime"),
     defaults={"threads": 16},  # rados bench's own default: 16 concurrent operations
