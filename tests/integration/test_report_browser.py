@@ -444,7 +444,7 @@ def test_report_comparison_of_real_runs_warns_and_ends_with_the_test_beds(
     parts = _comparison_order(page)
     warn = parts["warn"]["text"]
     assert "run 1: hostile <b>names</b> and run 2: hostile <b>names</b>" in warn, warn
-    assert f"workload '{SCRIPT_NAME}': iodepth 4 with ioengine=psync does nothing" in warn
+    assert "sync-iodepth: iodepth=4 with ioengine=psync: a synchronous engine" in warn
     assert parts["diffs"]["text"].startswith("Differences between the test beds")
     assert page.js("document.querySelector('#comparison b, #testbed-differences b')") is None
 

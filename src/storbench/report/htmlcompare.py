@@ -78,7 +78,7 @@ def comparison_context(report: ComparisonReport) -> list[dict[str, Any]]:
     section: the headline, the warnings, the averages, every point, the test beds."""
     runs = report.runs
     base = runs[0]
-    advice = {id(res): res.advice for res in runs}
+    advice = {id(res): res.warnings for res in runs}
     out = []
     pairs = zip(runs[1:], report.comparisons, report.differences, strict=True)
     for other, cmp, diffs in pairs:

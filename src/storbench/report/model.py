@@ -166,6 +166,15 @@ class RunReport:
         return finding_rows(self.rows)
 
     @property
+    def warnings(self) -> list[str]:
+        """What a comparison warns of in the run: the engines' advice (a run recorded
+        before findings) and a line per finding."""
+        return self.advice + [
+            f"point {row.point} ({row.label}): {row.finding.code}: {row.finding.evidence}"
+            for row in self.findings
+        ]
+
+    @property
     def hosts(self) -> list[tuple[str, Measurement]]:
         """(point label, measurement) of every measurement that ran on several hosts."""
         return [
@@ -420,7 +429,7 @@ def compare_runs(runs: list[RunReport], *, names: Callable[[RunReport], str]) ->
     from storbench.analysis.compare import compare
 
     base, others = runs[0], runs[1:]
-    advice = [f"run {r.run.id}: {line}" for r in runs for line in r.advice]
+    advice = [f"run {r.run.id}: {line}" for r in runs for line in r.warnings]
     return ComparisonReport(
         runs=runs,
         comparisons=[
