@@ -121,3 +121,18 @@ def test_findings_in_every_presenter(traps: tuple[Path, Path, str]) -> None:
     assert 'data-code="page-cache"' in html and 'data-code="short-run"' in html
     clean = ok(storbench("show", "1", "--point", "2", db=db, cwd=tmp, plugins=None))
     assert "# finding page-cache" not in clean
+
+
+def test_findings_unsteady_bursts_and_an_even_rate(tmp_path: Path) -> None:
+    """fio doing I/O for a second, then thinking for one (thinktime_iotime): its IOPS per
+    interval swing, so the mean is a poor summary; the same rate held evenly is steady."""
+    db, out = _run(
+        tmp_path,
+        "  - {name: bursts, rw: randread, direct: 1, runtime: 6, rate_iops: 2000,"
+        " thinktime: 1s, thinktime_iotime: 1s}\n"
+        "  - {name: even, rw: randread, direct: 1, runtime: 6, rate_iops: 2000}\n",
+    )
+    found = _findings(db, tmp_path)
+    assert "unsteady" in found.get(1, set()), found
+    assert "unsteady" not in found.get(2, set()), found
+    assert "finding unsteady: IOPS per interval vary by" in out

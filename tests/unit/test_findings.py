@@ -125,3 +125,35 @@ def test_findings_readme_lists_every_code() -> None:
     section = text[text.index("## Can I trust this number?") : text.index("## Comparing runs")]
     listed = re.findall(r"^\| `([a-z-]+)` \|", section, re.MULTILINE)
     assert listed == list(CODES)
+
+
+def _intervals(iops: list[float]) -> list:
+    from storbench.model.series import Interval
+
+    return [
+        Interval(
+            t_ms=(n + 1) * 1000,
+            dur_ms=1000,
+            direction="read",
+            ios=int(v),
+            bytes=int(v) * 4096,
+            seq=n,
+        )
+        for n, v in enumerate(iops)
+    ]
+
+
+def test_findings_unsteady_series() -> None:
+    """IOPS that halve over the measurement, or swing wildly: unsteady; a flat series, a
+    series too short to judge, and one that ran in steady-state rounds: not."""
+    meas = _meas("psync-randread-json.json")
+    falling = _intervals([1000, 900, 800, 700, 600, 500])
+    found = [f for f in findings.findings(meas, (), falling) if f.code == "unsteady"]
+    assert found and found[0].data["iops_trend_pct"] < -20 and found[0].data["intervals"] == 6
+    swinging = _intervals([1000, 200, 1000, 200, 1000, 200])
+    assert "unsteady" in _codes(findings.findings(meas, (), swinging))
+    flat = _intervals([1000, 1010, 990, 1005, 995, 1000])
+    assert "unsteady" not in _codes(findings.findings(meas, (), flat))
+    assert "unsteady" not in _codes(findings.findings(meas, (), falling[:4]))
+    meas.extra["steady_state"] = {"steady": True}
+    assert "unsteady" not in _codes(findings.findings(meas, (), falling))

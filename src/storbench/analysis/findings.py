@@ -1,7 +1,8 @@
 """The checks every measurement gets after it runs, whatever its engine: whether the client's
 CPU set the number (``client-cpu-bound``: a job's own CPU time, or its host's CPUs busy
 while it ran) and whether it did enough I/Os for the latency
-percentiles it shows (``short-run``). The engines check what only they know (fio: buffered
+percentiles it shows (``short-run``), and whether its time series is steady enough for its
+mean to stand for it (``unsteady``). The engines check what only they know (fio: buffered
 I/O over data that fits in memory, a queue a synchronous engine ignores, a point that ended
 before its runtime: engines/fio/findings.py); :func:`findings` puts both together, in the
 order of :data:`storbench.model.findings.CODES`.
@@ -9,10 +10,13 @@ order of :data:`storbench.model.findings.CODES`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import statistics
+from collections.abc import Iterable, Sequence
 
+from storbench.analysis.soak import ticks
 from storbench.model.findings import CODES, Finding
 from storbench.model.metrics import Measurement
+from storbench.model.series import Interval
 
 #: A job that used this share of one CPU (usr + sys, %) or more was held back by its CPU.
 CPU_BOUND_PCT = 90.0
@@ -89,14 +93,58 @@ def too_few_ios(meas: Measurement) -> list[Finding]:
     ]
 
 
-def findings(meas: Measurement, engine_findings: Iterable[Finding] = ()) -> list[Finding]:
-    """A measurement's findings: the engine's and the common checks', in CODES' order (a
-    failed measurement has none: its error says what went wrong)."""
+#: A series this long (measured intervals) or longer is judged for steadiness.
+STEADY_MIN_INTERVALS = 5
+#: IOPS per interval varying more than this (coefficient of variation, %) ...
+UNSTEADY_CV_PCT = 25.0
+#: ... or moving more than this over the measured time (least-squares line, % of the mean)
+UNSTEADY_TREND_PCT = 20.0
+
+
+def unsteady(intervals: Sequence[Interval]) -> list[Finding]:
+    """``unsteady``: a point's IOPS per interval (its measured intervals, every direction
+    together) that vary or drift so much that their mean is a poor summary of them."""
+    ts = ticks(intervals)
+    if len(ts) < STEADY_MIN_INTERVALS:
+        return []
+    iops = [t.iops for t in ts]
+    mean = statistics.fmean(iops)
+    if mean <= 0:
+        return []
+    cv = statistics.stdev(iops) / mean * 100
+    secs = [t.t_s for t in ts]
+    span = ts[-1].t_s - (ts[0].t_s - ts[0].dur_s)
+    slope = statistics.linear_regression(secs, iops).slope if len(set(iops)) > 1 else 0.0
+    trend = slope * span / mean * 100
+    if cv <= UNSTEADY_CV_PCT and abs(trend) <= UNSTEADY_TREND_PCT:
+        return []
+    return [
+        Finding(
+            "unsteady",
+            f"IOPS per interval vary by {cv:.0f} % (coefficient of variation of {len(ts)} "
+            f"intervals) and move {trend:+.0f} % over the {span:.0f} s measured: the mean is "
+            "a poor summary of them",
+            CODES["unsteady"].fix,
+            {"iops_cv_pct": round(cv, 1), "iops_trend_pct": round(trend, 1), "intervals": len(ts)},
+        )
+    ]
+
+
+def findings(
+    meas: Measurement,
+    engine_findings: Iterable[Finding] = (),
+    intervals: Sequence[Interval] = (),
+) -> list[Finding]:
+    """A measurement's findings: the engine's and the common checks' (``intervals``: its
+    point's time series, every host's), in CODES' order (a failed measurement has none:
+    its error says what went wrong)."""
     if meas.status == "failed":
         return []
     cpu = cpu_bound(meas)
     jobs = {f.host for f in cpu}  # a host said of once: its jobs' own figures first
     cpu += [f for f in host_busy(meas) if f.host not in jobs]
-    found = [*engine_findings, *cpu, *too_few_ios(meas)]
+    # a point run in steady-state rounds has its own verdict on its series (analysis/steady)
+    series = [] if "steady_state" in meas.extra else unsteady(intervals)
+    found = [*engine_findings, *cpu, *too_few_ios(meas), *series]
     order = {code: n for n, code in enumerate(CODES)}
     return sorted(found, key=lambda f: order.get(f.code, len(order)))

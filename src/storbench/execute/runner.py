@@ -316,7 +316,7 @@ def _record(
     meas: Measurement,
     outcome: Outcome,
 ) -> None:
-    meas.findings = _findings(point, meas)
+    meas.findings = _findings(point, meas, store.series.of_point(run_id, point.index, None))
     store.measurements.record(
         run_id,
         point,
@@ -332,13 +332,14 @@ def _record(
     outcome.ran += 1
 
 
-def _findings(point: Point, meas: Measurement) -> list[Finding]:
+def _findings(point: Point, meas: Measurement, intervals: list[Interval]) -> list[Finding]:
     """The traps found in a point's measurement (model/findings.py): its engine's checks and
-    those every measurement gets; run while the next point's engine runs (later.py)."""
+    those every measurement gets (``intervals``: its time series as stored); run while the
+    next point's engine runs (later.py)."""
     memory = memory_available()
     facts = Facts(memory_available={"": memory} if memory is not None else {})
     engine = engines.get(point.engine)
-    return findings.findings(meas, engine.findings(point, meas, facts))
+    return findings.findings(meas, engine.findings(point, meas, facts), intervals)
 
 
 def _measure(

@@ -61,6 +61,16 @@ CODES: dict[str, Code] = {
             judged=True,
         ),
         Code(
+            "unsteady",
+            "a series whose mean is a poor summary of it",
+            "5 or more measured intervals whose IOPS vary by more than 25 % (coefficient of "
+            "variation) or move by more than 20 % over the measured time (least-squares line)",
+            "precondition the target (`precondition: auto`), run until steady "
+            "(`steady_state:`), or run longer; read the point's time series (`show RUN "
+            "--point N`)",
+            judged=True,
+        ),
+        Code(
             "sync-iodepth",
             "a queue depth the engine ignores",
             "fio `iodepth` above 1 with a synchronous ioengine (psync, sync, ...): fio keeps "
