@@ -5,6 +5,8 @@ that must not be flagged; the findings in every presenter (run's output, show, s
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -136,3 +138,50 @@ def test_findings_unsteady_bursts_and_an_even_rate(tmp_path: Path) -> None:
     assert "unsteady" in found.get(1, set()), found
     assert "unsteady" not in found.get(2, set()), found
     assert "finding unsteady: IOPS per interval vary by" in out
+
+
+def _loop(backing: Path, *flags: str) -> str:
+    """A loop device over ``backing`` (skips where loop devices cannot be made)."""
+    import subprocess
+
+    if os.geteuid() != 0 or not shutil.which("losetup"):
+        pytest.skip("needs root and losetup: loop devices")
+    r = subprocess.run(
+        ["losetup", "--find", "--show", *flags, str(backing)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if r.returncode != 0:
+        pytest.skip(f"cannot create a loop device here: {r.stderr.strip()}")
+    return r.stdout.strip()
+
+
+def test_findings_loop_devices_holes_and_their_cache(tmp_path: Path) -> None:
+    """A loop device over a sparse file reads holes (unwritten-read) through the page cache
+    whatever direct says (page-cache); one with direct I/O over a written file: neither."""
+    import subprocess
+
+    sparse, full = tmp_path / "sparse.img", tmp_path / "full.img"
+    with sparse.open("wb") as f:
+        f.truncate(32 << 20)
+    full.write_bytes(os.urandom(32 << 20))
+    devices = [_loop(sparse)]
+    try:
+        devices.append(_loop(full, "--direct-io=on"))
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(
+            "name: holes\n"
+            f"targets: [{{device: {devices[0]}}}, {{device: {devices[1]}}}]\n"
+            "global: {bs: 4k, runtime: 1, time_based: 1, direct: 1, rw: randread,"
+            " ioengine: libaio, iodepth: 4}\n"
+            "workloads: [{name: rr}]\n"
+        )
+        db = tmp_path / "r.db"
+        ok(storbench("run", str(plan), db=db, cwd=tmp_path, plugins=None))
+        found = _findings(db, tmp_path)
+    finally:
+        for dev in devices:
+            subprocess.run(["losetup", "-d", dev], capture_output=True, timeout=60)
+    assert {"unwritten-read", "page-cache"} <= found.get(1, set()), found
+    assert not {"unwritten-read", "page-cache"} & found.get(2, set()), found

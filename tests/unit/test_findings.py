@@ -157,3 +157,18 @@ def test_findings_unsteady_series() -> None:
     assert "unsteady" not in _codes(findings.findings(meas, (), falling[:4]))
     meas.extra["steady_state"] = {"steady": True}
     assert "unsteady" not in _codes(findings.findings(meas, (), falling))
+
+
+def test_findings_unwritten_read_of_a_sparse_file(tmp_path: Path) -> None:
+    """A file of holes read: unwritten-read; the same file written, or a point that only
+    writes it: not."""
+    target = tmp_path / "data.bin"
+    with target.open("wb") as f:
+        f.truncate(8 << 20)
+    reads = _point(str(target), rw="randread", size="8m")
+    found = fio_findings.unwritten_read(reads)
+    assert [f.data for f in found] == [{"region_bytes": 8 << 20, "written_bytes": 0}]
+    assert fio_findings.unwritten_read(_point(str(target), rw="randwrite")) == []
+    assert fio_findings.unwritten_read(_point(str(target), rw="randrw", rwmixread=0)) == []
+    target.write_bytes(b"\1" * (8 << 20))
+    assert fio_findings.unwritten_read(reads) == []

@@ -47,6 +47,15 @@ CODES: dict[str, Code] = {
             "host's memory, if the cache is part of what you measure)",
         ),
         Code(
+            "unwritten-read",
+            "reads of a region nothing wrote",
+            "a point that reads a file, a loop device's backing file or an RBD image of "
+            "which less than 90 % of the region it reads holds data (its allocated blocks; "
+            "`rbd du`): holes and absent objects read as zeroes without touching storage",
+            "write the region before reading it: `precondition: sequential` on the target "
+            "(storbench writes it whole before its first point), or a write workload first",
+        ),
+        Code(
             "client-cpu-bound",
             "the client's CPU, not the storage, set the number",
             "a job of the engine used 90 % or more of one CPU (fio's `usr_cpu` + `sys_cpu`)",

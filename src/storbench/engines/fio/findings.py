@@ -6,7 +6,13 @@
   are flushed later. A point that only writes and syncs each write (``sync``, ``fsync``,
   ``fdatasync``) reaches the storage each time and is not flagged. The data is the point's
   ``size`` (per job on a directory target: each job has its files) or, without one, the
-  target's own size (a file or device on this machine).
+  target's own size (a file or device on this machine). A loop device without direct I/O
+  caches its backing file whatever ``direct`` says: with ``direct=1`` too, when the file
+  fits in memory.
+- ``unwritten-read``: a point that reads a region of which less than 90 % holds data: a
+  file's or a loop device's backing file's holes, an RBD image's absent objects
+  (hosts/allocation.py); checked after the point, so a mix that writes as it reads counts
+  what it wrote.
 - ``sync-iodepth``: ``iodepth`` above 1 with an ioengine fio runs one I/O at a time per job
   (advice.py's SYNC_ENGINES).
 - ``ended-early``: a point without ``time_based`` that ran shorter than its runtime
@@ -15,10 +21,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
 from storbench.engines.fio.advice import SYNC_ENGINES
+from storbench.hosts import allocation
+from storbench.hosts.ceph import CephClient
 from storbench.model.findings import CODES, Facts, Finding
 from storbench.model.metrics import Measurement
 from storbench.model.units import UnitError, fmt_bytes, parse_size
@@ -78,11 +87,37 @@ def _syncs_each_write(params: dict[str, Any]) -> bool:
     )
 
 
+def _loop_cache(point: Point, facts: Facts) -> list[Finding]:
+    """A loop device without direct I/O over a file that fits in memory: ``direct=1`` on
+    the device, the page cache under it."""
+    target = point.target
+    if point.hosts or target.kind != "device":
+        return []
+    loop = allocation.loop_backing(target.path)
+    memory = facts.memory_available.get("")
+    if loop is None or loop.direct_io or memory is None or loop.size > memory:
+        return []
+    return [
+        Finding(
+            "page-cache",
+            f"{target.path} is a loop device that reads and writes its backing file "
+            f"{loop.file} ({fmt_bytes(loop.size)}) through the page cache (its direct I/O "
+            f"is off), which fits in the {fmt_bytes(memory)} of memory available on this "
+            "host: direct=1 stops at the loop device",
+            f"`losetup --direct-io=on {target.path}` (or set up the device with "
+            "`losetup --direct-io=on`), or measure the storage under the file itself",
+            {"direct": 1, "data_bytes": loop.size, "memory_available_bytes": memory},
+        )
+    ]
+
+
 def page_cache(point: Point, facts: Facts) -> list[Finding]:
     p = point.params
     engine = str(p.get("ioengine", "psync")).strip()
-    if _flag(p, "direct") or not _flag(p, "buffered", "1") or engine in UNCACHED_ENGINES:
+    if engine in UNCACHED_ENGINES:
         return []
+    if _flag(p, "direct") or not _flag(p, "buffered", "1"):
+        return _loop_cache(point, facts)
     if _syncs_each_write(p):
         return []
     places = [(h.label, h.target, h.local) for h in point.hosts] or [("", point.target, True)]
@@ -110,6 +145,53 @@ def page_cache(point: Point, facts: Facts) -> list[Finding]:
     return out
 
 
+#: Less than this share of the region a point reads holding data: it reads holes.
+WRITTEN_ENOUGH = 0.9
+
+
+def _reads(params: dict[str, Any]) -> bool:
+    rw = str(params.get("rw", params.get("readwrite", "read"))).split(":")[0].strip()
+    if rw in ("read", "randread"):
+        return True
+    return rw in ("rw", "readwrite", "randrw") and _whole(params.get("rwmixread", 50)) > 0
+
+
+def _allocation(target: Target) -> allocation.Allocation | None:
+    if target.kind in ("file", "device"):
+        return allocation.local(target.path)
+    if target.kind == "rbd":
+        return allocation.rbd(target.path, CephClient(target.conf, target.client))
+    return None
+
+
+def unwritten_read(point: Point) -> list[Finding]:
+    """``unwritten-read``: a point reading a target (on this machine, or an RBD image) of
+    which less than 90 % of the region it reads holds data."""
+    p = point.params
+    if point.hosts or not _reads(p) or str(p.get("ioengine", "")).strip() in ("null", "cpuio"):
+        return []
+    found = _allocation(point.target)
+    if found is None or found.size <= 0:
+        return []
+    region = found.size
+    if "size" in p:
+        with contextlib.suppress(UnitError, ValueError):
+            region = min(region, parse_size(p["size"]))
+    if region <= 0 or found.used >= WRITTEN_ENOUGH * region:
+        return []
+    share = found.used / region * 100
+    return [
+        Finding(
+            "unwritten-read",
+            f"{found.what} holds data in {fmt_bytes(found.used)} of the {fmt_bytes(region)} "
+            f"this point reads ({share:.0f} %): the rest reads as zeroes without touching "
+            "the storage",
+            CODES["unwritten-read"].fix,
+            {"region_bytes": region, "written_bytes": found.used},
+        )
+    ]
+
+
 def sync_iodepth(point: Point) -> list[Finding]:
     engine = str(point.params.get("ioengine", "psync")).strip()
     depth = _whole(point.params.get("iodepth", 1))
@@ -128,7 +210,7 @@ def sync_iodepth(point: Point) -> list[Finding]:
 
 def findings(point: Point, meas: Measurement, facts: Facts) -> list[Finding]:
     """fio's findings of a measurement of ``point`` (module doc)."""
-    out = [*page_cache(point, facts), *sync_iodepth(point)]
+    out = [*page_cache(point, facts), *unwritten_read(point), *sync_iodepth(point)]
     early = meas.extra.get("ended_early")
     if early:
         out.append(Finding("ended-early", str(early), CODES["ended-early"].fix))
