@@ -1074,3 +1074,43 @@ workloads:
         ceph_cluster.run("ceph", "osd", "pool", "set-quota", POOL, "max_objects", "0")
     assert image not in images(ceph_cluster)
     assert objects(ceph_cluster) == before
+
+
+# ---------------------------------------------------------------------------- findings
+
+
+def test_findings_rbd_reads_of_a_blank_image_then_of_a_written_one(
+    ceph_cluster: Any, conf: str, tmp_path: Path
+) -> None:
+    """A thin image storbench creates reads as zeroes until written: the read before the
+    write is flagged unwritten-read (rbd du: nothing of it holds data), the same read after
+    a write of the whole image is not."""
+    image = f"sb-it-blank-{uuid.uuid4().hex[:8]}"
+    plan = write_plan(
+        tmp_path / "blank.yaml",
+        f"""\
+name: blank
+targets:
+  - rbd: {POOL}/{image}
+    size: 16m
+global: {{size: 16m, runtime: 1, time_based: 1}}
+workloads:
+  - {{name: before, rw: randread, bs: 4k}}
+  - {{name: fill, rw: write, bs: 1m, time_based: 0}}
+  - {{name: after, rw: randread, bs: 4k}}
+""",
+    )
+    db = tmp_path / "results.db"
+    try:
+        r = sb("run", plan, "--ceph-conf", conf, db=db)
+        assert r.returncode == 0, r.stdout + r.stderr
+        out = sb("export", "1", "--format", "json", db=db)
+        assert out.returncode == 0, out.stderr
+        found: dict[int, list[str]] = {}
+        for f in json.loads(out.stdout)["findings"]:
+            found.setdefault(f["point"], []).append(f["code"])
+        assert "unwritten-read" in found.get(1, []), found
+        assert "unwritten-read" not in found.get(3, []), found
+        assert "finding unwritten-read: the RBD image" in r.stdout
+    finally:
+        ceph_cluster.run("rbd", "rm", "--no-progress", f"{POOL}/{image}", check=False)
