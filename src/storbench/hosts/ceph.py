@@ -124,3 +124,23 @@ def put_objects(
     for path in sources.values():
         os.unlink(path)
     return written
+
+
+#: compression modes that compress data written without a hint (BlueStore: ``passive``
+#: compresses only data its client hints compressible, fio and rados bench give none)
+COMPRESSING_MODES = ("aggressive", "force")
+
+
+def pool_compression(pool: str, conf: CephConf, timeout: float = 30.0) -> str | None:
+    """A pool's BlueStore compression mode: the pool's own ``compression_mode``, else the
+    OSDs' ``bluestore_compression_mode``; None when the cluster does not say."""
+    base = ["ceph", *ceph_args(conf)]
+    try:
+        own = run_tool([*base, "osd", "pool", "get", pool, "compression_mode"], timeout)
+        m = re.search(r"compression_mode:\s*(\S+)", own.stdout)
+        if own.returncode == 0 and m:
+            return m.group(1)
+        osd = run_tool([*base, "config", "get", "osd", "bluestore_compression_mode"], timeout)
+        return osd.stdout.strip() or None if osd.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None

@@ -56,6 +56,16 @@ CODES: dict[str, Code] = {
             "(storbench writes it whole before its first point), or a write workload first",
         ),
         Code(
+            "compressible",
+            "data the storage compresses, written as fio repeats it",
+            "a point that writes to a Ceph pool whose BlueStore compression mode compresses "
+            "unhinted data (aggressive, force) with fio's default buffers (one buffer per "
+            "job, reused for every write: neither `refill_buffers` nor "
+            "`buffer_compress_percentage` set)",
+            "`refill_buffers: 1` for fresh random data each write, or "
+            "`buffer_compress_percentage: N` to measure a stated compressibility",
+        ),
+        Code(
             "client-cpu-bound",
             "the client's CPU, not the storage, set the number",
             "a job of the engine used 90 % or more of one CPU (fio's `usr_cpu` + `sys_cpu`)",

@@ -1114,3 +1114,38 @@ workloads:
         assert "finding unwritten-read: the RBD image" in r.stdout
     finally:
         ceph_cluster.run("rbd", "rm", "--no-progress", f"{POOL}/{image}", check=False)
+
+
+def test_findings_compressible_writes_to_a_compressing_pool(
+    ceph_cluster: Any, conf: str, tmp_path: Path
+) -> None:
+    """With the pool's compression_mode aggressive, fio's default buffers (one per job,
+    reused) are flagged compressible; refill_buffers (fresh data each write) is not."""
+    image = f"sb-it-zip-{uuid.uuid4().hex[:8]}"
+    plan = write_plan(
+        tmp_path / "zip.yaml",
+        f"""\
+name: zip
+targets:
+  - rbd: {POOL}/{image}
+    size: 16m
+global: {{size: 16m, runtime: 1, time_based: 1, rw: randwrite, bs: 4k}}
+workloads:
+  - {{name: reused}}
+  - {{name: fresh, refill_buffers: 1}}
+""",
+    )
+    db = tmp_path / "results.db"
+    ceph_cluster.run("ceph", "osd", "pool", "set", POOL, "compression_mode", "aggressive")
+    try:
+        r = sb("run", plan, "--ceph-conf", conf, db=db)
+        assert r.returncode == 0, r.stdout + r.stderr
+        out = sb("export", "1", "--format", "json", db=db)
+        found: dict[int, list[str]] = {}
+        for f in json.loads(out.stdout)["findings"]:
+            found.setdefault(f["point"], []).append(f["code"])
+        assert "compressible" in found.get(1, []), found
+        assert "compressible" not in found.get(2, []), found
+    finally:
+        ceph_cluster.run("ceph", "osd", "pool", "set", POOL, "compression_mode", "none")
+        ceph_cluster.run("rbd", "rm", "--no-progress", f"{POOL}/{image}", check=False)

@@ -13,6 +13,8 @@
   file's or a loop device's backing file's holes, an RBD image's absent objects
   (hosts/allocation.py); checked after the point, so a mix that writes as it reads counts
   what it wrote.
+- ``compressible``: a point that writes fio's default buffers (one per job, reused) to a
+  Ceph pool whose BlueStore compression compresses unhinted data.
 - ``sync-iodepth``: ``iodepth`` above 1 with an ioengine fio runs one I/O at a time per job
   (advice.py's SYNC_ENGINES).
 - ``ended-early``: a point without ``time_based`` that ran shorter than its runtime
@@ -22,12 +24,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from typing import Any
 
 from storbench.engines.fio.advice import SYNC_ENGINES
+from storbench.engines.fio.files import workload_writes
 from storbench.hosts import allocation
-from storbench.hosts.ceph import CephClient
+from storbench.hosts.ceph import COMPRESSING_MODES, CephClient, pool_compression
 from storbench.model.findings import CODES, Facts, Finding
 from storbench.model.metrics import Measurement
 from storbench.model.units import UnitError, fmt_bytes, parse_size
@@ -192,6 +196,46 @@ def unwritten_read(point: Point) -> list[Finding]:
     ]
 
 
+#: options with which fio states what its buffers hold (its default: one random buffer per
+#: job, reused for every write with a few bytes scrambled)
+BUFFER_OPTIONS = (
+    "refill_buffers",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "buffer_pattern",
+    "dedupe_percentage",
+    "zero_buffers",
+)
+
+
+@functools.cache
+def _pool_compression(pool: str, conf: str | None, client: str | None) -> str | None:
+    """Once per pool and run (a run's pools do not change their compression)."""
+    return pool_compression(pool, CephClient(conf, client))
+
+
+def compressible(point: Point) -> list[Finding]:
+    """``compressible``: a point writing with fio's default buffers to a Ceph pool that
+    compresses what it is given."""
+    target = point.target
+    p = point.params
+    if not target.ceph or not workload_writes(p) or any(k in p for k in BUFFER_OPTIONS):
+        return []
+    mode = _pool_compression(target.pool, target.conf, target.client)
+    if mode not in COMPRESSING_MODES:
+        return []
+    return [
+        Finding(
+            "compressible",
+            f"pool {target.pool} compresses what it is given (compression_mode {mode}) and "
+            "this point writes fio's default buffers (one per job, reused for every write): "
+            "the storage may store and move less than the figures say",
+            CODES["compressible"].fix,
+            {"compression_mode": mode},
+        )
+    ]
+
+
 def sync_iodepth(point: Point) -> list[Finding]:
     engine = str(point.params.get("ioengine", "psync")).strip()
     depth = _whole(point.params.get("iodepth", 1))
@@ -210,7 +254,12 @@ def sync_iodepth(point: Point) -> list[Finding]:
 
 def findings(point: Point, meas: Measurement, facts: Facts) -> list[Finding]:
     """fio's findings of a measurement of ``point`` (module doc)."""
-    out = [*page_cache(point, facts), *unwritten_read(point), *sync_iodepth(point)]
+    out = [
+        *page_cache(point, facts),
+        *unwritten_read(point),
+        *compressible(point),
+        *sync_iodepth(point),
+    ]
     early = meas.extra.get("ended_early")
     if early:
         out.append(Finding("ended-early", str(early), CODES["ended-early"].fix))
