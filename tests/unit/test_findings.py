@@ -172,3 +172,19 @@ def test_findings_unwritten_read_of_a_sparse_file(tmp_path: Path) -> None:
     assert fio_findings.unwritten_read(_point(str(target), rw="randrw", rwmixread=0)) == []
     target.write_bytes(b"\1" * (8 << 20))
     assert fio_findings.unwritten_read(reads) == []
+
+
+def test_findings_page_cache_said_at_plan_check() -> None:
+    """What the plan alone shows is said before the run (plan check, run's warnings): a
+    buffered workload over 1 GiB fits in this machine's memory (CI machines have more);
+    its direct twin does not warn."""
+    from storbench.hosts.inventory.host import memory_available
+
+    memory = memory_available()
+    if memory is None or memory < 2 * GiB:
+        import pytest
+
+        pytest.skip("this machine has less than 2 GiB available")
+    buffered = fio.advice([_point(rw="randread", size="1g")])
+    assert [line for line in buffered if "(page-cache)" in line]
+    assert not fio.advice([_point(rw="randread", size="1g", direct=1)])

@@ -237,7 +237,6 @@ def assemble(
 ) -> RunReport:
     """A run's report from what was read of it (the loader's second half; tests build one
     from summaries alone); without ``answer``, no suite answer (a comparison shows none)."""
-    from storbench import engines
 
     rows = rows or []
     kind = run.inventory.get("report") if answer else None
@@ -253,14 +252,24 @@ def assemble(
         answer=found,
         tables=tables,
         rest=rest,
-        # a run recorded with findings has the advice among them (sync-iodepth), per point
-        advice=[] if any(m.measurement.findings for m in rows) else engines.advice(points),
+        advice=_stored_advice(rows, points),
         drills=drills or [],
         ceph=ceph,
         events=events or [],
         records=records,
         where=where,
     )
+
+
+def _stored_advice(rows: list[MeasurementRow], points: list[Any]) -> list[str]:
+    """The engines' advice on a stored run's points: none for a run recorded with findings
+    (the advice is among them, per point); for an older one, what its points' options say,
+    without what depends on the machine it is read on (page-cache: this host's memory)."""
+    from storbench import engines
+
+    if any(m.measurement.findings for m in rows):
+        return []
+    return [line for line in engines.advice(points) if "(page-cache)" not in line]
 
 
 def from_summaries(
