@@ -149,12 +149,18 @@ def test_two_runs_with_repetitions_have_verdicts_and_p_values(bed: dict[str, Any
         assert p["other"]["clat_p99_ns"] == merged_p99(other[key])
     s = c["summary"]
     assert s["total"] == 4 and 0 <= s["wins"] <= 4
+    assert s["wins"] == s["verdicts"]["better"] and s["losses"] == s["verdicts"]["worse"]
     assert sum(s["verdicts"].values()) == 4 and s["verdicts"]["untested"] == 0
+    ratios = [p["other"]["iops"]["mean"] / p["baseline"]["iops"]["mean"] for p in c["points"]]
+    geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
+    assert s["points"] == 4 and s["iops_ratio_geomean"] == pytest.approx(geo)
 
     text = ok(sb("compare", "1", "2", db=db, cwd=d))
-    assert f"run 2 (plan2) beat run 1 (plan1) in {s['wins']} of 4 points;" in text
-    assert "verdicts (Welch's t-test on IOPS per repetition, 95 %)" in text
-    assert "3/3" in text and "average by iodepth" in text
+    assert f"run 2 (plan2) is {geo:.2f}\u00d7 run 1 (plan1) in IOPS (" in text
+    assert "geometric mean of 4 points, 95 % CI " in text
+    assert f"{s['wins']} better, {s['losses']} worse of 4 judged points" in text
+    assert "verdicts (Welch's t-test per repetition, 95 %)" in text
+    assert "3/3" in text and "geometric means by iodepth" in text
 
 
 def test_targets_of_one_run_and_formats(bed: dict[str, Any]) -> None:
@@ -171,17 +177,17 @@ def test_targets_of_one_run_and_formats(bed: dict[str, Any]) -> None:
         assert p["verdict"] != "untested" and p["p_value"] is not None
     md = ok(sb("compare", f"1:target={a}", "1:target=bee", "--format", "markdown", db=db, cwd=d))
     assert md.startswith(f"## bee (run 1) vs {a} (run 1)\n")
-    s = c["summary"]
-    assert f"**bee (run 1) beat {a} (run 1) in {s['wins']} of 2 points; " in md
+    g = c["summary"]["iops_ratio_geomean"]
+    assert f"**bee (run 1) is {g:.2f}\u00d7 {a} (run 1) in IOPS (" in md.replace("\\", "")
     assert "| point | n | IOPS base | IOPS other |" in md
-    assert "### Average by queue depth (over block sizes)" in md
+    assert "### Geometric means by queue depth (over block sizes)" in md
 
     out = d / "cmp.md"
     r = sb("report", "1", "2", "--format", "markdown", "-o", str(out), db=db, cwd=d)
     ok(r)
     text = out.read_text()
     assert text.startswith("## run 2 (plan2) vs run 1 (plan1)\n")
-    assert "beat run 1 (plan1) in" in text
+    assert "run 1 (plan1) in IOPS (" in text
 
 
 def test_unmatched_points_are_listed_and_untested_without_repetitions(
@@ -236,6 +242,83 @@ def test_bad_references_are_one_line_errors(bed: dict[str, Any]) -> None:
     h = ok(sb("compare", "--help", db=db, cwd=d))
     assert "storbench compare 12:target=/dev/sdb 12:target=/dev/sdc" in h
     assert "--format [table|json|markdown]" in h
+
+
+def test_compare_with_no_matched_point_exits_2_and_lists_both_sides(bed: dict[str, Any]) -> None:
+    db, d, a = bed["db"], bed["dir"], bed["a"]
+    r = sb("compare", "1:iodepth=1", "3", db=db, cwd=d)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == ""
+    assert "nothing to compare: no point of run 3 (plan3) matches one of run 1" in r.stderr
+    assert "run 1 [iodepth=1] has 2 points: rand (" in r.stderr and "iodepth=1" in r.stderr
+    assert "run 3 (plan3) has 2 points: rand (" in r.stderr and "iodepth=4|8" in r.stderr
+    assert "fix:" in r.stderr and "RUN:target=PATH" in r.stderr
+    for fmt in ("json", "markdown"):
+        assert sb("compare", "1:iodepth=1", "3", "--format", fmt, db=db, cwd=d).returncode == 2
+    r = sb("compare", f"1:target={a}", "2", "--format", "html", db=db, cwd=d)
+    assert r.returncode == 2 and "compare writes no HTML" in r.stderr
+    assert f"storbench report 1:target={a} 2 -o report.html" in r.stderr
+
+
+TINY = ["--set", "runtime=1", "--set", "ramp_time=0", "--set", "size=16m"]
+
+
+def test_compare_direct_against_buffered_is_not_comparable_and_summed_by_geomean(
+    tmp_path: Path,
+) -> None:
+    """Real fio, twice on one small file: `quick` with direct=1, then with direct=0 (the
+    page cache). No point of the pair gets better/worse; the summary over comparable
+    points is empty and says so; what the figures say is their geometric mean, never an
+    arithmetic mean of percentages. A third run, direct=1 again, is comparable: its summary
+    is the geometric mean of the per-point IOPS ratios from fio's own output."""
+    db, f = tmp_path / "r.db", str(tmp_path / "scratch.dat")
+    ok(sb("run", "quick", "--target", f, *TINY, db=db, cwd=tmp_path))
+    ok(sb("run", "quick", "--target", f, *TINY, "--set", "direct=0", db=db, cwd=tmp_path))
+    ok(sb("run", "quick", "--target", f, *TINY, db=db, cwd=tmp_path))
+
+    def iops(run_id: int) -> dict[tuple[str, int], float]:
+        out = {}
+        for spec, doc in raw_docs(db, run_id):
+            (job,) = doc["jobs"]
+            total = sum(job[k]["iops"] for k in ("read", "write", "trim"))
+            out[(spec["params"]["rw"], spec["params"]["iodepth"])] = total
+        return out
+
+    def geo(base: int, other: int) -> float:
+        b, o = iops(base), iops(other)
+        assert b.keys() == o.keys() and len(b) == 6
+        return math.exp(statistics.fmean(math.log(o[k] / b[k]) for k in b))
+
+    (c,) = json.loads(ok(sb("compare", "1", "2", "--format", "json", db=db, cwd=tmp_path)))[
+        "comparisons"
+    ]
+    assert c["differs"] == {"direct": {"baseline": 1, "other": 0}}
+    assert [p["verdict"] for p in c["points"]] == ["not comparable"] * 6
+    assert all("direct=1 vs direct=0" in p["reason"] for p in c["points"])
+    s = c["summary"]
+    assert s["points"] == 0 and s["iops_ratio_geomean"] is None and s["total"] == 0
+    assert s["wins"] == s["losses"] == 0 and s["verdicts"]["not comparable"] == 6
+    assert s["as_measured"]["iops_ratio_geomean"] == pytest.approx(geo(1, 2), rel=1e-6)
+    assert all(p["lat_metric"] == "lat" for p in c["points"])  # total latency judged
+    text = ok(sb("compare", "1", "2", db=db, cwd=tmp_path))
+    assert "no point of run 2 (quick) can be judged against run 1 (quick)" in text
+    assert "run 2 (quick) measured through the page cache" in text
+    assert " beat " not in text and "on average" not in text
+    for ln in text.splitlines():
+        if ln.startswith(("rand4k", "seq1m")):
+            assert "NOT COMPARABLE" in ln and " better " not in ln and " worse " not in ln
+
+    (c,) = json.loads(ok(sb("compare", "1", "3", "--format", "json", db=db, cwd=tmp_path)))[
+        "comparisons"
+    ]
+    assert "not comparable" not in [p["verdict"] for p in c["points"]]
+    s = c["summary"]
+    assert s["points"] == 6 and s["iops_ratio_geomean"] == pytest.approx(geo(1, 3), rel=1e-6)
+    lo, hi = s["iops_ratio_ci95"]
+    assert lo <= s["iops_ratio_geomean"] <= hi
+    text = ok(sb("compare", "1", "3", db=db, cwd=tmp_path))
+    g = s["iops_ratio_geomean"]
+    assert f"run 3 (quick) is {g:.2f}\u00d7 run 1 (quick) in IOPS (" in text
+    assert f"geometric mean of 6 points, 95 % CI {lo:.2f}\u2013{hi:.2f})" in text
 
 
 def test_matrix_and_qualify_summaries_name_the_optimum(tmp_path: Path) -> None:

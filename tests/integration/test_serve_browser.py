@@ -154,7 +154,8 @@ def test_serve_compare_by_clicking(server: str, browser: DevTools) -> None:  # n
     )
     assert page.js("location.search") == "?a=1&b=2"
     card = page.js("document.querySelector('#comparison .card').innerText")
-    assert " beat " in card and "tests" in card, card
+    assert "in IOPS (" in card and "geometric mean of 2 points, 95 % CI" in card, card
+    assert "0 better, 0 worse of 2 judged points" in card and " beat " not in card, card
     verdicts = page.js(
         "[...document.querySelectorAll('#comparison h4 + table tbody tr')].map(r => r.innerText)"
     )

@@ -19,6 +19,7 @@ from scipy import stats as scipy_stats
 from storbench.analysis.compare import (
     BETTER,
     NO_DIFFERENCE,
+    NOT_COMPARABLE,
     UNTESTED,
     VERDICTS,
     WORSE,
@@ -31,6 +32,7 @@ from storbench.engines import fio
 from storbench.model.errors import UserError
 from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target, point_key
+from storbench.report.fmt import fmt_pct
 from storbench.report.markdown import comparison_markdown
 from storbench.report.terminal import comparison_text
 
@@ -87,10 +89,19 @@ def pct(base: float, other: float) -> float:
     return 100 * (other - base) / base
 
 
-def clat_mean(es: list[dict[str, Any]]) -> float:
-    """Sample-weighted mean clat of every I/O of these job entries."""
-    parts = [e[d]["clat_ns"] for e in es for d in ("read", "write") if e[d]["clat_ns"]["N"]]
+def clat_mean(es: list[dict[str, Any]], kind: str = "clat_ns") -> float:
+    """Sample-weighted mean clat (or ``lat_ns``: total latency) of every I/O of these job
+    entries."""
+    parts = [e[d][kind] for e in es for d in ("read", "write") if e[d][kind]["N"]]
     return sum(p["N"] * p["mean"] for p in parts) / sum(p["N"] for p in parts)
+
+
+def lat_mean(es: list[dict[str, Any]]) -> float:
+    return clat_mean(es, "lat_ns")
+
+
+def geo(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def p99_of(es: list[dict[str, Any]]) -> float:
@@ -155,28 +166,33 @@ def test_verdicts_follow_welch_on_iops_per_repetition(verdicts: Comparison) -> N
         pct(iops_of(entries("psync-randread-json"))[0], iops_of(entries("warning-before-json"))[0])
     )
     assert all(m.verdict in VERDICTS for m in verdicts.matched)
-    assert [verdicts.count(v) for v in VERDICTS] == [1, 1, 1, 1]
+    assert [verdicts.count(v) for v in VERDICTS] == [1, 1, 1, 1, 0]
 
 
-def test_seed_004_summary(verdicts: Comparison) -> None:
-    changes = [m.iops_change_pct for m in verdicts.matched]
-    assert verdicts.total == 4
-    assert verdicts.wins == sum(1 for c in changes if c is not None and c > 0) == 3
-    assert verdicts.avg_iops_gain_pct == pytest.approx(statistics.fmean(c or 0 for c in changes))
-    lat = [-(m.mean_lat_change_pct or 0) for m in verdicts.matched]
-    assert verdicts.avg_lat_reduction_pct == pytest.approx(statistics.fmean(lat))
-    # every point has the same bs: one group, the overall average; one group per iodepth
+def test_compare_summary_is_the_geomean_of_ratios_and_counts_significant_verdicts(
+    verdicts: Comparison,
+) -> None:
+    ratios = [m.other.total_iops / m.base.total_iops for m in verdicts.matched]
+    assert [m.iops_ratio for m in verdicts.matched] == pytest.approx(ratios)
+    assert verdicts.total == 4 and verdicts.iops.points == 4
+    assert verdicts.iops.geomean == pytest.approx(geo(ratios))
+    lats = [m.other.total_lat.mean / m.base.total_lat.mean for m in verdicts.matched]  # type: ignore[union-attr]
+    assert verdicts.lat.geomean == pytest.approx(geo(lats))
+    # wins and losses are significant verdicts only; "higher" is the plain comparison
+    assert (verdicts.wins, verdicts.losses, verdicts.ties) == (1, 1, 1)
+    assert verdicts.higher == sum(1 for r in ratios if r > 1) == 3
+    # every point has the same bs: one group, the overall geomean; one group per iodepth
     assert list(verdicts.by_bs) == ["4k"]
-    assert verdicts.by_bs["4k"][0] == pytest.approx(verdicts.avg_iops_gain_pct)
+    assert verdicts.by_bs["4k"].iops.geomean == pytest.approx(verdicts.iops.geomean)
     assert list(verdicts.by_iodepth) == [1, 2, 4, 8]
     for m in verdicts.matched:
-        assert verdicts.by_iodepth[m.params["iodepth"]][0] == pytest.approx(m.iops_change_pct)
+        assert verdicts.by_iodepth[m.params["iodepth"]].iops.geomean == pytest.approx(m.iops_ratio)
     # the target differs between the sides and is not part of the match
     assert {(m.base.target, m.other.target) for m in verdicts.matched} == {(A, B)}
     assert verdicts.only_base == [] and verdicts.only_other == []
 
 
-def test_averages_per_iodepth_are_over_block_sizes() -> None:
+def test_compare_geomeans_per_iodepth_are_over_block_sizes() -> None:
     """A 2 x 2 grid (bs x iodepth), one repetition per point, as in seed 004."""
     names = {
         ("4k", 1): ("psync-randread-json", "warning-before-json"),
@@ -197,20 +213,22 @@ def test_averages_per_iodepth_are_over_block_sizes() -> None:
         ]
     )
     c = compare(base, other, base_name="vmware", other_name="proxmox")
-    gain = {k: pct(iops_of(entries(b))[0], iops_of(entries(o))[0]) for k, (b, o) in names.items()}
-    red = {k: -pct(clat_mean(entries(b)), clat_mean(entries(o))) for k, (b, o) in names.items()}
+    iops = {k: iops_of(entries(o))[0] / iops_of(entries(b))[0] for k, (b, o) in names.items()}
+    lat = {k: lat_mean(entries(o)) / lat_mean(entries(b)) for k, (b, o) in names.items()}
     assert list(c.by_iodepth) == [1, 16] and list(c.by_bs) == ["4k", "64k"]
     for q in (1, 16):
-        g, r = c.by_iodepth[q]
-        assert g == pytest.approx((gain[("4k", q)] + gain[("64k", q)]) / 2)
-        assert r == pytest.approx((red[("4k", q)] + red[("64k", q)]) / 2)
+        g = c.by_iodepth[q]
+        assert g.iops.geomean == pytest.approx(geo([iops[("4k", q)], iops[("64k", q)]]))
+        assert g.lat.geomean == pytest.approx(geo([lat[("4k", q)], lat[("64k", q)]]))
+        assert g.iops.points == 2
     for bs in ("4k", "64k"):
-        g, r = c.by_bs[bs]
-        assert g == pytest.approx((gain[(bs, 1)] + gain[(bs, 16)]) / 2)
-        assert r == pytest.approx((red[(bs, 1)] + red[(bs, 16)]) / 2)
-    assert c.avg_iops_gain_pct == pytest.approx(statistics.fmean(gain.values()))
-    assert c.avg_lat_reduction_pct == pytest.approx(statistics.fmean(red.values()))
-    assert c.wins == sum(1 for g in gain.values() if g > 0)
+        g = c.by_bs[bs]
+        assert g.iops.geomean == pytest.approx(geo([iops[(bs, 1)], iops[(bs, 16)]]))
+        assert g.lat.geomean == pytest.approx(geo([lat[(bs, 1)], lat[(bs, 16)]]))
+    assert c.iops.geomean == pytest.approx(geo(list(iops.values())))
+    assert c.lat.geomean == pytest.approx(geo(list(lat.values())))
+    assert c.wins == c.losses == 0  # untested: no verdict is significant
+    assert c.higher == sum(1 for r in iops.values() if r > 1)
     assert all(m.verdict == UNTESTED for m in c.matched)
 
 
@@ -222,7 +240,11 @@ def test_mixed_point_is_judged_by_all_its_io() -> None:
     assert m.iops_change_pct == pytest.approx(pct(iops_of(eb)[0], iops_of(eo)[0]))
     bw = [sum(e[d]["bw_bytes"] for d in ("read", "write")) for e in (eb[0], eo[0])]
     assert m.bw_change_pct == pytest.approx(pct(*bw))
-    assert m.mean_lat_change_pct == pytest.approx(pct(clat_mean(eb), clat_mean(eo)))
+    # latency judged: fio's total latency (lat); clat beside it; p99 of clat (lat has none)
+    assert m.lat_metric == "lat"
+    assert m.mean_lat_change_pct == pytest.approx(pct(lat_mean(eb), lat_mean(eo)))
+    assert m.clat_mean_change_pct == pytest.approx(pct(clat_mean(eb), clat_mean(eo)))
+    assert m.p99_metric == "clat"
     assert m.p99_lat_change_pct == pytest.approx(pct(p99_of(eb), p99_of(eo)))
     # the p99 of all I/Os: not the read p99, not the write p99
     assert p99_of(eb) not in (
@@ -230,23 +252,26 @@ def test_mixed_point_is_judged_by_all_its_io() -> None:
     )
 
 
-def test_rate_capped_point_is_judged_by_latency() -> None:
+def test_compare_rate_capped_point_is_judged_by_total_latency() -> None:
     params = {**RW, "iodepth": 1, "rate_iops": 8000}
     e4, e2 = entries(J4), entries(J2)
     c = compare(
         run([(params, each_job(J4))]), run([(params, each_job(J2))]), base_name="a", other_name="b"
     )
     (m,) = c.matched
-    a = [e["write"]["clat_ns"]["mean"] for e in e4]
-    b = [e["write"]["clat_ns"]["mean"] for e in e2]
+    a = [e["write"]["lat_ns"]["mean"] for e in e4]
+    b = [e["write"]["lat_ns"]["mean"] for e in e2]
     ref = scipy_stats.ttest_ind(b, a, equal_var=False)
     assert m.by_latency and m.p_value == pytest.approx(float(ref.pvalue), rel=1e-9)
     if ref.pvalue < 0.05:
         assert m.verdict == (BETTER if statistics.fmean(b) < statistics.fmean(a) else WORSE)
     else:
         assert m.verdict == NO_DIFFERENCE
-    assert m.beat == (statistics.fmean(b) < statistics.fmean(a))
-    assert c.wins == int(m.beat)
+    assert m.higher == (statistics.fmean(b) < statistics.fmean(a))
+    assert c.higher == int(m.higher)
+    assert c.wins == int(m.verdict == BETTER)
+    # its IOPS are what the plan asked for: not in the IOPS geomean, in the latency one
+    assert c.iops.points == 0 and c.lat.points == 1
 
 
 def test_unmatched_points_are_listed() -> None:
@@ -338,26 +363,33 @@ def test_a_failed_side_is_untested_and_not_counted() -> None:
     c = compare(base, other, base_name="a", other_name="b")
     failed, ok = c.matched
     assert failed.other.runs == 0 and failed.verdict == UNTESTED
-    assert failed.iops_change_pct is None and failed.beat is None
+    assert failed.iops_change_pct is None and failed.higher is None
     assert ok.iops_change_pct is not None
-    assert (c.wins, c.total) == (1, 1)
+    assert (c.wins, c.total, c.higher, c.iops.points) == (0, 1, 1, 1)
     assert "failed in b" in comparison_text(c)
 
 
 # --------------------------------------------------------------------------- formats
 
 
-def test_formats_carry_the_summary(verdicts: Comparison) -> None:
+def test_compare_formats_carry_the_summary(verdicts: Comparison) -> None:
     text = comparison_text(verdicts)
-    sentence = "other beat base in 3 of 4 points; "
+    g = verdicts.iops.geomean
+    assert g is not None and verdicts.iops.ci95 is not None
+    lo, hi = verdicts.iops.ci95
+    sentence = (
+        f"other is {g:.2f}\u00d7 base in IOPS ({fmt_pct(100 * (g - 1))}; geometric mean of "
+        f"4 points, 95 % CI {lo:.2f}\u2013{hi:.2f})"
+    )
     assert sentence in text
-    g = verdicts.avg_iops_gain_pct
-    assert g is not None and f"{g:+.1f} % IOPS on average".replace("-", "\u2212") in text
+    assert "1 better, 1 worse of 4 judged points (1 no significant difference, 1 untested)" in text
+    assert "higher mean IOPS in 3 of 4 (1 significantly)" in text
     assert "1 better, 1 worse, 1 no significant difference, 1 untested" in text
-    assert "average by iodepth" in text
+    assert "geometric means by iodepth" in text
+    assert " beat " not in text and "on average" not in text and "reduction" not in text
 
     md = comparison_markdown(verdicts)
-    assert f"**{sentence}" in md
+    assert f"**{sentence}; latency " in md.replace("\\", "")
     tables = [ln for ln in md.splitlines() if ln.startswith("|")]
     assert tables, md
     # every row of a table has as many cells as its header
@@ -371,12 +403,14 @@ def test_formats_carry_the_summary(verdicts: Comparison) -> None:
             assert len(widths) == 1, block
             assert set(block[1].replace("|", "")) <= set("-: ")
             block = []
-    assert "### Average by queue depth (over block sizes)" in md
-    assert "| 1 | " in md
+    assert "### Geometric means by queue depth (over block sizes)" in md
+    assert "| 1 | 1 | " in md
 
     doc = json.loads(json.dumps(verdicts.to_dict()))
-    assert doc["summary"]["wins"] == 3 and doc["summary"]["total"] == 4
-    assert doc["summary"]["verdicts"] == {v: 1 for v in VERDICTS}
+    summary = doc["summary"]
+    assert (summary["wins"], summary["losses"], summary["ties"]) == (1, 1, 1)
+    assert summary["total"] == 4 and summary["higher"] == 3
+    assert summary["verdicts"] == {**{v: 1 for v in VERDICTS}, NOT_COMPARABLE: 0}
     assert [p["verdict"] for p in doc["points"]] == [BETTER, WORSE, NO_DIFFERENCE, UNTESTED]
     first = doc["points"][0]
     assert first["baseline"]["iops"]["n"] == 4 and first["other"]["iops"]["n"] == 2
@@ -445,16 +479,20 @@ def test_same_value(have: object, want: str, same: bool) -> None:
     assert same_value(have, want) is same
 
 
-def test_latency_change_is_of_the_mean_over_all_ios_of_all_repetitions(
+def test_compare_latency_change_is_of_the_mean_over_all_ios_of_all_repetitions(
     verdicts: Comparison,
 ) -> None:
-    """What README and every format say: latency changes compare the mean clat over all
-    I/Os of all repetitions (pooled by I/O count), not the mean of the repetitions' means."""
+    """What README and every format say: latency changes compare the mean total latency
+    (lat) over all I/Os of all repetitions (pooled by I/O count), not the mean of the
+    repetitions' means."""
     m = {x.params["iodepth"]: x for x in verdicts.matched}[1]  # base: J4's jobs; other: J2's
 
-    def pooled(es: list[dict[str, Any]]) -> float:
-        n = [e["write"]["clat_ns"]["N"] for e in es]
-        return sum(e["write"]["clat_ns"]["mean"] * k for e, k in zip(es, n, strict=True)) / sum(n)
+    def pooled(es: list[dict[str, Any]], kind: str = "lat_ns") -> float:
+        n = [e["write"][kind]["N"] for e in es]
+        return sum(e["write"][kind]["mean"] * k for e, k in zip(es, n, strict=True)) / sum(n)
 
     assert m.mean_lat_change_pct == pytest.approx(pct(pooled(entries(J4)), pooled(entries(J2))))
-    assert "clat: mean and p99 over all I/Os of all repetitions" in comparison_text(verdicts)
+    assert m.clat_mean_change_pct == pytest.approx(
+        pct(pooled(entries(J4), "clat_ns"), pooled(entries(J2), "clat_ns"))
+    )
+    assert "latency and clat mean: over all I/Os of all repetitions" in comparison_text(verdicts)

@@ -449,14 +449,18 @@ def test_compare_rados_points_by_lat_without_a_p99() -> None:
     assert b_mean is not None and o_mean is not None
     assert m.mean_lat_change_pct == pytest.approx(100 * (o_mean - b_mean) / b_mean)
     assert m.verdict in ("better", "worse", "no significant difference")
+    assert m.lat_metric == "lat" and m.clat_mean_change_pct is None
     text = comparison_text(c)
     row = next(ln for ln in text.splitlines() if ln.startswith("rand"))
-    assert "(lat)" in row and DASH in row
+    assert row.count(DASH) == 2  # no clat, no p99
     md = comparison_markdown(c)
-    assert "(lat)" in md and f"| {DASH} |" in md and "submission to completion" in md
+    assert f"| {DASH} |" in md and "total latency lat (submission + completion" in md
+    assert "the engine reports no such figure (rados bench)" in md
 
 
 def test_compare_never_sets_lat_against_clat() -> None:
+    """fio's total latency (lat) against rados bench's lat: both from submission to
+    completion, compared; fio's clat is never set against rados bench's lat."""
     fio_target = Target("file", "/tmp/x")
     p = {"rw": "randread"}
     fio_meas = fio.parse_output((FIO / "psync-randread-json.json").read_text())[0]
@@ -469,4 +473,11 @@ def test_compare_never_sets_lat_against_clat() -> None:
     )
     (m,) = compare(base, other, base_name="a", other_name="b").matched
     assert m.iops_change_pct is not None
-    assert m.mean_lat_change_pct is None and m.p99_lat_change_pct is None
+    fio_lat, rados_lat = base[0].total_lat, other[0].total_lat
+    assert fio_lat is not None and rados_lat is not None
+    assert fio_lat.mean != base[0].clat_mean
+    assert m.lat_metric == "lat"
+    assert m.mean_lat_change_pct == pytest.approx(
+        100 * ((rados_lat.mean or 0) - (fio_lat.mean or 0)) / (fio_lat.mean or 1)
+    )
+    assert m.clat_mean_change_pct is None and m.p99_lat_change_pct is None

@@ -56,7 +56,7 @@ def test_compare_html_shows_advice_after_the_verdict_and_before_the_tables(store
     b = _run(store, name="libaio", ioengine="libaio", scheduler="none")
     page = html.render_report(store, [str(a), str(b)])
     cmp = _section(page, '<section id="comparison">', "</section>")
-    verdict = cmp.index("beat <strong>")
+    verdict = cmp.index('<div class="card summary">')
     warn = cmp.index('<div class="warn advice">')
     table = cmp.index("<h4>Point by point</h4>")
     assert verdict < warn < table
@@ -68,6 +68,13 @@ def test_compare_html_shows_advice_after_the_verdict_and_before_the_tables(store
     assert "&#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39;" in item and HOSTILE not in page
     # the option the two runs were set to differently, as the terminal says it
     assert re.search(r"The runs differ in <code>ioengine</code> \(psync → libaio\)", cmp)
+    # ... which changes what is measured: no point is judged, every row says why
+    assert "those whose settings change what is measured are not comparable" in cmp
+    assert "no point of run" in cmp and "can be judged against" in cmp
+    rows = re.findall(r"<tr[^>]*><td>.*?</tr>", _section(cmp, "<tbody>", "</tbody>"), re.S)
+    assert rows and all(r.startswith('<tr class="not-comparable">') for r in rows)
+    assert all("ioengine=psync vs ioengine=libaio" in r for r in rows)
+    assert 'class="good"' not in cmp and 'class="bad"' not in cmp
 
 
 def test_compare_html_without_advice_has_no_warning(store: Store) -> None:

@@ -113,7 +113,7 @@ def test_serve_compare_shows_verdicts(client: TestClient) -> None:
     )
     r = client.get("/compare", params={"a": "1", "b": "3"})
     assert r.status_code == 200
-    assert 'id="comparison"' in r.text and " beat " in r.text
+    assert 'id="comparison"' in r.text and 'class="card summary"' in r.text
     assert "untested" in r.text  # one repetition: no t-test
     assert 'href="/runs/3/points/1"' in r.text
 

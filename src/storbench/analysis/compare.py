@@ -1,4 +1,4 @@
-"""A against B: per-point relative changes, significance, and seed 004's summary.
+"""A against B: per-point relative changes, significance, verdicts, and the summary.
 
 Definitions (also in the README):
 
@@ -6,52 +6,66 @@ Definitions (also in the README):
   equal (values compared as text, so ``iodepth: 32`` matches an imported ``"32"``). The
   target is left out, so two targets, hosts or runs of the same plan line up; it is put
   back only when a side has several points with the same parameters (several targets in
-  one run), so that ``/dev/sdb`` is compared with ``/dev/sdb``. Points of one side without
-  a partner are listed in ``only_base``/``only_other``, never dropped.
+  one run), so that ``/dev/sdb`` is compared with ``/dev/sdb``. An option each side sets to
+  one value but the two sides set differently (``differs``: ioengine, direct, size...) is
+  left out of the match. Points of one side without a partner are listed in
+  ``only_base``/``only_other``, never dropped.
 - **Figures of a point** are over all its I/Os, whatever their direction: total IOPS and
-  bandwidth (read + write + trim), and the completion latency (clat) of every I/O — its
-  sample-weighted mean and the p99 of the summed histograms. A 70/30 randrw point is thus
-  judged by all it did, not by its reads alone. A point of an engine without clat (rados
-  bench) has its lat (submission to completion) instead, compared only with lat, and no p99.
+  bandwidth (read + write + trim), and the latency of every I/O — fio's total latency
+  ``lat`` (submission + completion; the clat where an engine reports no lat), its
+  sample-weighted mean, with the completion latency (clat) mean beside it, and a p99: of
+  lat where fio printed lat percentiles (``lat_percentiles=1``, one measurement), else of
+  clat from the summed histograms (``p99_metric`` says which). A 70/30 randrw point is thus
+  judged by all it did, not by its reads alone. An engine without clat (rados bench) has
+  only its lat, no p99.
 - **Changes** are ``(other - base) / base`` in percent: of the means over repetitions for
   IOPS and bandwidth, of the mean (and p99) over all I/Os of all repetitions for latency
-  (pooled moments, merged histograms: a repetition that did more I/O weighs more); for
-  latency negative is better (lower).
-- **Beat** (seed 004's "Proxmox beat VMware in 56 of 57 tests"): OTHER's mean total IOPS is
-  higher than BASELINE's — a plain comparison of means, significant or not. For a workload
-  that caps its own rate (fio ``rate``/``rate_iops``), IOPS are what the plan asked for, so
-  there the figure is the mean clat and lower beats.
-- **Verdict**: the same figure, per repetition (each repetition's total IOPS, or its mean
-  clat for a rate-capped workload), in a two-sided Welch t-test of OTHER against BASELINE
-  at 95 %: ``better`` or ``worse`` when p < 0.05, else ``no significant difference``. With
-  fewer than two repetitions on either side, or a side without a usable measurement, the
-  difference is ``untested`` (and ``p_value`` is None).
-- **Summary**: ``wins`` of ``total`` matched points with figures on both sides; the average
-  IOPS gain and average mean-latency reduction (``-change``, positive = OTHER lower) over
-  those points; the same per iodepth (a plain mean over the points at that iodepth, i.e.
-  over the block sizes and whatever else varies — seed 004's "averaged across block
-  sizes") and per block size. A point without ``iodepth`` (``bs``) counts as fio's default
-  1 (``4k``) when others set it.
+  (pooled moments, merged histograms: a repetition that did more I/O weighs more). For
+  latency negative is lower: "latency −44.6 %" means OTHER's is lower, in every format.
+- **Not comparable**: a pair whose settings change what is measured (``direct``/
+  ``buffered``, ``ioengine``, ``engine``, ``sync``/``fsync``/``fdatasync``, the requested
+  rate: storbench.analysis.comparable), whether they differ point by point or between the
+  runs, gets the verdict ``not comparable`` with the reason, its figures shown but left
+  out of every summary.
+- **Verdict** of a comparable pair: per repetition its total IOPS (for a workload that caps
+  its own rate, fio ``rate``/``rate_iops``, its mean total latency: IOPS are what the plan
+  asked for), in a two-sided Welch t-test of OTHER against BASELINE at 95 %: ``better`` or
+  ``worse`` when p < 0.05, else ``no significant difference``. With fewer than two
+  repetitions on either side, or a side without a usable measurement, the difference is
+  ``untested`` (and ``p_value`` is None).
+- **Summary** over the *judged* points (comparable, measured on both sides): the geometric
+  mean of the per-point ratios OTHER / BASELINE of total IOPS (rate-capped points left out:
+  their IOPS are the plan's) and of the mean latency, each with a 95 % bootstrap interval
+  over the points (storbench.analysis.ratios: fixed seed, reproducible; it says how much the
+  summary depends on which points were measured); ``wins``/``losses``/``ties``: points
+  ``better``/``worse``/``no significant difference`` (only significant verdicts win or
+  lose); ``higher``: points where OTHER's mean IOPS is higher (lower mean latency for a
+  rate-capped one), significant or not. The same geometric means per iodepth (over block
+  sizes and whatever else varies) and per block size; a point without ``iodepth`` (``bs``)
+  counts as fio's default 1 (``4k``) when others set it. ``as_measured``: the same
+  geometric means over every matched point with figures on both sides, not comparable ones
+  included: what the figures say, never a verdict.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from storbench.analysis import matching
+from storbench.analysis.comparable import not_comparable
+from storbench.analysis.ratios import NONE, RatioSummary, ratio, summarize_ratios
 from storbench.analysis.stats import Spread, change_pct, welch
 from storbench.analysis.summary import PointSummary
-from storbench.model.units import UnitError, parse_size
 
 BETTER = "better"
 WORSE = "worse"
 NO_DIFFERENCE = "no significant difference"
 UNTESTED = "untested"
-VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, UNTESTED)
+NOT_COMPARABLE = "not comparable"
+VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, UNTESTED, NOT_COMPARABLE)
 
 #: Significance level of the verdict (95 % confidence).
 ALPHA = 0.05
@@ -66,15 +80,35 @@ class PointComparison:
     other: PointSummary
     iops_change_pct: float | None
     bw_change_pct: float | None
-    mean_lat_change_pct: float | None  # clat mean, negative = lower latency
-    p99_lat_change_pct: float | None
-    verdict: str  # "better" | "worse" | "no significant difference" | "untested"
+    mean_lat_change_pct: float | None  # of the judged latency (lat), negative = lower
+    p99_lat_change_pct: float | None  # of the p99 named by p99_metric
+    verdict: str  # one of VERDICTS
     p_value: float | None
+    #: why the pair is not comparable (verdict NOT_COMPARABLE), else None
+    reason: str | None = None
+    #: what mean_lat_change_pct is of: "lat" (fio's total latency) or "clat" (no lat)
+    lat_metric: str | None = None
+    clat_mean_change_pct: float | None = None  # the completion latency, shown beside
+    #: what p99_lat_change_pct is of: "lat", or "clat" when lat has no percentiles
+    p99_metric: str | None = None
 
     @property
     def by_latency(self) -> bool:
         """Judged by latency (a rate-capped workload) rather than by IOPS."""
         return self.base.rate_capped
+
+    @property
+    def comparable(self) -> bool:
+        return self.verdict != NOT_COMPARABLE
+
+    @property
+    def judged(self) -> bool:
+        """Comparable and measured on both sides: counted in the summary."""
+        return self.comparable and self.base.runs > 0 and self.other.runs > 0
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in (BETTER, WORSE)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -84,21 +118,53 @@ class PointComparison:
             "iops_change_pct": self.iops_change_pct,
             "bw_change_pct": self.bw_change_pct,
             "mean_lat_change_pct": self.mean_lat_change_pct,
+            "lat_metric": self.lat_metric,
+            "clat_mean_change_pct": self.clat_mean_change_pct,
             "p99_lat_change_pct": self.p99_lat_change_pct,
+            "p99_metric": self.p99_metric,
+            "iops_ratio": self.iops_ratio,
+            "lat_ratio": self.lat_ratio,
             "verdict": self.verdict,
+            "reason": self.reason,
             "p_value": self.p_value,
-            "judged_by": "clat mean" if self.by_latency else "IOPS",
-            "beat": self.beat,
+            "judged_by": f"{self.lat_metric or 'latency'} mean" if self.by_latency else "IOPS",
+            "higher": self.higher,
             "baseline": point_dict(self.base),
             "other": point_dict(self.other),
         }
 
     @property
-    def beat(self) -> bool | None:
-        """Whether OTHER beat BASELINE here (module doc); None without figures on both sides."""
+    def iops_ratio(self) -> float | None:
+        """OTHER / BASELINE of total IOPS; None without figures on both sides."""
+        if self.base.runs == 0 or self.other.runs == 0:
+            return None
+        return ratio(self.base.total_iops, self.other.total_iops)
+
+    @property
+    def lat_ratio(self) -> float | None:
+        """OTHER / BASELINE of the mean judged latency (the same metric on both sides)."""
+        b, o = self.base, self.other
+        if b.runs == 0 or o.runs == 0 or b.judged_latency_metric != o.judged_latency_metric:
+            return None
+        bl, ol = b.judged_latency, o.judged_latency
+        return ratio(bl.mean if bl else None, ol.mean if ol else None)
+
+    @property
+    def higher(self) -> bool | None:
+        """Whether OTHER's mean figure is the better one here (higher IOPS; lower mean
+        latency for a rate-capped workload), significant or not; None without figures on
+        both sides."""
         if self.by_latency:
             return None if self.mean_lat_change_pct is None else self.mean_lat_change_pct < 0
         return None if self.iops_change_pct is None else self.iops_change_pct > 0
+
+
+@dataclass(frozen=True)
+class Group:
+    """The geometric means of the judged points with one value of iodepth (or bs)."""
+
+    iops: RatioSummary
+    lat: RatioSummary
 
 
 @dataclass
@@ -108,19 +174,52 @@ class Comparison:
     matched: list[PointComparison]
     only_base: list[PointSummary]
     only_other: list[PointSummary]
-    wins: int
-    total: int
-    avg_iops_gain_pct: float | None
-    avg_lat_reduction_pct: float | None
-    # value -> (avg iops gain %, avg lat reduction %), averaged over block sizes
-    by_iodepth: dict[Any, tuple[float | None, float | None]]
-    by_bs: dict[Any, tuple[float | None, float | None]]
+    #: geometric means of the judged points' ratios (module doc)
+    iops: RatioSummary = NONE
+    lat: RatioSummary = NONE
+    # value -> geometric means of the judged points with that iodepth (over block sizes)
+    by_iodepth: dict[Any, Group] = field(default_factory=dict)
+    by_bs: dict[Any, Group] = field(default_factory=dict)
     # options set to one value throughout each side, but to different values on the two
     # sides (the configuration under test, e.g. ioengine libaio vs psync): not matched on
     differs: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    #: the same geometric means over every matched point with figures, comparable or not
+    as_measured: Group = field(default_factory=lambda: Group(NONE, NONE))
 
     def count(self, verdict: str) -> int:
         return sum(1 for m in self.matched if m.verdict == verdict)
+
+    @property
+    def judged(self) -> list[PointComparison]:
+        return [m for m in self.matched if m.judged]
+
+    @property
+    def wins(self) -> int:
+        return self.count(BETTER)
+
+    @property
+    def losses(self) -> int:
+        return self.count(WORSE)
+
+    @property
+    def ties(self) -> int:
+        return self.count(NO_DIFFERENCE)
+
+    @property
+    def total(self) -> int:
+        """Judged points: comparable, with figures on both sides."""
+        return len(self.judged)
+
+    @property
+    def higher(self) -> int:
+        """Judged points where OTHER's mean figure is the better one, significant or not."""
+        return sum(1 for m in self.judged if m.higher)
+
+    @property
+    def lat_metric(self) -> str | None:
+        """What the latency summary is of: "lat", "clat", "mixed" or None."""
+        metrics = {m.lat_metric for m in self.judged if m.lat_ratio is not None}
+        return None if not metrics else metrics.pop() if len(metrics) == 1 else "mixed"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON (base units: IOPS, bytes/s, ns; changes in percent)."""
@@ -128,23 +227,38 @@ class Comparison:
             "baseline": self.base_name,
             "other": self.other_name,
             "summary": {
+                **_ratios_dict(self.iops, self.lat),
+                "lat_metric": self.lat_metric,
                 "wins": self.wins,
+                "losses": self.losses,
+                "ties": self.ties,
                 "total": self.total,
-                "avg_iops_gain_pct": self.avg_iops_gain_pct,
-                "avg_lat_reduction_pct": self.avg_lat_reduction_pct,
+                "higher": self.higher,
                 "verdicts": {v: self.count(v) for v in VERDICTS},
+                "as_measured": _ratios_dict(self.as_measured.iops, self.as_measured.lat),
             },
             "differs": {k: {"baseline": v[0], "other": v[1]} for k, v in self.differs.items()},
-            "by_iodepth": [_group_dict("iodepth", k, v) for k, v in self.by_iodepth.items()],
-            "by_bs": [_group_dict("bs", k, v) for k, v in self.by_bs.items()],
+            "by_iodepth": [_group_dict("iodepth", k, g) for k, g in self.by_iodepth.items()],
+            "by_bs": [_group_dict("bs", k, g) for k, g in self.by_bs.items()],
             "points": [m.to_dict() for m in self.matched],
             "only_baseline": [point_dict(s) for s in self.only_base],
             "only_other": [point_dict(s) for s in self.only_other],
         }
 
 
-def _group_dict(name: str, value: Any, gains: tuple[float | None, float | None]) -> dict[str, Any]:
-    return {name: value, "avg_iops_gain_pct": gains[0], "avg_lat_reduction_pct": gains[1]}
+def _ratios_dict(iops: RatioSummary, lat: RatioSummary) -> dict[str, Any]:
+    return {
+        "iops_ratio_geomean": iops.geomean,
+        "iops_ratio_ci95": list(iops.ci95) if iops.ci95 else None,
+        "points": iops.points,
+        "lat_ratio_geomean": lat.geomean,
+        "lat_ratio_ci95": list(lat.ci95) if lat.ci95 else None,
+        "lat_points": lat.points,
+    }
+
+
+def _group_dict(name: str, value: Any, g: Group) -> dict[str, Any]:
+    return {name: value, **_ratios_dict(g.iops, g.lat)}
 
 
 def _spread_dict(sp: Spread | None) -> dict[str, Any] | None:
@@ -153,6 +267,7 @@ def _spread_dict(sp: Spread | None) -> dict[str, Any] | None:
 
 def point_dict(s: PointSummary) -> dict[str, Any]:
     """A point's figures over all its I/Os, with their spread over repetitions."""
+    tl = s.total_lat
     return {
         "target": s.target.to_dict(),
         "workload": s.workload,
@@ -161,63 +276,12 @@ def point_dict(s: PointSummary) -> dict[str, Any]:
         "failed": s.failed,
         "iops": _spread_dict(s.iops_spread),
         "bw_bytes": _spread_dict(s.bw_spread),
+        "lat_mean_ns": tl.mean if tl is not None else None,
+        "lat_p99_ns": tl.percentiles.get("99") if tl is not None else None,
         "clat_mean_ns": _spread_dict(s.clat_mean_spread),
         "clat_p99_ns": s.clat_p99,
         **({"steady_state": [v.to_dict() for v in s.steady]} if s.steady else {}),
     }
-
-
-def _text(v: Any) -> str:
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    return str(v)
-
-
-def _param_key(s: PointSummary, ignore: frozenset[str] = frozenset()) -> str:
-    params = sorted((k, _text(v)) for k, v in s.params.items() if k not in ignore)
-    return json.dumps([s.workload, params])
-
-
-def constant_options(items: list[PointSummary]) -> dict[str, str]:
-    """Options that every point of ``items`` sets, to the same value."""
-    if not items:
-        return {}
-    first = {k: _text(v) for k, v in items[0].params.items()}
-    for s in items[1:]:
-        first = {k: v for k, v in first.items() if _text(s.params.get(k, object())) == v}
-    return first
-
-
-def differing_options(
-    base: list[PointSummary], other: list[PointSummary]
-) -> dict[str, tuple[Any, Any]]:
-    """Options constant within each side but different between the sides: what the two runs
-    were set up to compare (ioengine, direct, ...). Matching ignores them."""
-    cb, co = constant_options(base), constant_options(other)
-    return {k: (base[0].params[k], other[0].params[k]) for k in cb if k in co and cb[k] != co[k]}
-
-
-def _with_target(items: list[PointSummary], keys: list[str]) -> list[str]:
-    return [s.target.label + "\0" + k for s, k in zip(items, keys, strict=True)]
-
-
-def _mean(values: list[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return statistics.fmean(vals) if vals else None
-
-
-def _size_key(v: Any) -> tuple[int, float, str]:
-    try:
-        return (0, float(parse_size(v)), "")
-    except (UnitError, ValueError):
-        return (1, 0.0, str(v))
-
-
-def _num_key(v: Any) -> tuple[int, float, str]:
-    try:
-        return (0, float(v), "")
-    except (TypeError, ValueError):
-        return (1, 0.0, str(v))
 
 
 def _group(
@@ -225,8 +289,8 @@ def _group(
     names: tuple[str, ...],
     default: Any,
     norm: Callable[[Any], tuple[int, float, str]],
-) -> dict[Any, tuple[float | None, float | None]]:
-    """Average gains per value of the parameter ``names[0]`` (or its aliases): values that
+) -> dict[Any, Group]:
+    """Geometric means per value of the parameter ``names[0]`` (or its aliases): values that
     mean the same (``4k`` and ``4096``) are one group, shown as first written."""
 
     def value(m: PointComparison) -> Any:
@@ -238,17 +302,16 @@ def _group(
     for m in judged:
         raw = value(m)
         groups.setdefault(norm(raw), (raw, []))[1].append(m)
-    return {
-        raw: (
-            _mean([m.iops_change_pct for m in items]),
-            _mean([_reduction(m) for m in items]),
-        )
-        for _, (raw, items) in sorted(groups.items(), key=lambda kv: kv[0])
-    }
+    return {raw: _ratios(items) for _, (raw, items) in sorted(groups.items(), key=lambda kv: kv[0])}
 
 
-def _reduction(m: PointComparison) -> float | None:
-    return -m.mean_lat_change_pct if m.mean_lat_change_pct is not None else None
+def _ratios(items: list[PointComparison]) -> Group:
+    """The geometric means of ``items``' ratios: IOPS of those not rate-capped (a rate-capped
+    point's IOPS are what its plan asked for), latency of all."""
+    return Group(
+        iops=summarize_ratios([m.iops_ratio for m in items if not m.by_latency]),
+        lat=summarize_ratios([m.lat_ratio for m in items]),
+    )
 
 
 def _label(s: PointSummary, label_keys: list[str], with_target: bool) -> str:
@@ -259,7 +322,10 @@ def _label(s: PointSummary, label_keys: list[str], with_target: bool) -> str:
 
 def _verdict(b: PointSummary, o: PointSummary) -> tuple[str, float | None]:
     if b.rate_capped:
-        a, c, higher_is_better = b.rep_clat_mean, o.rep_clat_mean, False
+        if b.judged_latency_metric != o.judged_latency_metric:
+            return UNTESTED, None
+        a, c = b.rep_judged_latency_mean, o.rep_judged_latency_mean
+        higher_is_better = False
     else:
         a, c, higher_is_better = b.rep_iops, o.rep_iops, True
     if b.runs == 0 or o.runs == 0:
@@ -273,14 +339,35 @@ def _verdict(b: PointSummary, o: PointSummary) -> tuple[str, float | None]:
     return (BETTER if up == higher_is_better else WORSE), res.p_value
 
 
+def _p99(s: PointSummary, metric: str) -> float | None:
+    lat = s.total_lat if metric == "lat" else s.latency
+    return lat.percentiles.get("99") if lat is not None else None
+
+
 def compare_point(
-    b: PointSummary, o: PointSummary, *, key: str = "", label: str = ""
+    b: PointSummary,
+    o: PointSummary,
+    *,
+    key: str = "",
+    label: str = "",
+    base_name: str = "baseline",
+    other_name: str = "other",
 ) -> PointComparison:
     """Compare one pair of matched points (module doc for the definitions)."""
     both = b.runs > 0 and o.runs > 0
-    # clat, or lat for an engine without clat (rados bench): compared only like with like
-    lat_both = both and b.latency_metric == o.latency_metric
-    verdict, p = _verdict(b, o)
+    # lat (submission + completion), or clat where there is no lat: like with like only
+    metric = b.judged_latency_metric
+    lat_both = both and metric is not None and metric == o.judged_latency_metric
+    bl, ol = b.judged_latency, o.judged_latency
+    # p99: of lat where both sides have lat percentiles, else of clat (labelled so)
+    p99_metric = None
+    if lat_both and _p99(b, "lat") is not None and _p99(o, "lat") is not None:
+        p99_metric = "lat"
+    elif both and b.latency_metric == o.latency_metric == "clat":
+        p99_metric = "clat"
+    clat_both = both and b.clat is not None and o.clat is not None
+    reason = not_comparable(b, o, base_name=base_name, other_name=other_name)
+    verdict, p = (NOT_COMPARABLE, None) if reason else _verdict(b, o)
     return PointComparison(
         key=key,
         label=label or b.workload,
@@ -289,10 +376,18 @@ def compare_point(
         other=o,
         iops_change_pct=change_pct(b.total_iops, o.total_iops) if both else None,
         bw_change_pct=change_pct(b.total_bw, o.total_bw) if both else None,
-        mean_lat_change_pct=change_pct(b.latency_mean, o.latency_mean) if lat_both else None,
-        p99_lat_change_pct=change_pct(b.latency_p99, o.latency_p99) if lat_both else None,
+        mean_lat_change_pct=(
+            change_pct(bl.mean if bl else None, ol.mean if ol else None) if lat_both else None
+        ),
+        p99_lat_change_pct=(
+            change_pct(_p99(b, p99_metric), _p99(o, p99_metric)) if p99_metric else None
+        ),
         verdict=verdict,
         p_value=p,
+        reason=reason,
+        lat_metric=metric if lat_both else None,
+        clat_mean_change_pct=change_pct(b.clat_mean, o.clat_mean) if clat_both else None,
+        p99_metric=p99_metric,
     )
 
 
@@ -300,13 +395,13 @@ def compare(
     base: list[PointSummary], other: list[PointSummary], *, base_name: str, other_name: str
 ) -> Comparison:
     """Match the points of ``other`` with those of ``base`` and compare each pair."""
-    differs = differing_options(base, other)
+    differs = matching.differing_options(base, other)
     ignore = frozenset(differs)
-    bkeys = [_param_key(s, ignore) for s in base]
-    okeys = [_param_key(s, ignore) for s in other]
+    bkeys = [matching.param_key(s, ignore) for s in base]
+    okeys = [matching.param_key(s, ignore) for s in other]
     with_target = len(set(bkeys)) != len(bkeys) or len(set(okeys)) != len(okeys)
     if with_target:
-        bkeys, okeys = _with_target(base, bkeys), _with_target(other, okeys)
+        bkeys, okeys = matching.with_target(base, bkeys), matching.with_target(other, okeys)
     label_keys = list(dict.fromkeys(k for s in [*base, *other] for k in s.axes))
     pending: dict[str, list[PointSummary]] = {}
     for k, s in zip(okeys, other, strict=True):
@@ -325,23 +420,27 @@ def compare(
                 o,
                 key=hashlib.sha256(k.encode()).hexdigest()[:16],
                 label=_label(b, label_keys, with_target),
+                base_name=base_name,
+                other_name=other_name,
             )
         )
     left = {id(s) for items in pending.values() for s in items}
     only_other = [s for s in other if id(s) in left]
 
-    judged = [m for m in matched if m.beat is not None]
+    judged = [m for m in matched if m.judged]
+    overall = _ratios(judged)
+    measured = [m for m in matched if m.base.runs > 0 and m.other.runs > 0]
     return Comparison(
         base_name=base_name,
         other_name=other_name,
         matched=matched,
         only_base=only_base,
         only_other=only_other,
-        wins=sum(1 for m in judged if m.beat),
-        total=len(judged),
-        avg_iops_gain_pct=_mean([m.iops_change_pct for m in judged]),
-        avg_lat_reduction_pct=_mean([_reduction(m) for m in judged]),
-        by_iodepth=_group(judged, ("iodepth",), 1, _num_key),
-        by_bs=_group(judged, ("bs", "blocksize"), "4k", _size_key),
+        iops=overall.iops,
+        lat=overall.lat,
+        by_iodepth=_group(judged, ("iodepth",), 1, matching.num_key),
+        by_bs=_group(judged, ("bs", "blocksize"), "4k", matching.size_key),
         differs=differs,
+        # the same points (none not comparable): the same figures, not computed twice
+        as_measured=overall if len(measured) == len(judged) else _ratios(measured),
     )

@@ -15,7 +15,17 @@ An engine that reports no completion latency (rados bench: its latency runs from
 to completion, ``lat``, without percentiles) is summarized by its ``lat`` instead: the
 ``latency`` properties give clat where there is one and lat otherwise, and
 ``latency_metric`` says which ("clat" or "lat"), so that tables label what they show.
-Such a point has no percentiles: tables show them as missing, never as 0. Its engine's own
+Such a point has no percentiles: tables show them as missing, never as 0.
+
+What a comparison judges is fio's *total* latency, ``lat`` (submission + completion): with
+``direct=0`` and libaio the time moves from completion into submission, so clat alone can
+fall while what the application waited for grows. ``total_lat`` is the lat of every I/O of
+the point (all directions and repetitions; for rados bench the same as ``lat``) and
+``rep_total_lat_mean`` its mean per repetition; ``judged_latency`` is ``total_lat`` where
+the engine reports it and the clat (``latency``) otherwise, ``judged_latency_metric`` says
+which. lat has percentiles only where fio printed them (``lat_percentiles=1``) for one
+measurement: merged over repetitions or directions it has none (the store's merged
+histograms are clat's), and a comparison then shows the clat p99, labelled so. Its engine's own
 figures (rados bench's per-second IOPS/bandwidth spread, totals, latency stddev) are kept
 per repetition in ``PointSummary.engine_figures`` (:func:`engine_figures`).
 
@@ -129,6 +139,11 @@ class PointSummary(ClatOrLat):
     cut_short_s: float | None = None
     #: per repetition with a power sensor, this machine's mean watts over its load
     rep_watts: list[float] = field(default_factory=list)
+    #: fio's total latency (lat: submission + completion) of every I/O, all directions and
+    #: repetitions, whatever clat there is (module doc); None when no repetition has it
+    total_lat: LatencyStats | None = None
+    #: its mean per usable repetition that has it
+    rep_total_lat_mean: list[float] = field(default_factory=list)
     #: the traps found in its repetitions (model/findings.py), each code and host once
     findings: list[Finding] = field(default_factory=list)
 
@@ -192,9 +207,48 @@ class PointSummary(ClatOrLat):
         return self.rep_clat_mean if self.clat is not None else self.rep_lat_mean
 
     @property
+    def judged_latency(self) -> LatencyStats | None:
+        """The latency a comparison judges: :attr:`total_lat` where there is one, else the
+        clat (:attr:`latency`)."""
+        return self.total_lat if self.total_lat is not None else self.latency
+
+    @property
+    def judged_latency_metric(self) -> str | None:
+        """What :attr:`judged_latency` is: "lat", "clat", or None."""
+        return "lat" if self.total_lat is not None else self.latency_metric
+
+    @property
+    def rep_judged_latency_mean(self) -> list[float]:
+        """The mean of :attr:`judged_latency` of each repetition."""
+        return self.rep_total_lat_mean if self.total_lat is not None else self.rep_latency_mean
+
+    @property
     def rate_capped(self) -> bool:
         """Whether the workload caps its own rate (fio ``rate``/``rate_iops`` options)."""
         return any(self.params.get(k) not in (None, "", 0, "0") for k in RATE_OPTIONS)
+
+
+def _pooled_mean(parts: list[LatencyStats]) -> float | None:
+    """The sample-weighted mean of ``parts``; None without samples."""
+    n = sum(c.samples for c in parts)
+    return sum(c.samples * (c.mean or 0.0) for c in parts) / n if n else None
+
+
+def _add_extras(s: PointSummary, meas: Measurement) -> None:
+    """What a usable repetition adds beyond its figures: steady-state verdict, cut short,
+    findings, power, the engine's own figures."""
+    verdict = verdict_of(meas)
+    if verdict is not None:
+        s.steady.append(verdict)
+    if "cut_short" in meas.extra:
+        s.cut_short_s = float(meas.extra["cut_short"])
+    seen = {(f.code, f.host) for f in s.findings}
+    s.findings.extend(f for f in meas.findings if (f.code, f.host) not in seen)
+    if isinstance(meas.extra.get("power"), dict):
+        s.rep_watts.append(float(meas.extra["power"]["watts_mean"]))
+    figures = engine_figures(meas)
+    if figures is not None:
+        s.engine_figures.append(figures)
 
 
 def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
@@ -203,6 +257,7 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
     lats: dict[tuple[str, str], tuple[list[LatencyStats], list[LatencyStats]]] = {}
     point_clats: dict[str, list[LatencyStats]] = {}
     point_lats: dict[str, list[LatencyStats]] = {}
+    point_totals: dict[str, list[LatencyStats]] = {}
     for point, meas in items:
         s = by_key.get(point.key)
         if s is None:
@@ -222,21 +277,11 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
         s.runs += 1
         if meas.status == "partial":
             s.partial += 1
-        verdict = verdict_of(meas)
-        if verdict is not None:
-            s.steady.append(verdict)
-        if "cut_short" in meas.extra:
-            s.cut_short_s = float(meas.extra["cut_short"])
-        seen = {(f.code, f.host) for f in s.findings}
-        s.findings.extend(f for f in meas.findings if (f.code, f.host) not in seen)
-        if isinstance(meas.extra.get("power"), dict):
-            s.rep_watts.append(float(meas.extra["power"]["watts_mean"]))
-        figures = engine_figures(meas)
-        if figures is not None:
-            s.engine_figures.append(figures)
+        _add_extras(s, meas)
         rep_iops = rep_bw = 0.0
         rep_clats: list[LatencyStats] = []
         rep_lats: list[LatencyStats] = []  # of the directions without clat
+        rep_totals: list[LatencyStats] = []  # lat of every direction that has it
         for ddir in DIRECTIONS:
             d = meas.direction(ddir)
             if d is None:
@@ -257,15 +302,18 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
                 rep_lats.append(d.lat)
             if d.lat:
                 la.append(d.lat)
+                if d.lat.samples > 0 and d.lat.mean is not None:
+                    rep_totals.append(d.lat)
         s.rep_iops.append(rep_iops)
         s.rep_bw.append(rep_bw)
-        n = sum(c.samples for c in rep_clats)
-        if n:
-            s.rep_clat_mean.append(sum(c.samples * (c.mean or 0.0) for c in rep_clats) / n)
+        if (m := _pooled_mean(rep_clats)) is not None:
+            s.rep_clat_mean.append(m)
         point_clats.setdefault(point.key, []).extend(rep_clats)
-        n = sum(c.samples for c in rep_lats)
-        if n and not rep_clats:
-            s.rep_lat_mean.append(sum(c.samples * (c.mean or 0.0) for c in rep_lats) / n)
+        if (m := _pooled_mean(rep_totals)) is not None:
+            s.rep_total_lat_mean.append(m)
+            point_totals.setdefault(point.key, []).extend(rep_totals)
+        if (m := _pooled_mean(rep_lats)) is not None and not rep_clats:
+            s.rep_lat_mean.append(m)
             point_lats.setdefault(point.key, []).extend(rep_lats)
     for (key, ddir), (cl, la) in lats.items():
         ds = by_key[key].dirs[ddir]
@@ -273,6 +321,8 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
         ds.lat = LatencyStats.merge(la)
     for key, parts in point_clats.items():
         by_key[key].clat = LatencyStats.merge(parts)
+    for key, parts in point_totals.items():
+        by_key[key].total_lat = LatencyStats.merge(parts)
     for key, parts in point_lats.items():
         if by_key[key].clat is None:
             by_key[key].lat = LatencyStats.merge(parts)

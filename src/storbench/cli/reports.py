@@ -105,6 +105,18 @@ def report_cmd(
         sys.stdout.write(text)
 
 
+class _CompareFormat(click.Choice):
+    """compare's formats; ``html`` passes, for compare_cmd to name the command that writes
+    it (``report``), with the runs given."""
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        if str(value).strip().lower() == "html":
+            return "html"
+        return str(super().convert(value, param, ctx))
+
+
 @cli.command(
     "compare",
     context_settings=CONTEXT,
@@ -123,12 +135,15 @@ iodepth=32). Points match by workload name and parameters (not by target); those
 without a partner are listed at the end.
 
 \b
-Per point: the change of IOPS, MiB/s, mean and p99 completion latency (all directions),
+Per point: the change of IOPS, MiB/s, latency (fio's total latency lat: submission +
+completion), clat mean and p99, all directions ("latency -12 %" means OTHER's is lower),
 and a verdict: better / worse / no significant difference by Welch's t-test at 95 % on
 the IOPS of each repetition (mean latency for rate-capped workloads); "untested" without
-repetitions on both sides (plan `repeat: 3`). Then seed 004's summary: in how many points
-OTHER beat BASELINE (higher mean IOPS), the average IOPS gain and latency reduction,
-per iodepth (averaged over block sizes) and per block size.
+repetitions on both sides (plan `repeat: 3`); "not comparable" when the points' settings
+change what is measured (direct/buffered, ioengine, engine, sync, fsync, rate). Then the
+summary over the comparable points: the geometric mean of the ratios OTHER / BASELINE of
+IOPS and latency with a 95 % interval, the significant verdicts, the same per iodepth and
+per block size. Exits 2 when no point matched. For HTML: storbench report A B -o r.html.
 """,
 )
 @click.argument("baseline", metavar="BASELINE")
@@ -137,10 +152,11 @@ per iodepth (averaged over block sizes) and per block size.
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json", "markdown"]),
+    type=_CompareFormat(["table", "json", "markdown"]),
     default="table",
     show_default=True,
-    help="table for the terminal, json for machines, markdown for GitHub.",
+    help="table for the terminal, json for machines, markdown for GitHub "
+    "(HTML: storbench report BASELINE OTHER -o report.html).",
 )
 @output_option
 def compare_cmd(
@@ -148,6 +164,12 @@ def compare_cmd(
 ) -> None:
     """Compare runs (or subsets of runs) point by point against BASELINE."""
     from storbench.store import Store
+
+    if fmt == "html":
+        raise UserError(
+            "compare writes no HTML: the HTML report is where runs are compared in a page",
+            fix=f"storbench report {' '.join([baseline, *others])} -o report.html",
+        )
 
     store = Store(db_path, write=False)
     with nogc.paused():  # two big runs are millions of objects and no cycles
@@ -163,6 +185,12 @@ def _compare_text(store: Store, refs: list[str], fmt: str) -> str:
     report = model.load_comparison(store, refs)
     for line in report.advice:
         err.print(f"warning: {line}", style="yellow", markup=False)
+    for c in report.comparisons:
+        if not c.matched:
+            from storbench.report.comparison import no_match_message
+
+            message, fix = no_match_message(c)
+            raise UserError(message, fix=fix)
     return presenter("terminal" if fmt == "table" else fmt).comparison(report)
 
 

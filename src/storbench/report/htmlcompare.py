@@ -1,5 +1,6 @@
 """The comparison of runs in the HTML report (templates/comparison.html): each later run
-against the first, read from the top — seed 004's headline (who beat whom), what a reviewer
+against the first, read from the top — the summary in words (geometric means of the
+ratios with their intervals, the significant verdicts, the points not comparable), what a reviewer
 would warn of in either run (the engines' advice: iodepth with a synchronous ioengine makes
 the changes along iodepth noise), the options the runs were set to differently, the averages
 and every point; and what differed between the two test beds, shown in the report's test
@@ -13,15 +14,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from storbench.analysis.compare import Comparison
+from storbench.analysis.compare import BETTER, WORSE, Comparison
 from storbench.analysis.summary import PointSummary
 from storbench.model.units import fmt_iops
-from storbench.report.comparison import pair_note
+from storbench.report.comparison import (
+    changes_note,
+    differs_sentence,
+    group_rows,
+    lat_changes,
+    p99_header,
+    pair_note,
+    summary_lines,
+    verdict_cell,
+)
+from storbench.report.fmt import fmt_p, fmt_pct
 from storbench.report.model import ComparisonReport, RunReport
-
-
-def pct(v: float | None) -> str:
-    return f"{v:+.1f}%" if v is not None else "-"
 
 
 def testbed_rows(diffs: list[tuple[str, Any, Any]]) -> list[dict[str, str]]:
@@ -52,25 +59,36 @@ def _axes(s: PointSummary) -> str:
 MAX_ROWS = 2000
 
 
+def _tone(verdict: str) -> str:
+    """The colour of a row's verdict: only a significant one has one."""
+    return "good" if verdict == BETTER else "bad" if verdict == WORSE else ""
+
+
 def _rows(base: RunReport, other: RunReport, cmp: Comparison) -> list[dict[str, Any]]:
-    return [
-        {
-            "label": m.label,
-            "base_ref": base.anchor(m.base),
-            "other_ref": other.anchor(m.other),
-            "base_iops": fmt_iops(m.base.total_iops) if m.base.runs else "-",
-            "other_iops": fmt_iops(m.other.total_iops) if m.other.runs else "-",
-            "iops": pct(m.iops_change_pct),
-            "bw": pct(m.bw_change_pct),
-            "lat": pct(m.mean_lat_change_pct),
-            "p99": pct(m.p99_lat_change_pct),
-            "beat": m.beat,
-            "verdict": m.verdict,
-            "p": f"{m.p_value:.3g}" if m.p_value is not None else "",
-            "note": pair_note(m, cmp),
-        }
-        for m in cmp.matched[:MAX_ROWS]
-    ]
+    p99_label = p99_header(cmp)
+    rows = []
+    for m in cmp.matched[:MAX_ROWS]:
+        lat, clat, p99 = lat_changes(m, p99_label)
+        rows.append(
+            {
+                "label": m.label,
+                "base_ref": base.anchor(m.base),
+                "other_ref": other.anchor(m.other),
+                "base_iops": fmt_iops(m.base.total_iops) if m.base.runs else "-",
+                "other_iops": fmt_iops(m.other.total_iops) if m.other.runs else "-",
+                "iops": fmt_pct(m.iops_change_pct),
+                "bw": fmt_pct(m.bw_change_pct),
+                "lat": lat,
+                "clat": clat,
+                "p99": p99,
+                "tone": _tone(m.verdict),
+                "comparable": m.comparable,
+                "verdict": verdict_cell(m),
+                "p": fmt_p(m.p_value) if m.p_value is not None else "",
+                "note": pair_note(m, cmp),
+            }
+        )
+    return rows
 
 
 def comparison_context(report: ComparisonReport) -> list[dict[str, Any]]:
@@ -86,14 +104,14 @@ def comparison_context(report: ComparisonReport) -> list[dict[str, Any]]:
             {
                 "base": base.label,
                 "other": other.label,
-                "wins": cmp.wins,
-                "total": cmp.total,
-                "avg_iops": pct(cmp.avg_iops_gain_pct),
-                "avg_lat": pct(cmp.avg_lat_reduction_pct),
+                "summary": summary_lines(cmp),
+                "changes_note": changes_note(cmp),
+                "p99_header": p99_header(cmp),
                 "warnings": _warnings([(r.label, advice[id(r)]) for r in (base, other)]),
                 "differs": [(k, str(b), str(o)) for k, (b, o) in cmp.differs.items()],
-                "by_iodepth": [(v, pct(a), pct(b)) for v, (a, b) in cmp.by_iodepth.items()],
-                "by_bs": [(v, pct(a), pct(b)) for v, (a, b) in cmp.by_bs.items()],
+                "differs_text": differs_sentence(cmp) if cmp.differs else "",
+                "by_iodepth": group_rows(cmp.by_iodepth) if len(cmp.by_iodepth) > 1 else [],
+                "by_bs": group_rows(cmp.by_bs) if len(cmp.by_bs) > 1 else [],
                 "rows": _rows(base, other, cmp),
                 "rows_left_out": max(0, len(cmp.matched) - MAX_ROWS),
                 "refs": (base.run.id, other.run.id),

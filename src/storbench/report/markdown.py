@@ -21,11 +21,14 @@ from storbench.model.metrics import DIRECTIONS, Measurement
 from storbench.model.units import fmt_iops, fmt_ns, fmt_rate
 from storbench.report.ceph import ceph_markdown
 from storbench.report.comparison import (
-    COMPARISON_HEADERS,
+    GROUP_HEADERS,
+    RIGHT,
+    changes_note,
+    comparison_headers,
     comparison_rows,
+    differs_sentence,
     group_rows,
-    lat_compared,
-    summary_sentence,
+    summary_lines,
     testbed_lines,
     unmatched_lines,
     verdict_counts,
@@ -159,48 +162,48 @@ def hosts_markdown(items: list[tuple[str, Measurement]]) -> str:
 
 
 def comparison_markdown(c: Comparison, *, points: bool = True) -> str:
-    """Seed 004's comparison: headline, averages per iodepth and per block size, then
+    """Seed 004's comparison: the summary (geometric means of ratios, significant verdicts,
+    points not comparable), geometric means per iodepth and per block size, then
     (``points``) every matched point, then the points without a partner."""
     base, other = md_text(c.base_name), md_text(c.other_name)
     out = [f"## {other} vs {base}\n"]
-    out.append(f"**{md_text(summary_sentence(c))}.**\n")
+    lines = summary_lines(c)
+    out.append(f"**{md_text(lines[0])}.**\n")
+    out += [f"{md_text(ln)}.\n" for ln in lines[1:]]
     out.append(
-        f"Verdicts (Welch's t-test on IOPS per repetition, 95 %): {verdict_counts(c)}. "
+        f"Verdicts (Welch's t-test per repetition, 95 %): {verdict_counts(c)}. "
         f"{len(c.matched)} matched points, {len(c.only_base)} only in {base}, "
         f"{len(c.only_other)} only in {other}.\n"
     )
     if c.differs:
+        nc = "; those whose settings change what is measured are not comparable"
         out.append(
             "The runs differ in "
             + ", ".join(
                 f"{md_code(k)} ({md_text(b)} → {md_text(o)})" for k, (b, o) in c.differs.items()
             )
-            + "; points are matched on everything else.\n"
+            + "; points are matched on everything else"
+            + (nc if "not comparable" in differs_sentence(c) else "")
+            + ".\n"
         )
-    if len(c.by_iodepth) > 1:  # one group would only repeat the overall average
-        out.append("### Average by queue depth (over block sizes)\n")
-        out.append(table(["iodepth", "IOPS gain", "latency reduction"], group_rows(c.by_iodepth)))
+    if len(c.by_iodepth) > 1:  # one group would only repeat the overall summary
+        out.append("### Geometric means by queue depth (over block sizes)\n")
+        out.append(table(["iodepth", *GROUP_HEADERS], group_rows(c.by_iodepth)))
     if len(c.by_bs) > 1:
-        out.append("### Average by block size\n")
-        out.append(table(["bs", "IOPS gain", "latency reduction"], group_rows(c.by_bs)))
+        out.append("### Geometric means by block size\n")
+        out.append(table(["bs", *GROUP_HEADERS], group_rows(c.by_bs)))
     if points and c.matched:
         out.append("### Points\n")
         rows = comparison_rows(c)
-        headers = list(COMPARISON_HEADERS)
+        headers = comparison_headers(c)
         if not any(r[-1] for r in rows):
             headers, rows = headers[:-1], [r[:-1] for r in rows]
-        out.append(table(headers, rows, right=set(range(1, 8)) | {9}))
-        out.append(
-            "Changes are the other run against the baseline: IOPS and MiB/s as means over "
-            "repetitions, of all directions; clat as the mean and p99 over all I/Os of all "
-            "repetitions, from merged histograms (negative is lower latency).\n"
-        )
-        if lat_compared(c):
-            out.append(LAT_NOTE.replace("lat:", "(lat):", 1) + "\n")
-    lines = unmatched_lines(c)
-    if lines:
+        out.append(table(headers, rows, right=RIGHT))
+        out.append(md_text(changes_note(c)[0].upper() + changes_note(c)[1:]) + ".\n")
+    unmatched = unmatched_lines(c)
+    if unmatched:
         out.append("### Unmatched points\n")
-        out.append("\n".join(f"- {_cell(ln)}" for ln in lines) + "\n")
+        out.append("\n".join(f"- {_cell(ln)}" for ln in unmatched) + "\n")
     return "\n".join(out)
 
 

@@ -380,8 +380,9 @@ def _pct_bar(label: str, pct: float, tip: str, ref: str | None = None) -> Mark:
 
 def compare_chart(runs: list[RunReport], cmps: list[Any] | None = None) -> Chart:
     """Seed 004's relative comparisons: for every later run against the first, the % change
-    of IOPS point by point (bars labelled with the change), and the average IOPS gain and
-    mean-latency reduction per iodepth and per block size."""
+    of IOPS point by point (bars labelled with the change; a pair not comparable is left
+    out: its figures measured different things), and the geometric means of the IOPS and
+    latency ratios per iodepth and per block size, as changes (0.87× is −13 %)."""
     base = runs[0]
     panels: list[Panel] = []
     notes: list[str] = []
@@ -392,41 +393,44 @@ def compare_chart(runs: list[RunReport], cmps: list[Any] | None = None) -> Chart
         bars = []
         for m in cmp.matched:
             pct = m.iops_change_pct
-            if pct is None or not math.isfinite(pct):
+            if pct is None or not math.isfinite(pct) or not m.comparable:
                 continue
             lat = m.mean_lat_change_pct
             tip = (
                 f"{m.label}\n{said}\nIOPS {fmt_iops(m.base.total_iops)} -> "
                 f"{fmt_iops(m.other.total_iops)} ({pct:+.1f}%)"
-                + (f"\nmean clat {lat:+.1f}%" if lat is not None else "")
+                + (f"\nlatency ({m.lat_metric} mean) {lat:+.1f}%" if lat is not None else "")
                 + f"\n{m.verdict}"
             )
             bars.append(_pct_bar(m.label, pct, tip, other.anchor(m.other)))
         if len(bars) > MAX_COMPARE_BARS:
             notes.append(
                 f"{vs}: {len(bars)} matched points, too many for one bar each; "
-                "averages shown (every point is in the comparison table)"
+                "geometric means shown (every point is in the comparison table)"
             )
         elif bars:
             panels.append(Panel(title=f"IOPS change, point by point: {vs}", bars=bars))
         for what, groups in (("iodepth", cmp.by_iodepth), ("bs", cmp.by_bs)):
             if len(groups) < 2:
                 continue
-            for idx, name in ((0, "Average IOPS gain"), (1, "Average mean-latency reduction")):
+            for attr, name in (("iops", "IOPS"), ("lat", "Latency")):
+                figs = {v: getattr(g, attr) for v, g in groups.items()}
                 gbars = [
                     _pct_bar(
                         f"{what}={value}",
-                        figs[idx],
-                        f"{said}\n{what}={value}: {name.lower()} {figs[idx]:+.1f}%"
-                        + ("\n(averaged over block sizes)" if what == "iodepth" else ""),
+                        r.change_pct,
+                        f"{said}\n{what}={value}: {name} {r.change_pct:+.1f}% "
+                        f"({r.geomean:.3g}x, geometric mean of {r.points} points)"
+                        + ("\n(over block sizes)" if what == "iodepth" else ""),
                     )
-                    for value, figs in groups.items()
-                    if figs[idx] is not None and math.isfinite(figs[idx])
+                    for value, r in figs.items()
+                    if r.geomean is not None and r.change_pct is not None
                 ]
+                name = f"{name} change (geometric mean of ratios)"
                 if gbars:
                     panels.append(Panel(title=f"{name} by {what}: {vs}", bars=gbars))
     for p in panels:
-        p.xlabel = "IOPS change (%)" if "point by point" in p.title else "average change (%)"
+        p.xlabel = "IOPS change (%)" if "point by point" in p.title else "change (%)"
         p.yfmt = "pct"
     return Chart(
         kind="compare",

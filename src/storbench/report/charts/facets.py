@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from storbench.analysis import testbed
-from storbench.analysis.compare import constant_options
+from storbench.analysis.matching import constant_options
 from storbench.report.charts.model import MAX_SERIES, Chart, Line, Panel, RunReport
 
 #: Most test-bed settings a label names: more say that the test beds are others altogether.
