@@ -43,6 +43,7 @@ workloads:
     bs: 4k
     size: 8g
     runtime: 1
+    time_based: 1
     iodepth: {depths}
 repeat: {repeat}
 """

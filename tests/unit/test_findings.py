@@ -39,6 +39,9 @@ def test_findings_client_cpu_bound_by_fios_own_figures() -> None:
     cpu = next(f for f in fast if f.code == "client-cpu-bound")
     assert cpu.data["usr_cpu_pct"] + cpu.data["sys_cpu_pct"] >= 99
     assert "client-cpu-bound" not in _codes(findings.findings(_meas("psync-randread-json.json")))
+    # the null engine does no I/O: its CPU is what it measures, not a trap
+    null = findings.findings(_meas("null-engine-jsonplus.json"), params={"ioengine": "null"})
+    assert "client-cpu-bound" not in _codes(null)
 
 
 def test_findings_client_cpu_bound_by_its_hosts_samples() -> None:

@@ -10,6 +10,9 @@ tools (``engine``: fio against rados bench), synchronous writes or flushes again
 rate-capped point is judged by its latency, which depends on the load asked for). A
 setting a point does not give counts as fio's default (``direct=0``, ``ioengine=psync``...).
 
+So are points either side of which carries a finding that says its number is not the
+storage's (model/findings.py: page-cache, unwritten-read, client-cpu-bound, ...).
+
 This applies whether the setting differs point by point or is what the two runs were set
 up to compare (the comparison's ``differs``): the figures of such pairs are shown, their
 verdict is ``not comparable`` with the reason, and they are left out of every summary. (A
@@ -24,6 +27,7 @@ from typing import Any
 
 from storbench.analysis.summary import RATE_OPTIONS, PointSummary
 from storbench.hooks import DEFAULT_ENGINE
+from storbench.model.findings import unjudged
 
 _TRUE = frozenset(("1", "true", "yes", "on"))
 _FALSE = frozenset(("0", "false", "no", "off", ""))
@@ -103,10 +107,11 @@ def setting_reasons(b: PointSummary, o: PointSummary, base_name: str, other_name
 
 
 def side_reasons(s: PointSummary, name: str) -> list[str]:
-    """What makes one side's point unfit to be judged at all, said of ``name``: its
-    findings (page-cache, client-cpu-bound, ...) once PointSummary carries them, which is
-    this one line: ``return [f"{f.code} in {name}" for f in s.findings]``. None yet."""
-    return []
+    """What makes one side's point unfit to be judged at all, said of ``name``: its findings
+    that say the number is not the storage's (page-cache, unwritten-read, client-cpu-bound,
+    network-bound...: model/findings.py's ``judged`` False), each code once."""
+    codes = dict.fromkeys(f.code for f in unjudged(s.findings))
+    return [f"{code} in {name}" for code in codes]
 
 
 def not_comparable(

@@ -11,7 +11,8 @@ order of :data:`storbench.model.findings.CODES`.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from storbench.analysis.soak import ticks
 from storbench.model.findings import CODES, Finding
@@ -130,19 +131,27 @@ def unsteady(intervals: Sequence[Interval]) -> list[Finding]:
     ]
 
 
+#: fio ioengines that do no I/O (the point measures the client itself: its CPU is the
+#: figure, not a trap)
+NO_STORAGE = ("null", "cpuio")
+
+
 def findings(
     meas: Measurement,
     engine_findings: Iterable[Finding] = (),
     intervals: Sequence[Interval] = (),
+    params: Mapping[str, Any] | None = None,
 ) -> list[Finding]:
     """A measurement's findings: the engine's and the common checks' (``intervals``: its
-    point's time series, every host's), in CODES' order (a failed measurement has none:
-    its error says what went wrong)."""
+    point's time series, every host's; ``params``: its options), in CODES' order (a failed
+    measurement has none: its error says what went wrong)."""
     if meas.status == "failed":
         return []
-    cpu = cpu_bound(meas)
-    jobs = {f.host for f in cpu}  # a host said of once: its jobs' own figures first
-    cpu += [f for f in host_busy(meas) if f.host not in jobs]
+    cpu: list[Finding] = []
+    if str((params or {}).get("ioengine", "")).strip() not in NO_STORAGE:
+        cpu = cpu_bound(meas)
+        jobs = {f.host for f in cpu}  # a host said of once: its jobs' own figures first
+        cpu += [f for f in host_busy(meas) if f.host not in jobs]
     # a point run in steady-state rounds has its own verdict on its series (analysis/steady)
     series = [] if "steady_state" in meas.extra else unsteady(intervals)
     found = [*engine_findings, *cpu, *too_few_ios(meas), *series]

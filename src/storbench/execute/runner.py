@@ -339,7 +339,7 @@ def _findings(point: Point, meas: Measurement, intervals: list[Interval]) -> lis
     memory = memory_available()
     facts = Facts(memory_available={"": memory} if memory is not None else {})
     engine = engines.get(point.engine)
-    return findings.findings(meas, engine.findings(point, meas, facts), intervals)
+    return findings.findings(meas, engine.findings(point, meas, facts), intervals, point.params)
 
 
 def _measure(
