@@ -187,3 +187,22 @@ def test_findings_loop_devices_holes_and_their_cache(tmp_path: Path) -> None:
             subprocess.run(["losetup", "-d", dev], capture_output=True, timeout=60)
     assert {"unwritten-read", "page-cache"} <= found.get(1, set()), found
     assert not {"unwritten-read", "page-cache"} & found.get(2, set()), found
+
+
+def test_findings_make_a_pair_not_comparable_in_compare(traps: tuple[Path, Path, str]) -> None:
+    """The traps run compared with a second run of it: the pairs with a finding that says
+    the number is not the storage's are not judged, the compare JSON carries each side's
+    findings, the terminal says why."""
+    tmp, db, _ = traps
+    ok(storbench("run", str(tmp / "plan.yaml"), db=db, cwd=tmp, plugins=None))
+    doc = json.loads(
+        ok(storbench("compare", "1", "2", "--format", "json", db=db, cwd=tmp, plugins=None))
+    )
+    points = {p["label"].split()[0]: p for p in doc["comparisons"][0]["points"]}
+    cached = points["buffered"]
+    assert cached["verdict"] == "not comparable", cached
+    assert "page-cache in" in cached["reason"], cached["reason"]
+    assert "page-cache" in [f["code"] for f in cached["baseline"]["findings"]]
+    assert "page-cache" in [f["code"] for f in cached["other"]["findings"]]
+    text = ok(storbench("compare", "1", "2", db=db, cwd=tmp, plugins=None))
+    assert "page-cache in run 1" in text, text

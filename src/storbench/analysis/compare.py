@@ -281,6 +281,7 @@ def point_dict(s: PointSummary) -> dict[str, Any]:
         "clat_mean_ns": _spread_dict(s.clat_mean_spread),
         "clat_p99_ns": s.clat_p99,
         **({"steady_state": [v.to_dict() for v in s.steady]} if s.steady else {}),
+        "findings": [f.to_dict() for f in s.findings],
     }
 
 
