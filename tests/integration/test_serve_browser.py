@@ -112,6 +112,12 @@ def test_serve_pages_links_and_escaping(server: str, browser: DevTools) -> None:
     assert page.js("document.querySelectorAll('img, b').length") == 0
     assert page.js("document.querySelectorAll('#answer table.answer').length") >= 1
     assert page.js("document.querySelectorAll('figure.chart svg').length") >= 2
+    # the plan reads an 8 MiB file buffered (fio's default): each point's findings, linked
+    codes = page.js("[...document.querySelectorAll('tr.finding')].map(r => r.dataset.code)")
+    assert codes.count("page-cache") == 2 and codes.count("sync-iodepth") == 1, codes
+    assert page.js("document.querySelector('tr.finding a').getAttribute('href')") == (
+        "/runs/2/points/1"
+    )
     assert page.js("[...document.scripts].map(s => s.src.replace(location.origin, ''))") == [
         "/static/web.js"
     ]
@@ -128,6 +134,8 @@ def test_serve_pages_links_and_escaping(server: str, browser: DevTools) -> None:
     assert drawn[0] == "3" and drawn[1] >= 3, drawn  # IOPS, MiB/s and latency, by uPlot
     assert "IOPS" in drawn[2] and "read" in drawn[2]
     assert "rw=randread" in page.js("document.querySelector('pre.job').textContent")
+    found = page.js("document.querySelector('ul.findings').innerText")
+    assert "page-cache" in found and "direct=0" in found, found
     raw = page.js("document.querySelector('pre.rawtext').textContent")
     assert '"fio version"' in raw and '"jobs"' in raw
     assert SCRIPT_NAME in text(page) and page.js("document.querySelectorAll('img').length") == 0
@@ -154,12 +162,14 @@ def test_serve_compare_by_clicking(server: str, browser: DevTools) -> None:  # n
     )
     assert page.js("location.search") == "?a=1&b=2"
     card = page.js("document.querySelector('#comparison .card').innerText")
+    # both runs read the page cache (fio's default buffered I/O on an 8 MiB file): figures
+    # shown, as measured, and no verdict
     assert "in IOPS (" in card and "geometric mean of 2 points, 95 % CI" in card, card
-    assert "0 better, 0 worse of 2 judged points" in card and " beat " not in card, card
+    assert "not comparable (page-cache in run 1" in card and " beat " not in card, card
     verdicts = page.js(
         "[...document.querySelectorAll('#comparison h4 + table tbody tr')].map(r => r.innerText)"
     )
-    assert len(verdicts) == 2 and all("untested" in v for v in verdicts), verdicts
+    assert len(verdicts) == 2 and all("NOT COMPARABLE" in v for v in verdicts), verdicts
     assert all(SCRIPT_NAME in v for v in verdicts), "the workload's name as text"
     assert page.js("document.querySelectorAll('img').length") == 0
     follow(page, "document.querySelector('#comparison h4 + table tbody a').click()")
