@@ -1079,6 +1079,16 @@ workloads:
 # ---------------------------------------------------------------------------- findings
 
 
+def _finding_codes(db: Path) -> dict[int, list[str]]:
+    """Run 1's findings by point number, from its JSON export."""
+    out = sb("export", "1", "--format", "json", db=db)
+    assert out.returncode == 0, out.stderr
+    found: dict[int, list[str]] = {}
+    for f in json.loads(out.stdout)["findings"]:
+        found.setdefault(f["point"], []).append(f["code"])
+    return found
+
+
 def test_findings_rbd_reads_of_a_blank_image_then_of_a_written_one(
     ceph_cluster: Any, conf: str, tmp_path: Path
 ) -> None:
@@ -1104,11 +1114,7 @@ workloads:
     try:
         r = sb("run", plan, "--ceph-conf", conf, db=db)
         assert r.returncode == 0, r.stdout + r.stderr
-        out = sb("export", "1", "--format", "json", db=db)
-        assert out.returncode == 0, out.stderr
-        found: dict[int, list[str]] = {}
-        for f in json.loads(out.stdout)["findings"]:
-            found.setdefault(f["point"], []).append(f["code"])
+        found = _finding_codes(db)
         assert "unwritten-read" in found.get(1, []), found
         assert "unwritten-read" not in found.get(3, []), found
         assert "finding unwritten-read: the RBD image" in r.stdout
@@ -1140,10 +1146,7 @@ workloads:
     try:
         r = sb("run", plan, "--ceph-conf", conf, db=db)
         assert r.returncode == 0, r.stdout + r.stderr
-        out = sb("export", "1", "--format", "json", db=db)
-        found: dict[int, list[str]] = {}
-        for f in json.loads(out.stdout)["findings"]:
-            found.setdefault(f["point"], []).append(f["code"])
+        found = _finding_codes(db)
         assert "compressible" in found.get(1, []), found
         assert "compressible" not in found.get(2, []), found
     finally:
