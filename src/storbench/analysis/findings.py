@@ -1,11 +1,11 @@
 """The checks every measurement gets after it runs, whatever its engine: whether the client's
 CPU set the number (``client-cpu-bound``: a job's own CPU time, or its host's CPUs busy
-while it ran) and whether it did enough I/Os for the latency
-percentiles it shows (``short-run``), and whether its time series is steady enough for its
-mean to stand for it (``unsteady``). The engines check what only they know (fio: buffered
-I/O over data that fits in memory, a queue a synchronous engine ignores, a point that ended
-before its runtime: engines/fio/findings.py); :func:`findings` puts both together, in the
-order of :data:`storbench.model.findings.CODES`.
+while it ran), whether it did enough I/Os for the latency percentiles it shows
+(``short-run``), and whether its time series is steady enough for its mean to stand for it
+(``unsteady``). The engines check what only they know (fio: the page cache, holes read,
+compressible buffers, a queue a synchronous engine ignores, a point that ended before its
+runtime: engines/fio/findings.py); :func:`findings` puts both together, in the order of
+:data:`storbench.model.findings.CODES`.
 """
 
 from __future__ import annotations
