@@ -44,13 +44,14 @@ def test_findings_client_cpu_bound_by_fios_own_figures() -> None:
     assert "client-cpu-bound" not in _codes(null)
 
 
-def test_findings_client_cpu_bound_by_its_hosts_samples() -> None:
+def test_findings_host_busy_by_its_samples() -> None:
     meas = _meas("psync-randread-json.json")
     meas.extra["host_cpu"] = {"": {"busy_pct_mean": 97.5, "samples": 4}}
-    found = [f for f in findings.findings(meas) if f.code == "client-cpu-bound"]
+    found = [f for f in findings.findings(meas) if f.code == "host-busy"]
     assert [f.data for f in found] == [{"host_cpu_busy_pct": 97.5}]
+    assert found[0].judged  # a warning: the job's own CPU time did not say it was bound
     meas.extra["host_cpu"] = {"": {"busy_pct_mean": 60.0, "samples": 4}}
-    assert "client-cpu-bound" not in _codes(findings.findings(meas))
+    assert "host-busy" not in _codes(findings.findings(meas))
 
 
 def test_findings_short_run_below_a_thousand_ios() -> None:

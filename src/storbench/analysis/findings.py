@@ -1,11 +1,11 @@
 """The checks every measurement gets after it runs, whatever its engine: whether the client's
-CPU set the number (``client-cpu-bound``: a job's own CPU time, or its host's CPUs busy
-while it ran), whether it did enough I/Os for the latency percentiles it shows
-(``short-run``), and whether its time series is steady enough for its mean to stand for it
-(``unsteady``). The engines check what only they know (fio: the page cache, holes read,
-compressible buffers, a queue a synchronous engine ignores, a point that ended before its
-runtime: engines/fio/findings.py); :func:`findings` puts both together, in the order of
-:data:`storbench.model.findings.CODES`.
+CPU set the number (``client-cpu-bound``: a job's own CPU time) or had no CPU to spare
+(``host-busy``: its host's CPUs busy while it ran), whether it did enough I/Os for the
+latency percentiles it shows (``short-run``), and whether its time series is steady enough
+for its mean to stand for it (``unsteady``). The engines check what only they know (fio:
+the page cache, holes read, compressible buffers, a queue a synchronous engine ignores, a
+point that ended before its runtime: engines/fio/findings.py); :func:`findings` puts both
+together, in the order of :data:`storbench.model.findings.CODES`.
 """
 
 from __future__ import annotations
@@ -51,9 +51,10 @@ def cpu_bound(meas: Measurement) -> list[Finding]:
 
 
 def host_busy(meas: Measurement) -> list[Finding]:
-    """``client-cpu-bound``: a host whose CPUs were 90 % busy or more (user + system, mean
-    over the point's samples: the measurement's ``host_cpu``): its jobs waited for a CPU,
-    whoever kept it busy."""
+    """``host-busy``: a host whose CPUs were 90 % busy or more (user + system, mean over
+    the point's samples: the measurement's ``host_cpu``). Only a warning: an I/O-bound job
+    beside a busy compiler still measured the storage; a job that is itself held back by
+    its CPU is ``client-cpu-bound`` (its own CPU time says so)."""
     out = []
     for host, cpu in (meas.extra.get("host_cpu") or {}).items():
         busy = float(cpu.get("busy_pct_mean", 0.0))
@@ -62,11 +63,10 @@ def host_busy(meas: Measurement) -> list[Finding]:
         where = host or "this host"
         out.append(
             Finding(
-                "client-cpu-bound",
+                "host-busy",
                 f"the CPUs of {where} were {busy:.0f} % busy during the point (user + system, "
-                f"mean of {cpu.get('samples')} samples): its jobs waited for a CPU, so the "
-                "client may have set this number",
-                CODES["client-cpu-bound"].fix + "; or find what else keeps the host busy",
+                f"mean of {cpu.get('samples')} samples): its jobs may have waited for a CPU",
+                CODES["host-busy"].fix,
                 {"host_cpu_busy_pct": busy},
                 host=host,
             )

@@ -73,6 +73,15 @@ CODES: dict[str, Code] = {
             "(io_uring, libaio): the storage may be able to do more",
         ),
         Code(
+            "host-busy",
+            "the client's host had no CPU to spare",
+            "the CPUs of a host the load ran on were 90 % busy or more (user + system, the "
+            "mean of its samples over the point), whoever kept them busy",
+            "run on a quiet host (or find what else keeps it busy): a job that waits for a "
+            "CPU submits later than the storage could take it",
+            judged=True,
+        ),
+        Code(
             "short-run",
             "too few I/Os for the latency percentiles shown",
             "fewer than 1,000 I/Os: the p99 rests on fewer than 10 of them",
