@@ -125,6 +125,11 @@ def check_value(opt: str, value: Any) -> Problem | None:
     """Values that run a command, let fio write a mounted device or name a file badly (and
     a file option left bare: fio would write into its working directory)."""
     if value is None:
+        if opt == "allow_mounted_write":  # fio reads a flag written alone as set
+            return (
+                "lets fio write to a mounted device: storbench never does",
+                "remove it (unmount the device to benchmark it)",
+            )
         if opt in FILE_OPTIONS:
             return (
                 "needs an absolute path (without one, fio writes into its working directory, "
