@@ -123,3 +123,16 @@ def test_plan_engine_values_global_keys_obey_every_engine_that_takes_them() -> N
     )
     e = _refusal(plan)
     assert "global: `clients` must be 1 to 1024, not 2,000 (rados bench starts" in e.message
+
+
+def test_plan_rados_bench_object_size_takes_no_fio_range() -> None:
+    """fio reads `bs: 4k:8k` as a range; rados bench writes objects of one size: the plan
+    refuses it at its line (it crashed the expansion with a traceback)."""
+    with pytest.raises(PlanError) as info:
+        parse_plan(
+            "name: r\ntargets:\n  - rados: pool\nglobal:\n  bs: 4k:8k\nworkloads:\n"
+            "  - name: w\n    engine: rados-bench\n    mode: write\n    runtime: 5\n",
+            "p.yaml",
+        )
+    e = info.value
+    assert e.line == 5 and "`bs` is not a size: '4k:8k'" in e.message

@@ -60,8 +60,9 @@ class Value:
     sep: str = ""
     whose: str = ""
     #: "size": the fix of a size of 0 (what leaving the name out does), when not the
-    #: generic one
+    #: generic one; whether fio's compound forms (``4k:8k``, ``4k-16k``, ``1/2``) stand
     omit: str = ""
+    compound: bool = True
     #: "time": what a time of 0 means, added to the fix of a negative one
     zero: str = ""
     #: what the name left bare (YAML's null) stands for, when it is a value of its own

@@ -216,7 +216,7 @@ def _check_bare(
 def _check_size_or_time(opt: str, value: Any, kind: enginekeys.Value, fail: Fail) -> None:
     """A size fio can count (more than 0), a time fio can count (0 or more)."""
     try:
-        if kind.kind == "size" and not _compound(value):
+        if kind.kind == "size" and not (kind.compound and _compound(value)):
             size = parse_size(value)
             if size <= 0:
                 omit = kind.omit or "omit it for fio's default"

@@ -25,7 +25,7 @@ VALUES = {
     "mode": Value(
         "choice", needs_value=True, example="write", choices=MODES, whose="rados bench's"
     ),
-    "bs": Value("size", needs_value=True, example="4k"),
+    "bs": Value("size", needs_value=True, example="4k", compound=False),  # one object size
     "runtime": Value("time", needs_value=True, example=60),
     "threads": Value("int", needs_value=True, example=16, lo=1, hi=MAX_INT),
     "clients": Value(
