@@ -207,3 +207,30 @@ def test_findings_make_a_pair_not_comparable_in_compare(traps: tuple[Path, Path,
     assert "page-cache" in [f["code"] for f in cached["other"]["findings"]]
     text = ok(storbench("compare", "1", "2", db=db, cwd=tmp, plugins=None))
     assert "page-cache in run 1" in text, text
+
+
+def test_findings_prefill_writes_the_holes_before_the_reads(tmp_path: Path) -> None:
+    """`prefill: true` on a blank loop device over a sparse file: storbench writes it whole
+    before its first point, so its reads read data (no unwritten-read)."""
+    import subprocess
+
+    sparse = tmp_path / "sparse.img"
+    with sparse.open("wb") as f:
+        f.truncate(16 << 20)
+    dev = _loop(sparse, "--direct-io=on")
+    try:
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(
+            "name: prefilled\n"
+            f"targets: [{{device: {dev}, prefill: true}}]\n"
+            "global: {bs: 4k, runtime: 1, time_based: 1, direct: 1, rw: randread}\n"
+            "workloads: [{name: rr}]\n"
+        )
+        db = tmp_path / "r.db"
+        out = ok(storbench("run", str(plan), db=db, cwd=tmp_path, plugins=None))
+        found = _findings(db, tmp_path)
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True, timeout=60)
+    assert "preconditioned" in out, out
+    assert "unwritten-read" not in found.get(1, set()), found
+    assert sparse.stat().st_blocks * 512 >= 16 << 20  # written whole

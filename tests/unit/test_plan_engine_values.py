@@ -136,3 +136,29 @@ def test_plan_rados_bench_object_size_takes_no_fio_range() -> None:
         )
     e = info.value
     assert e.line == 5 and "`bs` is not a size: '4k:8k'" in e.message
+
+
+@pytest.mark.parametrize(
+    ("body", "says", "line"),
+    [
+        ("    prefill: 3\n", "`prefill` must be true or false, not", 4),
+        ("    prefill: true\n    precondition: workload\n", "but `precondition` says workload", 5),
+    ],
+)
+def test_plan_prefill_is_a_flag_and_sequential(body: str, says: str, line: int) -> None:
+    with pytest.raises(PlanError) as info:
+        parse_plan(
+            f"name: p\ntargets:\n  - file: /tmp/storbench-prefill.dat\n{body}"
+            "workloads:\n  - name: r\n    rw: randread\n    size: 16m\n",
+            "p.yaml",
+        )
+    assert says in info.value.message and info.value.line == line
+
+
+def test_plan_prefill_is_sequential_preconditioning() -> None:
+    plan = parse_plan(
+        "name: p\nprefill: true\ntargets:\n  - file: /tmp/storbench-prefill.dat\n"
+        "workloads:\n  - name: r\n    rw: randread\n    size: 16m\n",
+        "p.yaml",
+    )
+    assert set(plan.preconditions.values()) == {"sequential"}

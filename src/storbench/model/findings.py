@@ -52,8 +52,8 @@ CODES: dict[str, Code] = {
             "a point that reads a file, a loop device's backing file or an RBD image of "
             "which less than 90 % of the region it reads holds data (its allocated blocks; "
             "`rbd du`): holes and absent objects read as zeroes without touching storage",
-            "write the region before reading it: `precondition: sequential` on the target "
-            "(storbench writes it whole before its first point), or a write workload first",
+            "write the region before reading it: `prefill: true` on the target (storbench "
+            "writes it whole before its first point), or a write workload first",
         ),
         Code(
             "compressible",

@@ -17,7 +17,7 @@ from storbench.model.errors import PlanError, suggestion
 from storbench.plan.checks import shown
 from storbench.plan.model import Host, Plan, Target, Workload, combinations, fmt_count
 from storbench.plan.options import OptionReader
-from storbench.plan.precondkeys import precondition
+from storbench.plan.precondkeys import Precondition, precondition, with_prefill
 from storbench.plan.reading import Reading
 from storbench.plan.rules import (
     MAX_DEPTH,
@@ -167,8 +167,7 @@ class Loader:
             )
         self.workloads.check_sizes(pairs, workloads, doc)
         self.workloads.check_blocks(workloads, [t for t, _ in pairs], doc)
-        top = precondition(values["precondition"])
-        pre = {t: self.targets.preconditions.get(t, top) for t in targets}
+        pre = self.preconditions(targets, values, doc)
         if hosts:
             self.workloads.check_no_output_files(workloads, doc)
         plan = Plan(
@@ -312,6 +311,35 @@ class Loader:
             open_.add(nid)
             stack.append((node, depth, True))
             stack.extend((c, depth + 1, False) for c in children(node) if id(c) not in sizes)
+
+    def preconditions(
+        self, targets: list[Target], values: dict[str, Any], doc: CommentedMap
+    ) -> dict[Target, Precondition]:
+        """Each target's preconditioning: its own ``precondition``, else the plan's, with
+        ``prefill`` (its own, else the plan's) made sequential preconditioning."""
+        top = precondition(values["precondition"])
+        out = {}
+        for t in targets:
+            pre = self.targets.preconditions.get(t, top)
+            own = t in self.targets.prefills
+            prefill = self.targets.prefills[t] if own else values["prefill"]
+            given = pre if (t in self.targets.preconditions or values["precondition"]) else None
+            made, why = with_prefill(given, prefill)
+            if why:
+                node, key = (
+                    self.targets.precondition_at[t]
+                    if own and t in self.targets.precondition_at
+                    else (doc, "prefill")
+                )
+                raise self.reading.err(
+                    f"target {t.label}: {why}",
+                    node,
+                    key,
+                    fix="leave `prefill` out, or `precondition` (prefill is sequential "
+                    "preconditioning)",
+                )
+            out[t] = made if made is not None else pre
+        return out
 
     def check_count(self, plan: Plan, doc: CommentedMap) -> None:
         """Refuse a plan of more than ``max_points`` points before it is expanded."""

@@ -9,6 +9,11 @@ A word names the mode; a mapping may add a purge of the device first::
 
 A purge erases a whole block device: only a ``device:`` target of this machine, and only
 when the command line names it with ``--destroy-data`` (preflight refuses it otherwise).
+
+``prefill: true`` (top level, and per target) asks that the target be written whole
+before its first point, so that no read reads a region nothing wrote (the finding
+``unwritten-read``): it is ``precondition: sequential`` where no other precondition is
+given, and is refused beside another mode.
 """
 
 from __future__ import annotations
@@ -83,3 +88,32 @@ def _mapping_problem(value: Mapping[Any, Any]) -> tuple[str, str] | None:
             fix or "e.g. `precondition: {mode: sequential, purge: discard}`, or leave `purge` out",
         )
     return None
+
+
+#: What ``prefill: true`` means, for docs/plan-keys.md.
+PREFILL_DOC = (
+    "`true`: write the target whole before its first point, so that no read reads a region "
+    "nothing wrote (the finding `unwritten-read`): `precondition: sequential` where no other "
+    "`precondition` is given (refused beside `workload` or `none`). It writes: a target "
+    "storbench may write."
+)
+
+
+def prefill_problem(value: Any, _: Mapping[Any, Any]) -> tuple[str, str] | None:
+    """Why ``prefill:`` is refused: (message, fix), or None."""
+    if value is None or isinstance(value, bool):
+        return None
+    return f"`prefill` must be true or false, not {_describe(value)}", "e.g. `prefill: true`"
+
+
+def with_prefill(pre: Precondition | None, prefill: Any) -> tuple[Precondition | None, str]:
+    """The preconditioning a ``prefill`` asks for: ``pre`` as it is without one, else
+    ``sequential`` (its purge kept); "" or why the two disagree."""
+    if prefill is not True:
+        return pre, ""
+    if pre is None or pre.mode == "sequential" or (pre.mode == "none" and pre.purge):
+        return Precondition("sequential", pre.purge if pre is not None else None), ""
+    return pre, (
+        f"`prefill: true` writes the target sequentially before its first point, but "
+        f"`precondition` says {pre.mode}"
+    )

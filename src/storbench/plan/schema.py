@@ -22,6 +22,7 @@ from storbench.model.series import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INT
 from storbench.model.units import UnitError, parse_size, parse_time
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
+from storbench.plan.precondkeys import PREFILL_DOC, prefill_problem
 from storbench.plan.precondkeys import problem as precondition_problem
 from storbench.plan.s3keys import KEY_DOCS as S3_KEY_DOCS
 from storbench.plan.soakkeys import duration_problem, soak_problem
@@ -340,6 +341,13 @@ PLAN = Section(
             check=precondition_problem,
         ),
         Key(
+            "prefill",
+            "true or false",
+            "The `prefill` of every target that names none (see a target's keys).",
+            default="false",
+            check=prefill_problem,
+        ),
+        Key(
             "osd_daemons",
             "mapping: stop, start (commands with {id}, may use {host})",
             "How a drill's `osd_stop`/`osd_start` stop and start an OSD's daemon: `{id}` is "
@@ -418,6 +426,13 @@ TARGET_MORE = Section(
             PRECONDITION_DOC,
             default="the plan's `precondition`, else none",
             check=precondition_problem,
+        ),
+        Key(
+            "prefill",
+            "true or false",
+            PREFILL_DOC,
+            default="the plan's `prefill`, else false",
+            check=prefill_problem,
         ),
         Key(
             "size",

@@ -52,6 +52,7 @@ class TargetReader:
         self.at: dict[Target, tuple[Any, Any] | str] = {}
         self.preconditions: dict[Target, Precondition] = {}
         self.precondition_at: dict[Target, tuple[Any, Any]] = {}
+        self.prefills: dict[Target, bool] = {}
 
     def read(self, doc: CommentedMap) -> list[Target]:
         """The plan's ``targets:``."""
@@ -83,10 +84,15 @@ class TargetReader:
                 out.append(self.s3_target(item, node, i))
             else:
                 out.append(self.fs_target(kind, item, node, i))
-            pre = self.reading.read_keys(schema.TARGET_MORE, item, node, i, only=("precondition",))
+            pre = self.reading.read_keys(
+                schema.TARGET_MORE, item, node, i, only=("precondition", "prefill")
+            )
             if pre["precondition"] is not None:
                 self.preconditions[out[-1]] = precondition(pre["precondition"])
                 self.precondition_at[out[-1]] = (item, "precondition")
+            if pre["prefill"] is not None:
+                self.prefills[out[-1]] = pre["prefill"]
+                self.precondition_at.setdefault(out[-1], (item, "prefill"))
         return out
 
     def target_kind(self, item: Any, node: Any, i: int) -> str:
