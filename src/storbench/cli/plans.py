@@ -82,9 +82,11 @@ def plan_check(
     Refused with the line and a fix: values that would change fio's job file (control
     characters, `;`, `#`, `${`), options that run commands or replay I/O logs, log files
     that are not absolute paths, negative times, sizes of 0, a `bs` larger than `size`, and
-    plans of more than --max-points points (counted before expanding).
+    plans of more than --max-points points (counted before expanding). A local target whose
+    directory does not exist is refused as `run` refuses it.
     """
     from storbench.plan import load_plan
+    from storbench.preflight import missing_directories
 
     p = load_plan(
         plan_ref,
@@ -95,6 +97,9 @@ def plan_check(
         endpoint=endpoint,
     )
     points = p.expand()
+    missing = missing_directories(points)  # what run's preflight refuses first
+    if missing:
+        raise missing[0]
     by_engine = engines.of_points(points)
     checked = "; ".join(engine.validate(pts) for engine, pts in by_engine)
     planned = planned_time(points)
