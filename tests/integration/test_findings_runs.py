@@ -104,7 +104,7 @@ def test_findings_carry_their_evidence_and_fix(traps: tuple[Path, Path, str]) ->
     assert "direct=0" in cache["evidence"] and "direct: 1" in cache["advice"]
     # each measurement carries its own
     per = {m["point"]: [f["code"] for f in m.get("findings", [])] for m in doc["measurements"]}
-    assert "page-cache" in per[0] and "page-cache" not in per[1]
+    assert "page-cache" in per[1] and "page-cache" not in per[2]  # as the findings number them
 
 
 def test_findings_in_every_presenter(traps: tuple[Path, Path, str]) -> None:

@@ -63,7 +63,7 @@ def test_report_plugins_add_a_suite_answer_and_a_format_end_to_end(tmp_path: Pat
 
     shown = ok(sb("show", "1", db=db, cwd=tmp_path))
     for point, value in iops.items():
-        assert f"\n{point + 1}  " in shown.split("Toy: IOPS per point", 1)[1]
+        assert f"\n{point}  " in shown.split("Toy: IOPS per point", 1)[1]  # from 1 in both
         assert f"{value:.0f}" in shown
     md = ok(sb("report", "1", "--format", "markdown", db=db, cwd=tmp_path))
     assert "### Toy: IOPS per point" in md and "| point | IOPS | of the best |" in md
@@ -75,7 +75,7 @@ def test_report_plugins_add_a_suite_answer_and_a_format_end_to_end(tmp_path: Pat
         csv.reader(io.StringIO(ok(sb("report", "1", "--format", "toycsv", db=db, cwd=tmp_path))))
     )
     assert rows[0] == ["run", "1", "toy"] and rows[2] == ["point", "IOPS", "of the best"]
-    assert {int(p) - 1: float(v) for p, v, _ in rows[3:]} == {
+    assert {int(p): float(v) for p, v, _ in rows[3:]} == {
         p: float(f"{v:.0f}") for p, v in iops.items()
     }
     assert "100%" in [share for *_, share in rows[3:]]

@@ -19,7 +19,7 @@ from storbench.report.model import ComparisonReport, RunReport
 
 @dataclass
 class ToyRow:
-    point: int  # the point's index
+    point: int  # the point's number, from 1 (as `show --point` and the export count)
     iops: float
     of_best: float  # iops / the best point's iops
 
@@ -33,7 +33,7 @@ class ToyAnswer:
 def toy_answer(summaries: list[Any], inventory: dict[str, Any], series: Any) -> ToyAnswer:
     measured = [s for s in summaries if s.runs]
     best = max((s.total_iops for s in measured), default=0.0) or 1.0
-    return ToyAnswer([ToyRow(s.index, s.total_iops, s.total_iops / best) for s in measured])
+    return ToyAnswer([ToyRow(s.index + 1, s.total_iops, s.total_iops / best) for s in measured])
 
 
 def toy_tables(answer: ToyAnswer) -> list[AnswerTable]:
@@ -41,7 +41,7 @@ def toy_tables(answer: ToyAnswer) -> list[AnswerTable]:
         AnswerTable(
             "Toy: IOPS per point",
             ["point", "IOPS", "of the best"],
-            [[str(r.point + 1), f"{r.iops:.0f}", f"{r.of_best:.0%}"] for r in answer.rows],
+            [[str(r.point), f"{r.iops:.0f}", f"{r.of_best:.0%}"] for r in answer.rows],
             right={1, 2},
             notes=["a toy answer, from tests/plugins"],
         )

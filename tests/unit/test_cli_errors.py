@@ -402,11 +402,36 @@ def test_missing_directory_target(tmp_path: Path) -> None:
     assert recorded_runs(tmp_path) == 0
 
 
+@pytest.mark.parametrize(
+    ("target", "says", "fix"),
+    [
+        ("file: {tmp}/none/x.dat", "the directory {tmp}/none for {tmp}/none/x.dat does not exist",
+         "choose a path in a writable directory"),
+        ("directory: {tmp}/none", "directory {tmp}/none does not exist",
+         "create it first, or name an existing directory"),
+    ],
+)  # fmt: skip
+def test_plan_check_refuses_a_missing_target_directory_as_run_does(
+    tmp_path: Path, target: str, says: str, fix: str
+) -> None:
+    plan = write_plan(tmp_path, GOOD.replace("file: {tmp}/scratch.dat", target))
+    says, fix = says.format(tmp=tmp_path), fix.format(tmp=tmp_path)
+    checked = storbench(tmp_path, "plan", "check", str(plan))
+    assert_one_error(checked, says=(says,), fix=(fix,))
+    if HAVE_FIO:  # the same refusal as run's
+        ran = storbench(tmp_path, "run", str(plan))
+        assert_one_error(ran, says=(says,), fix=(fix,))
+    assert recorded_runs(tmp_path) == 0
+    shown = storbench(tmp_path, "plan", "show", str(plan))  # a dry run: it may appear later
+    assert shown.returncode == 0, shown.stderr
+
+
 # ---------------------------------------------------------------------------- good plans
 
 
 def test_plan_check_example(tmp_path: Path) -> None:
-    plan = write_plan(tmp_path, EXAMPLE)
+    (tmp_path / "nvme").mkdir()  # the file target's directory, as on the machine it is for
+    plan = write_plan(tmp_path, EXAMPLE.replace("/mnt/nvme/", f"{tmp_path}/nvme/"))
     r = storbench(tmp_path, "plan", "check", str(plan))
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""

@@ -203,13 +203,13 @@ def test_series_json_export_equals_the_database(store: Store, tmp_path: Path) ->
     doc = json.loads(sb("export", str(run), "--format", "json", db=db))
     assert set(doc["units"]["series"]) >= {"t_ms", "dur_ms", "p99_ns", "bw_bytes"}
     for rec in doc["measurements"]:
-        assert as_intervals(rec["series"]) == store.series.of_point(run, rec["point"], host=None)
+        assert as_intervals(rec["series"]) == store.series.of_point(run, rec["point"] - 1, None)
         assert rec["series"], "every point has one"
     assert "read" in doc["measurements"][0], "the measurement's keys stay"
     series = json.loads(sb("export", str(run), "--series", "--format", "json", db=db))
-    assert [p["point"] for p in series["points"]] == [0, 1]
+    assert [p["point"] for p in series["points"]] == [1, 2]  # as show --point counts
     for p in series["points"]:
-        assert as_intervals(p["series"]) == store.series.of_point(run, p["point"], host=None)
+        assert as_intervals(p["series"]) == store.series.of_point(run, p["point"] - 1, None)
     assert {i["host"] for i in series["points"][1]["series"]} == {"h1", "h2"}
     # without --format, --series stays CSV
     assert sb("export", str(run), "--series", db=db).startswith("run,point,host,direction")

@@ -133,6 +133,28 @@ def test_serve_unknown_runs_and_points_are_404_pages(client: TestClient) -> None
         assert "text/html" in r.headers["content-type"]
 
 
+HUGE = "99999999999999999999"  # beyond any integer the database keys by
+
+
+def test_serve_huge_run_and_point_numbers_are_404_pages(client: TestClient) -> None:
+    for path, said in (
+        (f"/runs/{HUGE}", f"there is no run {HUGE}"),
+        (f"/runs/{HUGE}/points/1", f"there is no run {HUGE}"),
+        (f"/runs/1/points/{HUGE}", f"run 1 has no point {HUGE}"),
+        (f"/runs/{HUGE}/intervals/0.json", f"there is no run {HUGE}"),
+        (f"/runs/1/intervals/{HUGE}.json", None),
+        (f"/runs/1/intervals/-{HUGE}.json", None),
+        (f"/compare?a=1&b={HUGE}", f"there is no run {HUGE}"),
+        ("/compare?a=1&b=latest~99999999999999999999", "there is no run latest~"),
+    ):
+        r = client.get(path)
+        if said is None:  # a point with no interval: an empty series, as for any such point
+            assert r.status_code in (200, 404), (path, r.text[-600:])
+            continue
+        assert r.status_code == 404, (path, r.status_code, r.text[-600:])
+        assert said in r.text, (path, r.text[-600:])
+
+
 def test_serve_refuses_writes_and_writes_nothing(client: TestClient, db: Path) -> None:
     before = db.stat().st_mtime_ns, db.read_bytes()
     for method in ("POST", "PUT", "DELETE", "PATCH"):

@@ -114,3 +114,27 @@ def test_transfer_refuses_what_it_cannot_take_and_stores_nothing(old: Path, tmp_
     with sqlite3.connect(new) as c:  # nothing of any of them stayed
         assert c.execute("SELECT count(*) FROM runs").fetchone() == (0,)
         assert c.execute("SELECT count(*) FROM measurements").fetchone() == (0,)
+
+
+def test_import_of_the_same_archive_twice_makes_one_run(old: Path, tmp_path: Path) -> None:
+    """An archive already imported (or its run already here by any path: merged, or this
+    database's own) is recognised by its token and skipped, as merge skips it."""
+    archive = tmp_path / "run1.sbz"
+    assert sb("export", "1", "--format", "archive", "-o", str(archive), db=old).returncode == 0
+    new = tmp_path / "new.db"
+    assert f"imported {archive} as run 1" in sb("import", str(archive), db=new).stdout
+    r = sb("import", str(archive), db=new)
+    assert r.returncode == 0, r.stderr
+    assert f"{archive} (run 1 of {old}) is here already as run 1: skipped" in r.stdout
+    assert "imported 0 of 1 archive(s)" in r.stdout
+    # a copy of the copy, and the original database itself: the same run, skipped
+    again = tmp_path / "again.sbz"
+    assert sb("export", "1", "--format", "archive", "-o", str(again), db=new).returncode == 0
+    third = tmp_path / "third.db"
+    assert sb("merge", str(old), db=third).returncode == 0
+    for db, here in ((third, 1), (old, 1), (new, 1)):
+        r = sb("import", str(again), db=db)
+        assert r.returncode == 0, r.stderr
+        assert f"is here already as run {here}: skipped" in r.stdout, r.stdout
+    with sqlite3.connect(new) as c:
+        assert c.execute("SELECT count(*) FROM runs").fetchone() == (1,)

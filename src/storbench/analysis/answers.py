@@ -363,7 +363,8 @@ def s3_answer(
 
 def answer_data(answer: SuiteAnswer) -> dict[str, Any]:
     """The answer as plain JSON data: ``kind`` and ``rows``, each row's fields by name,
-    knees as objects, each point by its index (the ``point`` of the export's measurements),
+    knees as objects, each point by its number (from 1: the ``point`` of the export's
+    measurements),
     sweeps as {axis, figure, values: [value, throughput, point]} (throughput in IOPS, or
     bytes/s along ``bs``), pairs as lists."""
     return {"kind": answer.kind, "rows": [_plain(r) for r in answer.rows]}
@@ -374,10 +375,10 @@ def _plain(value: Any) -> Any:
         return {
             "axis": value.axis,
             "figure": value.figure,
-            "values": [[v, t, s.index] for v, t, s in value.values],
+            "values": [[v, t, s.index + 1] for v, t, s in value.values],
         }
     if isinstance(value, PointSummary):
-        return value.index
+        return value.index + 1  # as the export's measurements number it: from 1
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):

@@ -82,9 +82,11 @@ def plan_check(
     Refused with the line and a fix: values that would change fio's job file (control
     characters, `;`, `#`, `${`), options that run commands or replay I/O logs, log files
     that are not absolute paths, negative times, sizes of 0, a `bs` larger than `size`, and
-    plans of more than --max-points points (counted before expanding).
+    plans of more than --max-points points (counted before expanding). A local target whose
+    directory does not exist is refused as `run` refuses it.
     """
     from storbench.plan import load_plan
+    from storbench.preflight import missing_directories
 
     p = load_plan(
         plan_ref,
@@ -95,6 +97,9 @@ def plan_check(
         endpoint=endpoint,
     )
     points = p.expand()
+    missing = missing_directories(points)  # what run's preflight refuses first
+    if missing:
+        raise missing[0]
     by_engine = engines.of_points(points)
     checked = "; ".join(engine.validate(pts) for engine, pts in by_engine)
     planned = planned_time(points)
@@ -110,6 +115,7 @@ def plan_check(
     epilog="""\b
 Examples:
   storbench plan show quick --target ./x.dat
+  storbench plan show rados                 on a placeholder target (rados:POOL)
   storbench plan show my-plan.yaml --set iodepth=[1,8,64]
 """,
 )
@@ -123,9 +129,28 @@ def plan_show(
     max_points: int,
     endpoint: str | None,
 ) -> None:
-    """Print the expanded points of PLAN and the exact fio job file of each (a dry run)."""
-    from storbench.plan import load_plan
+    """Print the expanded points of PLAN and the exact fio job file of each (a dry run).
 
+    A built-in suite without --target is shown on a placeholder target in the form the
+    suite takes (/path/to/target, rados:POOL, rbd:POOL/IMAGE, s3://bucket), and says so.
+    """
+    import os
+
+    from storbench import suites as builtin
+    from storbench.plan import load_plan
+    from storbench.plan.sources import resolve_plan_source
+
+    note = None
+    if not targets and resolve_plan_source(plan_ref)[0] == f"suite:{plan_ref}":
+        placeholder = builtin.placeholder(plan_ref)
+        targets = (placeholder,)
+        if placeholder.startswith("s3://") and not (endpoint or os.environ.get("AWS_ENDPOINT_URL")):
+            endpoint = builtin.PLACEHOLDER_ENDPOINT
+        note = (
+            f"note: no --target given: shown on the placeholder {placeholder}; give yours "
+            f"with --target (storbench plan show {plan_ref} --target "
+            f"{placeholder if placeholder != builtin.PLACEHOLDER else 'PATH'})"
+        )
     p = load_plan(
         plan_ref,
         sets=list(sets),
@@ -134,11 +159,13 @@ def plan_show(
         max_points=max_points,
         endpoint=endpoint,
     )
-    show_plan(p, p.expand())
+    show_plan(p, p.expand(), note)
 
 
-def show_plan(p: Plan, points: list[Point]) -> None:
+def show_plan(p: Plan, points: list[Point], note: str | None = None) -> None:
     header(p, points)
+    if note:
+        out.print(note, style="yellow", markup=False, highlight=False, soft_wrap=True)
     for pt in points:
         out.print()
         out.print(
@@ -202,7 +229,10 @@ def suites() -> None:
         out.print(f"{name:10} {lines[0]}", markup=False, soft_wrap=True)
         for line in lines[1:]:
             out.print(f"{'':10} {line}", markup=False, soft_wrap=True)
-    out.print("\nEach suite's points and job files: storbench plan show SUITE", markup=False)
+    out.print(
+        "\nEach suite's points and job files: storbench plan show SUITE [--target TARGET]",
+        markup=False,
+    )
 
 
 def planned_time(points: list[Point]) -> str:

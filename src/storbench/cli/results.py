@@ -137,6 +137,9 @@ Examples:
   storbench export 12 --series --format json     the same as JSON
   storbench export 12 --format archive -o run12.sbz   the whole run, for `storbench import`
 
+Points and repetitions count from 1, as `show --point N` and the job files count them (in
+every format: `point`, `repetition`, the series', findings' and events' `point`).
+
 JSON gives, per measurement, `params` (the resolved workload) and for read and write:
 iops, bw_bytes (bytes/s), io_bytes, runtime_s and clat_ns/lat_ns/slat_ns with mean,
 stddev, min, max and p50, p90, p95, p99, p99.9, p99.99 (nanoseconds); and its time

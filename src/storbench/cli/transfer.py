@@ -3,8 +3,9 @@
 ``import`` takes fio's JSON output (each file read, stored in one transaction and let go
 before the next: memory does not grow with the number of files; a file that cannot be
 read undoes the whole import) or storbench's own archives (``export --format archive``:
-a run with everything it had). ``merge`` copies runs from another results database. Both
-keep where a run came from in its inventory's ``provenance``.
+a run with everything it had; one whose run is here already is skipped, as merge skips
+it). ``merge`` copies runs from another results database. Both keep where a run came from
+in its inventory's ``provenance``.
 """
 
 from __future__ import annotations
@@ -96,8 +97,10 @@ in one transaction as it is read; if one cannot be read, nothing of the import s
 
 An archive (`storbench export RUN --format archive`) becomes a run with everything it had
 (its name, plan, inventory, events, raw outputs, series); where it came from is kept in
-its inventory's `provenance`. Several archives are read and stored one at a time, each in a
-transaction of its own: when one cannot be read, those before it stay imported.
+its inventory's `provenance`. An archive whose run is here already (imported or merged
+before, or this database's own run: recognised by its token, as merge does) is skipped,
+so importing it twice makes one run. Several archives are read and stored one at a time,
+each in a transaction of its own: when one cannot be read, those before it stay imported.
 """,
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -118,13 +121,32 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
         )
     store = Store(db_path)
     if archives:
+        skipped = 0
         for path in files:  # each archive read, then stored in a transaction of its own
             doc = read_archive(path, _head(path)) or {}
+            here = store.archive.run_of(doc, path)
+            if here is not None:  # imported before, merged, or this database's own run
+                origin = doc.get("from") if isinstance(doc.get("from"), dict) else {}
+                out.print(
+                    f"{path} (run {origin.get('run')} of {origin.get('db')}) is here already"
+                    f" as run {here}: skipped",
+                    markup=False,
+                    soft_wrap=True,
+                )
+                skipped += 1
+                continue
             run_id = store.archive.load(doc, os.path.abspath(path))
             out.print(
                 f"imported {path} as run {run_id} in {store.path}", markup=False, soft_wrap=True
             )
             print_run(store, run_id)
+        if skipped:
+            out.print(
+                f"imported {len(files) - skipped} of {len(files)} archive(s) into {store.path};"
+                f" {skipped} here already",
+                markup=False,
+                soft_wrap=True,
+            )
         return
     run_id, stored = _import_outputs(store, files, name)
     groups = f" ({stored} reporting groups)" if stored > len(files) else ""

@@ -147,13 +147,29 @@ def _data(point: Point, mode: str, result: PointResult) -> dict[str, Any]:
 
 
 def _message(point: Point, mode: str, result: PointResult) -> str:
+    """The event's words, which say what its data says: a workload phase that ran out its
+    rounds without steady state says so, with the window's excursions and their limits."""
     d = _data(point, mode, result)
-    what = (
-        "wrote it twice with 128 KiB sequential writes"
-        if mode == "sequential"
-        else "ran its workload to steady state"
-    )
     head = f"point {point.index + 1}: preconditioned {point.target.label} ({mode}): "
     if d["status"] != "ok":
         return head + f"{d['status']}" + (f": {d['error']}" if d["error"] else "")
-    return head + f"{what}, {d['io_bytes'] / 2**30:.2f} GiB in {d['seconds']:.1f} s"
+    done = f"{d['io_bytes'] / 2**30:.2f} GiB in {d['seconds']:.1f} s"
+    if mode == "sequential":
+        return head + f"wrote it twice with 128 KiB sequential writes, {done}"
+    v = verdict_of(result.measurement) if result.measurement is not None else None
+    if v is None:
+        return head + f"ran its workload, {done} (no steady-state verdict)"
+    if v.reached:
+        return (
+            head
+            + f"ran its workload to steady state (rounds {v.first}-{v.last} of {v.rounds}), {done}"
+        )
+    extra = result.measurement.extra if result.measurement is not None else {}
+    cfg = SteadyState.from_dict((extra.get("steady_state") or {}).get("config") or {})
+    return head + (
+        f"ran its workload, steady state NOT reached in {v.rounds} rounds (rounds "
+        f"{v.first}-{v.last}: range {v.range_pct:.1f} % of the mean, limit {cfg.range_pct:g} %; "
+        f"slope {v.slope_pct:.1f} %, limit {cfg.slope_pct:g} %), {done}: the point is measured "
+        "on a target that may not have settled (more `rounds` or a longer `round` in "
+        "`steady_state` give it time)"
+    )

@@ -251,14 +251,35 @@ def _check_file(points: list[Point], t: Target, writes: bool) -> None:
             raise PreflightError(reason, fix="free space, or lower `size` (--set size=...)")
 
 
-def _check_directory(points: list[Point], t: Target) -> None:
-    """A directory target exists, may be written, holds no file of fio's names that
-    storbench did not create, and has room for the planned files."""
-    if not os.path.isdir(t.path):
-        raise PreflightError(
+def missing_directory(t: Target) -> PreflightError | None:
+    """The refusal of a local ``file:`` target whose directory does not exist, or of a
+    ``directory:`` target that does not: what ``run`` refuses at preflight, and ``plan
+    check`` refuses the same way (None when it is there, or the target is no such kind)."""
+    if t.kind == "directory" and not os.path.isdir(t.path):
+        return PreflightError(
             f"directory {t.path} does not exist",
             fix="create it first, or name an existing directory",
         )
+    if t.kind == "file" and not os.path.lexists(t.path):
+        reason = safety.missing_parent_refusal(t.path)
+        if reason:
+            return PreflightError(reason, fix="choose a path in a writable directory")
+    return None
+
+
+def missing_directories(points: list[Point]) -> list[PreflightError]:
+    """:func:`missing_directory` of each local target of ``points`` (a remote host's
+    targets are not on this machine to look at), in the plan's order."""
+    targets = dict.fromkeys(p.target for p in local_points(points))
+    return [e for e in map(missing_directory, targets) if e is not None]
+
+
+def _check_directory(points: list[Point], t: Target) -> None:
+    """A directory target exists, may be written, holds no file of fio's names that
+    storbench did not create, and has room for the planned files."""
+    missing = missing_directory(t)
+    if missing is not None:
+        raise missing
     if not os.access(t.path, os.W_OK | os.X_OK):
         raise PreflightError(
             f"no permission to write in {t.path}", fix="run as a user who may write there"

@@ -120,16 +120,18 @@ def records(
     run: RunRow, rows: list[MeasurementRow], series: dict[int, list[Interval]] | None = None
 ) -> list[dict[str, Any]]:
     """One record per measurement; with ``series`` (point index: its intervals, every
-    host's), each record's ``series`` too (empty for a point without one)."""
+    host's), each record's ``series`` too (empty for a point without one). ``point`` and
+    ``repetition`` count from 1, as ``show --point N``, the job files and every other
+    export count them."""
     recs = []
     for r in rows:
         p = r.point
         rec: dict[str, Any] = {
             "run": run.id,
             "measurement": r.id,
-            "point": r.point_idx,
+            "point": r.point_idx + 1,
             "key": p.key if p else None,
-            "repetition": p.repetition if p else 0,
+            "repetition": p.repetition + 1 if p else 1,
             "target": p.target.to_dict() if p else None,
             "workload": p.workload if p else None,
             "params": p.params if p else {},
@@ -163,6 +165,15 @@ def records(
     return recs
 
 
+def numbered(data: dict[str, Any]) -> dict[str, Any]:
+    """Stored data (an event's, a drill's) as exported: its ``point`` (the point's index,
+    from 0, as the database keys it) counted from 1 as everywhere else."""
+    point = data.get("point")
+    if isinstance(point, int) and not isinstance(point, bool) and point >= 0:
+        return {**data, "point": point + 1}
+    return data
+
+
 def to_json(
     run: RunRow,
     rows: list[MeasurementRow],
@@ -173,7 +184,8 @@ def to_json(
     findings: list[dict[str, Any]] | None = None,
 ) -> str:
     """The run, its measurements and its timeline events (at: unix time, s) as JSON, with
-    the traps found in its points (``findings``: code, point, evidence, advice); with
+    the traps found in its points (``findings``: code, point, evidence, advice); every
+    ``point`` (of a measurement, a finding, an event's or a drill's data) counts from 1; with
     ``answer``, its suite's answer (analysis/answers.py answer_data) under "answer"; with
     ``series`` (point index: intervals), each measurement's time series under "series";
     with ``drills``, each failure drill's report (analysis/drill.py; s, bytes/s, %)."""
@@ -201,28 +213,32 @@ def to_json(
         "findings": findings or [],
         "measurements": records(run, rows, series),
         "events": [
-            {"at": e.at, "kind": e.kind, "message": e.message, "data": e.data} for e in events or []
+            {"at": e.at, "kind": e.kind, "message": e.message, "data": numbered(e.data)}
+            for e in events or []
         ],
     }
     if answer is not None:
         doc["answer"] = answer
     if drills:
-        doc["drills"] = drills
+        doc["drills"] = [
+            {**numbered(d), "actions": [numbered(a) for a in d.get("actions") or []]}
+            for d in drills
+        ]
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
 def series_json(run: RunRow, rows: list[MeasurementRow], series: dict[int, list[Interval]]) -> str:
-    """Every interval of every point that has a series, as JSON: per point its index
-    (0-based, as in the JSON export of measurements), its measurement (null for a point
-    that never finished: its intervals were written while it ran) and its intervals (every
-    host's)."""
+    """Every interval of every point that has a series, as JSON: per point its number
+    (from 1, as in the JSON export of measurements and ``show --point``), its measurement
+    (null for a point that never finished: its intervals were written while it ran) and its
+    intervals (every host's)."""
     ids = {r.point_idx: r.id for r in rows}
     doc = {
         "run": {"id": run.id, "name": run.name},
         "units": SERIES_UNITS,
         "points": [
             {
-                "point": idx,
+                "point": idx + 1,
                 "measurement": ids.get(idx),
                 "series": [interval_record(i) for i in intervals],
             }

@@ -8,7 +8,7 @@ raw output, stderr, figures and histograms, its events, its time series and host
 never in the database's own packed forms, so that it reads the same whatever schema wrote
 it. Loading it creates a new run with everything as it was; its ``provenance`` (kept in
 the run's inventory, a list) gains where it came from: the database, the run's id there
-and its token (a run that is already here is recognised by it: merge skips it).
+and its token (a run that is already here is recognised by it: merge and import skip it).
 """
 
 from __future__ import annotations
@@ -237,6 +237,12 @@ class Archive(Part):
             ],
         )
 
+    def run_of(self, doc: dict[str, Any], source: str) -> int | None:
+        """The run here that archive ``doc`` holds already (imported or merged before, or
+        this database's own run), or None; ``doc`` is checked first (:func:`check`)."""
+        check(doc, source)
+        return self.run_with_token(tokens(doc))
+
     @_locked
     def run_with_token(self, tokens: set[str]) -> int | None:
         """The run here that is one of ``tokens``, or came from one (its provenance)."""
@@ -245,6 +251,16 @@ class Archive(Part):
             if mine & tokens:
                 return int(rid)
         return None
+
+
+def tokens(doc: dict[str, Any]) -> set[str]:
+    """The tokens that name the run of archive ``doc``: the run it was dumped from and
+    every run it came from before that (its provenance)."""
+    origin = doc.get("from") if isinstance(doc.get("from"), dict) else {}
+    inventory = doc["run"].get("inventory")
+    before = provenance(inventory) if isinstance(inventory, dict) else []
+    found = {origin.get("token"), *(p.get("token") for p in before if isinstance(p, dict))}
+    return {t for t in found if isinstance(t, str) and t}
 
 
 def _bins(stored: bytes | str) -> dict[int, int]:

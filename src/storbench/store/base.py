@@ -18,6 +18,18 @@ from storbench.store.dialect import Dialect
 from storbench.store.faults import StoreError
 
 _P = ParamSpec("_P")
+
+#: The largest key (a run's id, a point's index) a database holds: SQLite's and
+#: PostgreSQL's 64-bit integers. A number beyond it names nothing stored.
+MAX_KEY = 2**63 - 1
+
+
+def storable(*keys: int) -> bool:
+    """Whether every key fits the database's integers (a bigger one names nothing there;
+    asking for it would be the driver's OverflowError)."""
+    return all(-MAX_KEY - 1 <= k <= MAX_KEY for k in keys)
+
+
 _R = TypeVar("_R")
 
 

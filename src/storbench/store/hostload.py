@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from storbench.hosts.load import HostSample
-from storbench.store.base import Part, _locked
+from storbench.store.base import Part, _locked, storable
 from storbench.store.dialect import upsert
 
 _COLUMNS = (
@@ -88,6 +88,8 @@ class HostSamples(Part):
     def of_point(self, run_id: int, point_idx: int, host: str | None = "") -> list[HostSample]:
         """A point's samples of one host in time order (``host`` '': this machine; a remote
         host by its label), or of every host (None: this machine's first, then by label)."""
+        if not storable(run_id, point_idx):  # beyond any key stored: none
+            return []
         where, args = ("", ()) if host is None else (" AND host=?", (host,))
         rows = self.db.execute(
             f"SELECT {_COLUMNS} FROM host_samples WHERE run_id=? AND point_idx=?{where}"
@@ -99,6 +101,8 @@ class HostSamples(Part):
     @_locked
     def hosts(self, run_id: int, point_idx: int) -> list[str]:
         """The hosts a point has samples of ('' for this machine first)."""
+        if not storable(run_id, point_idx):
+            return []
         rows = self.db.execute(
             "SELECT DISTINCT host FROM host_samples WHERE run_id=? AND point_idx=? ORDER BY host",
             (run_id, point_idx),

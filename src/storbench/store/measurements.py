@@ -14,7 +14,7 @@ from storbench.model import histpack, rawpack, redact
 from storbench.model.errors import NotFoundError, UserError
 from storbench.model.metrics import Measurement
 from storbench.plan import Point
-from storbench.store.base import Part, _locked
+from storbench.store.base import Part, _locked, storable
 from storbench.store.dialect import returned_id
 from storbench.store.rows import MeasurementRow
 
@@ -152,6 +152,8 @@ class Measurements(Part):
     def of_point(self, run_id: int, point_idx: int, *, bins: bool = False) -> MeasurementRow | None:
         """The measurement of one point of a run (None when it has none), read alone: what
         ``show RUN --point N`` costs does not grow with the run."""
+        if not storable(run_id, point_idx):  # beyond any key stored: none
+            return None
         rows = self.db.execute(
             _MEASUREMENT_SELECT + " AND m.point_idx=?", (run_id, point_idx)
         ).fetchall()

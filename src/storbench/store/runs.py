@@ -14,7 +14,7 @@ from typing import Any
 import storbench.store.liveness as liveness
 from storbench.model.errors import NotFoundError
 from storbench.plan import Point
-from storbench.store.base import Part, _locked
+from storbench.store.base import Part, _locked, storable
 from storbench.store.dialect import returned_id
 from storbench.store.location import hide_passwords
 from storbench.store.rows import RunRow
@@ -135,7 +135,7 @@ class Runs(Part):
     def all(self, limit: int | None = None) -> list[RunRow]:
         """Every run, the newest first (only the ``limit`` newest, when given)."""
         sql = _RUN_SELECT + " GROUP BY r.id ORDER BY r.id DESC"
-        if limit:
+        if limit and storable(int(limit)):  # more than any database holds: every run
             sql += f" LIMIT {int(limit)}"
         return [self._row(r) for r in self.db.execute(sql)]
 
@@ -150,12 +150,16 @@ class Runs(Part):
     def resolve(self, ref: str | int) -> int:
         """A run id from ``12``, ``latest`` or ``latest~N`` (the Nth run before the latest)."""
         text = str(ref).strip()
-        m = re.fullmatch(r"latest(?:~(\d+))?", text)
+        m = re.fullmatch(r"latest(?:~([0-9]+))?", text)
         if m:
             back = int(m.group(1) or 0)
-            row = self.db.execute(
-                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back,)
-            ).fetchone()
+            row = (  # further back than any database counts: no run
+                self.db.execute(
+                    "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back,)
+                ).fetchone()
+                if storable(back)
+                else None
+            )
             if row is None:
                 count = self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
                 raise NotFoundError(
@@ -164,12 +168,17 @@ class Runs(Part):
                     fix="list runs with `storbench runs`",
                 )
             return int(row[0])
-        if not text.isdigit():
+        if not re.fullmatch(r"[0-9]+", text):  # not str.isdigit: '²' is one, not a number
             raise NotFoundError(
                 f"{text!r} is not a run",
                 fix="give a run id (see `storbench runs`), `latest`, or `latest~N`",
             )
-        row = self.db.execute("SELECT id FROM runs WHERE id=?", (int(text),)).fetchone()
+        run_id = int(text)  # a number bigger than any id the database holds is no run
+        row = (
+            self.db.execute("SELECT id FROM runs WHERE id=?", (run_id,)).fetchone()
+            if storable(run_id)
+            else None
+        )
         if row is None:
             raise NotFoundError(
                 f"there is no run {text} in {self.conn.path}",

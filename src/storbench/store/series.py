@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from storbench.hosts.load import HostSample
 from storbench.model.series import Interval
-from storbench.store.base import Part, _locked
+from storbench.store.base import Part, _locked, storable
 from storbench.store.dialect import upsert
 from storbench.store.hostload import HostSamples
 
@@ -72,6 +72,8 @@ class Series(Part):
     @_locked
     def of_point(self, run_id: int, point_idx: int, host: str | None = "") -> list[Interval]:
         """A point's intervals in time order (``host`` '' : the point's own; None: all)."""
+        if not storable(run_id, point_idx):  # beyond any key stored: none
+            return []
         sql = f"SELECT {_COLUMNS} FROM intervals WHERE run_id=? AND point_idx=?"
         args: tuple[object, ...] = (run_id, point_idx)
         if host is not None:

@@ -46,6 +46,7 @@ from storbench.preflight.safety.files import (
     file_write_refusal,
     free_space_refusal,
     mark_created,
+    missing_parent_refusal,
 )
 from storbench.preflight.safety.purge import blkdiscard_path, discard_max_bytes, purge_refusal
 from storbench.preflight.safety.system import REGISTRY_NAME, XATTR_NAME, human_bytes
@@ -64,5 +65,6 @@ __all__ = [
     "human_bytes",
     "is_destroy_allowed",
     "mark_created",
+    "missing_parent_refusal",
     "purge_refusal",
 ]

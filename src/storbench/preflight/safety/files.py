@@ -82,10 +82,20 @@ def created_by_storbench(path: str) -> bool:
     return (name, st.st_ino) in _registry_entries(directory)
 
 
-def _parent_refusal(path: str, real: str) -> str | None:
-    parent = os.path.dirname(real) or "."
+def missing_parent_refusal(path: str) -> str | None:
+    """Why storbench cannot create file *path*: its directory does not exist (None when
+    it does)."""
+    parent = os.path.dirname(os.path.realpath(path)) or "."
     if not os.path.exists(parent):
         return f"the directory {parent} for {path} does not exist; create it first"
+    return None
+
+
+def _parent_refusal(path: str, real: str) -> str | None:
+    missing = missing_parent_refusal(path)
+    if missing:
+        return missing
+    parent = os.path.dirname(real) or "."
     if not os.path.isdir(parent):
         return f"{parent} (the parent of {path}) is not a directory; choose another path"
     if not os.access(parent, os.W_OK | os.X_OK):
