@@ -17,10 +17,11 @@ declare -A need=(
   [dmsetup]=dmsetup
   [chromium]=chromium
   [ip]=iproute2
+  [tc]=iproute2            # tests/integration/test_findings_network_runs.py: a shaped veth
   [mkfs.ext4]=e2fsprogs
   [setpriv]=util-linux
   [sshd]=openssh-server   # tests/integration/test_drill_hosts.py: a drill's steps on a host, over ssh
-  [iperf3]=iperf3          # the network baseline of multi-host runs (storbench agent serves it)
+  [iperf3]=iperf3          # network baselines: toward hosts (the agent serves it), endpoints
   # Ceph (tests/integration/ceph brings up a real single-host cluster from these)
   [ceph]=ceph-common
   [rados]=ceph-common

@@ -1,11 +1,13 @@
 """The checks every measurement gets after it runs, whatever its engine: whether the client's
 CPU set the number (``client-cpu-bound``: a job's own CPU time) or had no CPU to spare
-(``host-busy``: its host's CPUs busy while it ran), whether it did enough I/Os for the
-latency percentiles it shows (``short-run``), and whether its time series is steady enough
-for its mean to stand for it (``unsteady``). The engines check what only they know (fio:
-the page cache, holes read, compressible buffers, a queue a synchronous engine ignores, a
-point that ended before its runtime: engines/fio/findings.py); :func:`findings` puts both
-together, in the order of :data:`storbench.model.findings.CODES`.
+(``host-busy``: its host's CPUs busy while it ran), whether the network between the client
+and the storage set it (``network-bound``: its bytes/s against what that network carries),
+whether it did enough I/Os for the latency percentiles it shows (``short-run``), and
+whether its time series is steady enough for its mean to stand for it (``unsteady``). The
+engines check what only they know (fio: the page cache, holes read, compressible buffers, a
+queue a synchronous engine ignores, a point that ended before its runtime:
+engines/fio/findings.py); :func:`findings` puts both together, in the order of
+:data:`storbench.model.findings.CODES`.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from storbench.analysis.soak import ticks
-from storbench.model.findings import CODES, Finding
+from storbench.hosts.netbaseline import fmt_bits
+from storbench.model.findings import CODES, Finding, NetworkPath
 from storbench.model.metrics import Measurement
 from storbench.model.series import Interval
+from storbench.model.units import fmt_rate
 
 #: A job that used this share of one CPU (usr + sys, %) or more was held back by its CPU.
 CPU_BOUND_PCT = 90.0
@@ -48,6 +52,61 @@ def cpu_bound(meas: Measurement) -> list[Finding]:
             )
         )
     return out
+
+
+#: A point whose bytes/s reach this share of what the network carries was held back by it.
+NETWORK_BOUND_SHARE = 0.9
+#: Above this share the data did not all cross the network (a cache answered some of it):
+#: the network did not set the number.
+NETWORK_MOST_SHARE = 1.25
+
+
+def _capacity_words(path: NetworkPath, toward_client: bool) -> str:
+    bits = path.to_client_bits_per_s if toward_client else path.from_client_bits_per_s
+    if path.source == "iperf3":
+        way = "toward this client from " if toward_client else "from this client toward "
+        return f"the {fmt_bits(bits)} iperf3 measured {way}{path.endpoint} at the run's start"
+    return f"the {fmt_bits(bits)} link speed of {path.device}, the interface toward {path.endpoint}"
+
+
+def network_bound(meas: Measurement, path: NetworkPath | None) -> list[Finding]:
+    """``network-bound``: reads moving 90 % or more of what the network carries toward
+    this client, or writes of what it carries away from it (full duplex: each direction
+    against its own figure), on the network ``path`` between this machine and the point's
+    storage (hosts/netpath.py; None: no network, or not known)."""
+    if path is None or meas.hosts:
+        return []
+    said, data = [], {}
+    for name, toward in (("read", True), ("write", False)):
+        d = meas.direction(name)
+        capacity = path.to_client_bits_per_s if toward else path.from_client_bits_per_s
+        if d is None or capacity <= 0:
+            continue
+        bits = d.bw_bytes * 8
+        share = bits / capacity
+        if not NETWORK_BOUND_SHARE <= share <= NETWORK_MOST_SHARE:
+            continue
+        moved = f"{fmt_rate(d.bw_bytes)} MiB/s = {fmt_bits(bits)}"
+        said.append(
+            f"{name}s moved {moved}, {share * 100:.0f} % of " + _capacity_words(path, toward)
+        )
+        data |= {
+            f"{name}_bits_per_s": round(bits),
+            f"{name}_capacity_bits_per_s": round(capacity),
+            f"{name}_share_pct": round(share * 100, 1),
+        }
+    if not said:
+        return []
+    what = f" ({path.what}; {path.note})" if path.note else f" ({path.what})" if path.what else ""
+    return [
+        Finding(
+            "network-bound",
+            "; ".join(said) + f"{what}: the network, not the storage, set this number",
+            CODES["network-bound"].fix,
+            {**data, "endpoint": path.endpoint, "address": path.address, "source": path.source}
+            | ({"device": path.device} if path.device else {}),
+        )
+    ]
 
 
 def host_busy(meas: Measurement) -> list[Finding]:
@@ -141,16 +200,18 @@ def findings(
     engine_findings: Iterable[Finding] = (),
     intervals: Sequence[Interval] = (),
     params: Mapping[str, Any] | None = None,
+    network: NetworkPath | None = None,
 ) -> list[Finding]:
     """A measurement's findings: the engine's and the common checks' (``intervals``: its
-    point's time series, every host's; ``params``: its options), in CODES' order (a failed
-    measurement has none: its error says what went wrong)."""
+    point's time series, every host's; ``params``: its options; ``network``: the network
+    between this machine and its storage), in CODES' order (a failed measurement has none:
+    its error says what went wrong)."""
     if meas.status == "failed":
         return []
     cpu: list[Finding] = []
     if str((params or {}).get("ioengine", "")).strip() not in NO_STORAGE:
-        cpu = cpu_bound(meas)
-        jobs = {f.host for f in cpu}  # a host said of once: its jobs' own figures first
+        cpu = [*cpu_bound(meas), *network_bound(meas, network)]
+        jobs = {f.host for f in cpu if f.code == "client-cpu-bound"}  # its own figures first
         cpu += [f for f in host_busy(meas) if f.host not in jobs]
     # a point run in steady-state rounds has its own verdict on its series (analysis/steady)
     series = [] if "steady_state" in meas.extra else unsteady(intervals)

@@ -258,6 +258,7 @@ def _execute(
                 total=total,
                 fail_fast=fail_fast,
                 clusters=pre.inventory.get("ceph"),
+                network=pre.inventory.get("network") or [],
                 health_interval=health_interval,
             )
     except StoreError as e:

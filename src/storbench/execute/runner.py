@@ -41,12 +41,12 @@ from storbench.execute.sampling import (
     note_unsampled,
     sample_sources,
 )
-from storbench.hosts import power, procguard
+from storbench.hosts import netpath, power, procguard
 from storbench.hosts.ceph import CephClient
 from storbench.hosts.inventory.host import memory_available
 from storbench.hosts.load import Sampler
 from storbench.model.constants import HEALTH_INTERVAL
-from storbench.model.findings import Facts, Finding
+from storbench.model.findings import Facts, Finding, NetworkPath
 from storbench.model.metrics import Measurement
 from storbench.model.series import Interval
 from storbench.plan import Point, local_points
@@ -127,6 +127,7 @@ def execute(
     fail_fast: bool = False,
     health_interval: float = HEALTH_INTERVAL,
     clusters: list[dict[str, Any]] | None = None,
+    network: list[dict[str, Any]] | None = None,
 ) -> Outcome:
     """Run ``points`` (all of a run, or the pending ones on resume) and record each.
 
@@ -135,7 +136,13 @@ def execute(
     engine wrote are removed at the end (those of finished writes stay when the run is
     interrupted, for the seq/rand points ``storbench resume`` runs: it removes them).
     ``clusters`` is what preflight found of each cluster (its health is the baseline);
+    ``network`` the network baselines it measured (None: the run's inventory's);
     ``health_interval`` 0 samples nothing during the run."""
+    if network is None:
+        network = store.runs.get(run_id).inventory.get("network") or []
+    paths, notes = netpath.capacities(points, network)  # once: the routes do not change
+    for note in notes:
+        store.events.add(run_id, "network", note)
     stop = _Stop()
     outcome = Outcome(status="completed")
     token = store.runs.get(run_id).token or f"run{run_id}-{os.getpid()}"
@@ -156,6 +163,7 @@ def execute(
             fail_fast=fail_fast,
             health_interval=health_interval,
             clusters=clusters,
+            paths=paths,
         )
 
 
@@ -171,6 +179,7 @@ def _execute(
     fail_fast: bool,
     health_interval: float,
     clusters: list[dict[str, Any]] | None,
+    paths: dict[str, NetworkPath],
 ) -> Outcome:
     workdir = tempfile.mkdtemp(prefix=f"storbench-run{run_id}-")
     store.events.add(
@@ -207,7 +216,17 @@ def _execute(
     try:
         with _signals(stop):
             _run_points(
-                store, run, series, points, sessions, sizes, observer, outcome, fail_fast, stop
+                store,
+                run,
+                series,
+                points,
+                sessions,
+                sizes,
+                paths,
+                observer,
+                outcome,
+                fail_fast,
+                stop,
             )
     except StoreError:
         outcome.status = "failed"
@@ -235,6 +254,7 @@ def _run_points(
     points: list[Point],
     sessions: dict[str, Session],
     sizes: dict[str, int],
+    paths: dict[str, NetworkPath],
     observer: Observer,
     outcome: Outcome,
     fail_fast: bool,
@@ -242,7 +262,7 @@ def _run_points(
 ) -> None:
     """Each point in turn through its engine's session, each result recorded at once: the
     moment the next point's engine has started (later.py), before anything looks at the
-    next result."""
+    next result (``paths``: the network toward each target, hosts/netpath.py)."""
     later = Later(stop=stop.request)
     pre = Preconditioner(  # what it says comes after the progress lines waiting in `later`
         run.events,
@@ -274,7 +294,7 @@ def _run_points(
                 observer.point_interrupted(point)
                 break
             meas = result.measurement or Measurement(status="failed", error="no result")
-            later.defer(_record, store, run.run_id, point, result, meas, outcome)
+            later.defer(_record, store, run.run_id, point, result, meas, outcome, paths)
             seconds = result.ended_at - result.started_at
             later.defer(observer.point_finished, point, meas, n, len(points), seconds)
             if cut:  # a soak point, kept with what it ran until Ctrl-C: the run ends here
@@ -315,8 +335,10 @@ def _record(
     result: PointResult,
     meas: Measurement,
     outcome: Outcome,
+    paths: dict[str, NetworkPath],
 ) -> None:
-    meas.findings = _findings(point, meas, store.series.of_point(run_id, point.index, None))
+    intervals = store.series.of_point(run_id, point.index, None)
+    meas.findings = _findings(point, meas, intervals, paths)
     store.measurements.record(
         run_id,
         point,
@@ -332,14 +354,19 @@ def _record(
     outcome.ran += 1
 
 
-def _findings(point: Point, meas: Measurement, intervals: list[Interval]) -> list[Finding]:
+def _findings(
+    point: Point, meas: Measurement, intervals: list[Interval], paths: dict[str, NetworkPath]
+) -> list[Finding]:
     """The traps found in a point's measurement (model/findings.py): its engine's checks and
-    those every measurement gets (``intervals``: its time series as stored); run while the
-    next point's engine runs (later.py)."""
+    those every measurement gets (``intervals``: its time series as stored; ``paths``: the
+    network toward each target, hosts/netpath.py); run while the next point's engine runs
+    (later.py)."""
     memory = memory_available()
-    facts = Facts(memory_available={"": memory} if memory is not None else {})
+    facts = Facts(memory_available={"": memory} if memory is not None else {}, network=paths)
     engine = engines.get(point.engine)
-    return findings.findings(meas, engine.findings(point, meas, facts), intervals, point.params)
+    found = engine.findings(point, meas, facts)
+    path = None if point.hosts else paths.get(point.target.label)
+    return findings.findings(meas, found, intervals, point.params, network=path)
 
 
 def _measure(

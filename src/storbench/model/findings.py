@@ -73,6 +73,18 @@ CODES: dict[str, Code] = {
             "(io_uring, libaio): the storage may be able to do more",
         ),
         Code(
+            "network-bound",
+            "the network between the client and the storage set the number",
+            "a point whose reads (or writes) moved 90 % or more of what the network "
+            "toward (or away from) the client carries: an iperf3 baseline measured at the "
+            "run's start toward the storage's endpoint host (an S3 endpoint, a Ceph "
+            "cluster's monitors, a network file system's server) when an iperf3 server "
+            "answers there on port 5201, else the link speed of the interface the route "
+            "to it leaves through",
+            "measure from a client with a faster path to the storage, or from more "
+            "clients: the storage may do more",
+        ),
+        Code(
             "host-busy",
             "the client's host had no CPU to spare",
             "the CPUs of a host the load ran on were 90 % busy or more (user + system, the "
@@ -159,6 +171,30 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class NetworkPath:
+    """What the network between this machine (the client) and a target's storage carries,
+    in bits/s each way (full duplex), and where the figure comes from."""
+
+    #: the host the data crosses the network to, as the target names it (an S3
+    #: endpoint's host, a Ceph monitor, a network file system's server)
+    endpoint: str
+    #: its address, as the route to it was looked up
+    address: str
+    #: bits/s the network carries toward this client (what reads can move)
+    to_client_bits_per_s: float
+    #: bits/s it carries away from this client (what writes can move)
+    from_client_bits_per_s: float
+    #: ``iperf3`` (measured at the run's start) or ``link`` (the interface's link speed)
+    source: str
+    #: the interface the route to ``address`` leaves through
+    device: str = ""
+    #: what the endpoint is to the target, in words ("the S3 endpoint")
+    what: str = ""
+    #: what a reader should know of the path (Ceph: the OSDs are on the monitors' network)
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Facts:
     """What the checks know of where a point ran, besides its measurement."""
 
@@ -166,6 +202,9 @@ class Facts:
     #: reclaim, the page cache included) by host label, "" for this machine; a host
     #: missing: unknown
     memory_available: Mapping[str, int] = field(default_factory=dict)
+    #: the network between this machine and a target's storage, by target label (a target
+    #: missing: no network, or its capacity unknown; hosts/netpath.py)
+    network: Mapping[str, NetworkPath] = field(default_factory=dict)
 
 
 def unjudged(findings: list[Finding]) -> list[Finding]:

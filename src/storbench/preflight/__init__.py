@@ -26,6 +26,7 @@ import storbench.plan.enginekeys as enginekeys
 from storbench import engines
 from storbench.engines.base import CheckOptions, CheckResult
 from storbench.hosts import inventory as inv
+from storbench.hosts import netbaseline, netpath
 from storbench.hosts.ceph import CephClient
 from storbench.model.errors import PreflightError
 from storbench.model.units import UnitError, parse_size
@@ -494,6 +495,7 @@ def run_preflight(
         inventory.update(found.inventory)
         if cluster.inventory:
             inventory["ceph"] = cluster.inventory
+        warnings += endpoint_baselines(points, inventory)
         created = create_files(mine, locks)
     except BaseException:  # nothing runs: the images just created go again
         ceph.remove_images(cluster.images)
@@ -507,6 +509,20 @@ def run_preflight(
         images=cluster.images,
         locks=locks,
     )
+
+
+def endpoint_baselines(points: list[Point], inventory: dict[str, Any]) -> list[str]:
+    """The network baseline toward the storage endpoint of each target (an S3 endpoint,
+    a Ceph monitor, a network file system's server) with an iperf3 server, measured now,
+    before any point, added to the inventory's ``network`` (``network-bound``:
+    hosts/netpath.py); returns the notes on those that failed."""
+    ends = netpath.endpoints(points)
+    found, notes = netbaseline.measure_endpoints(
+        {address: (end.host, labels) for address, (end, _, labels) in ends.items()}
+    )
+    if found:
+        inventory["network"] = [*(inventory.get("network") or []), *found]
+    return notes
 
 
 def check_engines(points: list[Point], options: CheckOptions) -> CheckResult:

@@ -201,8 +201,11 @@ def testbed_of(report: RunReport) -> list[str]:
                 f"kernel {own.get('kernel')}, {own.get('cpu_count')} x {own.get('cpu_model')}"
             )
     for n in r.inventory.get("network") or []:
+        storage = n.get("kind") == "endpoint"  # a target's storage (hosts/netpath.py)
         lines.append(
-            f"  network to {n.get('host')}: {fmt_bits(n.get('to_host_bits_per_s'))}, back "
+            f"  network to {'storage endpoint ' if storage else ''}{n.get('host')}"
+            + (f" ({', '.join(n.get('targets') or [])})" if storage else "")
+            + f": {fmt_bits(n.get('to_host_bits_per_s'))}, back "
             f"{fmt_bits(n.get('from_host_bits_per_s'))} (iperf3, {n.get('seconds')} s each way)"
         )
     lines += term.ceph_cluster_lines(report.ceph)

@@ -1,0 +1,239 @@
+"""``network-bound`` reproduced for real: an S3 server (versitygw) in a network namespace
+joined to this one by a veth pair whose both ends are shaped to 100 Mbit/s (tc tbf), with
+an iperf3 server beside it. 4 MiB PUTs and GETs at full speed move what the shaped link
+carries and are flagged; a rate-capped GET far below it is not; with no iperf3 server
+there, the veth's link speed (10 Gbit/s) is the figure and the shaped GETs are not flagged
+(the link speed is all storbench knows then). Needs root, iproute2 (ip, tc), iperf3,
+versitygw and fio's http engine (scripts/setup-system.sh installs them); skipped otherwise.
+
+Everything made here is named with a per-module token: namespace
+``storbench-test-net-TOKEN``, veth pair ``sbnTOKENh``/``sbnTOKENn``, address 10.A.B.2 (A, B
+random; the route to it points at the veth only). The fixture's finalizer stops every
+process it started and deletes the namespace and the veth pair, even when a test fails,
+then checks that none is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from storbench.engines import fio
+
+pytestmark = [pytest.mark.integration, pytest.mark.root]
+
+VERSITYGW = "/usr/local/lib/storbench/bin/versitygw"
+RATE = "100mbit"  # far below what this machine moves over a veth (several Gbit/s)
+
+
+def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], capture_output=True, text=True, check=check, timeout=10)
+
+
+def _wait_port(address: str, port: int, proc: subprocess.Popen[bytes], what: str) -> None:
+    end = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection((address, port), 0.2).close()
+            return
+        except OSError:
+            assert proc.poll() is None, f"{what} exited ({proc.returncode})"
+            assert time.monotonic() < end, f"{what} did not listen on {address}:{port}"
+            time.sleep(0.05)
+
+
+def _stop(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@dataclass
+class ShapedS3:
+    ns: str
+    address: str
+    endpoint: str
+    key_id: str
+    secret: str
+    root: Path
+    veth: str  # this namespace's end of the pair
+
+    def env(self, db: Path) -> dict[str, str]:
+        return {
+            **os.environ,
+            "STORBENCH_DB": str(db),
+            "AWS_ACCESS_KEY_ID": self.key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret,
+            "COLUMNS": "200",
+        }
+
+    @contextlib.contextmanager
+    def iperf3(self) -> Iterator[None]:
+        """An iperf3 server at the endpoint's port 5201 (what storbench looks for)."""
+        cmd = ["ip", "netns", "exec", self.ns, "iperf3", "-s", "-B", self.address]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _wait_port(self.address, 5201, proc, "iperf3")
+            yield
+        finally:
+            _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def shaped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedS3]:
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces and tc need root")
+    missing = [c for c in ("ip", "tc", "iperf3") if shutil.which(c) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (iproute2, iperf3: make setup installs them)")
+    if not os.access(VERSITYGW, os.X_OK) or "http" not in fio.available_engines():
+        pytest.skip("needs versitygw and fio's http engine (scripts/build-*.sh)")
+    token = secrets.token_hex(2)
+    ns, here, there = f"storbench-test-net-{token}", f"sbn{token}h", f"sbn{token}n"
+    address = f"10.{random.randint(200, 250)}.{random.randint(1, 250)}.2"
+    root = tmp_path_factory.mktemp("s3")
+    (root / "bench").mkdir()
+    s3 = ShapedS3(
+        ns,
+        address,
+        f"http://{address}:7070",
+        "AKID" + secrets.token_hex(6),
+        secrets.token_hex(16),
+        root,
+        here,
+    )
+    proc = None
+    made_ns = made_link = False
+    try:
+        ip("netns", "add", ns)
+        made_ns = True
+        ip("link", "add", here, "type", "veth", "peer", "name", there)
+        made_link = True
+        ip("link", "set", there, "netns", ns)
+        ip("-n", ns, "link", "set", "lo", "up")
+        ip("-n", ns, "link", "set", there, "up")
+        ip("-n", ns, "addr", "add", f"{address}/32", "dev", there)
+        ip("-n", ns, "route", "add", "default", "dev", there)
+        ip("link", "set", here, "up")
+        ip("route", "add", f"{address}/32", "dev", here)
+        tbf = ["root", "tbf", "rate", RATE, "burst", "64kb", "latency", "50ms"]
+        for cmd in (
+            ["tc", "qdisc", "add", "dev", here, *tbf],  # toward the server: PUTs
+            ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", there, *tbf],
+        ):
+            shaped_ok = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+            if shaped_ok.returncode != 0:
+                pytest.skip(f"tc cannot shape a veth here: {shaped_ok.stderr.strip()}")
+        proc = subprocess.Popen(
+            ["ip", "netns", "exec", ns, VERSITYGW, "--port", f"{address}:7070", "posix", str(root)],
+            env={**os.environ, "ROOT_ACCESS_KEY": s3.key_id, "ROOT_SECRET_KEY": s3.secret},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_port(address, 7070, proc, "versitygw")
+        yield s3
+    finally:
+        _stop(proc)
+        if made_link:
+            ip("link", "del", here, check=False)  # both ends, and the route
+        if made_ns:
+            ip("netns", "del", ns, check=False)
+        assert ns not in ip("netns", "list", check=False).stdout, "namespace left behind"
+        assert f"sbn{token}" not in ip("link", "show", check=False).stdout, "veth left behind"
+
+
+def _run(s3: ShapedS3, tmp_path: Path, workloads: str) -> tuple[dict, str]:
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"name: shaped\ntargets:\n  - s3: bench\n    endpoint: {s3.endpoint}\n"
+        f"global: {{time_based: 1}}\nworkloads:\n{workloads}"
+    )
+    db = tmp_path / "r.db"
+    run = [sys.executable, "-m", "storbench"]
+    env = s3.env(db)
+    r = subprocess.run(
+        [*run, "run", str(plan)], capture_output=True, text=True, env=env, timeout=180
+    )
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    out = subprocess.run(
+        [*run, "export", "1", "--format", "json"], capture_output=True, text=True, env=env
+    )
+    shown = subprocess.run([*run, "show", "1"], capture_output=True, text=True, env=env)
+    return json.loads(out.stdout), r.stdout + shown.stdout
+
+
+def _flagged(doc: dict) -> dict[int, dict]:
+    return {f["point"]: f for f in doc["findings"] if f["code"] == "network-bound"}
+
+
+def test_findings_network_bound_s3_behind_a_shaped_link(tmp_path: Path, shaped: ShapedS3) -> None:
+    """PUTs and GETs of 4 MiB objects at full speed move what the 100 Mbit/s link carries
+    (iperf3 measured it before the first point): network-bound, each by its own direction;
+    a GET capped at 1 MiB/s (8 % of it): not."""
+    with shaped.iperf3():
+        doc, text = _run(
+            shaped,
+            tmp_path,
+            "  - {name: put, rw: write, bs: 4m, objects: 4, numjobs: 2, runtime: 3}\n"
+            "  - {name: get, rw: read, bs: 4m, objects: 4, numjobs: 2, runtime: 3}\n"
+            "  - {name: slow, rw: read, bs: 64k, objects: 4, rate: 1m, runtime: 2}\n",
+        )
+    (base,) = [n for n in doc["run"]["inventory"]["network"] if n.get("kind") == "endpoint"]
+    assert base["address"] == shaped.address and base["port"] == 5201
+    assert base["targets"] == ["s3://bench/storbench/"]
+    for way in ("to_host_bits_per_s", "from_host_bits_per_s"):  # the shaped rate, or near it
+        assert 60e6 < base[way] <= 101e6, base
+    flagged = _flagged(doc)
+    assert set(flagged) == {1, 2}, doc["findings"]
+    put, get = flagged[1], flagged[2]
+    assert put["data"]["write_share_pct"] >= 90 and "read_share_pct" not in put["data"]
+    assert get["data"]["read_share_pct"] >= 90 and "write_share_pct" not in get["data"]
+    assert put["data"]["write_capacity_bits_per_s"] == round(base["to_host_bits_per_s"])
+    assert get["data"]["read_capacity_bits_per_s"] == round(base["from_host_bits_per_s"])
+    assert get["data"]["source"] == "iperf3" and get["data"]["address"] == shaped.address
+    assert f"iperf3 measured toward this client from {shaped.address}" in get["evidence"]
+    assert "the S3 endpoint of s3://bench/storbench/" in get["evidence"]
+    # what was flagged moved what the network carries: the PUT's and GET's own figures
+    put_bits = doc["measurements"][0]["write"]["bw_bytes"] * 8
+    assert put["data"]["write_bits_per_s"] == pytest.approx(put_bits, rel=1e-6)
+    assert "finding network-bound: writes moved" in text and "faster path" in text
+    assert f"network to storage endpoint {shaped.address} (s3://bench/storbench/):" in text
+
+
+def test_findings_network_link_speed_when_no_iperf3_answers(
+    tmp_path: Path, shaped: ShapedS3
+) -> None:
+    """No iperf3 server at the endpoint: no baseline (and no delay: nothing listens), the
+    veth's link speed (10 Gbit/s) is the figure, and GETs at the shaped 100 Mbit/s are
+    1 % of it: not flagged."""
+    t0 = time.monotonic()
+    doc, _ = _run(
+        shaped,
+        tmp_path,
+        "  - {name: get, rw: read, bs: 4m, objects: 2, numjobs: 2, runtime: 2}\n",
+    )
+    assert time.monotonic() - t0 < 60
+    network = doc["run"]["inventory"].get("network") or []
+    assert [n for n in network if n.get("kind") == "endpoint"] == []
+    assert _flagged(doc) == {}
+    (said,) = [e["message"] for e in doc["events"] if e["kind"] == "network"]
+    assert said.startswith(f"the network toward {shaped.address} (the S3 endpoint of s3://")
+    assert f"10.00 Gbit/s each way, the link speed of {shaped.veth}" in said
+    assert doc["measurements"][0]["read"]["bw_bytes"] * 8 < 1.1e8  # the shaping held
