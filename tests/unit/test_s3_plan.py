@@ -6,6 +6,7 @@ everything the results database holds."""
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,11 +115,24 @@ def test_s3_keys_on_a_file_target_are_refused() -> None:
 
 def test_s3_job_file_names_the_keys_only_by_reference() -> None:
     (pt,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand()
-    text = fio.job_file(pt, run_id=7)
+    text = fio.job_file(pt, run_id=7, tag="0a1b2c3d4e5f")
     assert "http_host=127.0.0.1:7070\n" in text and "https=off\n" in text
     assert "http_s3_keyid=${STORBENCH_S3_KEY_ID}\n" in text
     assert "http_s3_key=${STORBENCH_S3_SECRET}\n" in text
-    assert "filename_format=/bench/storbench/r7.b64k.$jobnum.$filenum\n" in text
+    assert "filename_format=/bench/storbench/r0a1b2c3d4e5f.b64k.$jobnum.$filenum\n" in text
+
+
+def test_s3_object_names_are_the_runs_own_not_its_id() -> None:
+    """Two runs that are both "run 1" (of two databases) name their objects apart: by the
+    random token each run keeps (store/runs.py), never by the run's id."""
+    (pt,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand()
+    a, b = uuid.uuid4().hex, uuid.uuid4().hex
+    ta, tb = fio.s3_run_tag(a), fio.s3_run_tag(b)
+    assert ta and tb and ta != tb and a.startswith(ta)
+    name_a = fio.job_file(pt, run_id=1, tag=ta).split("filename_format=", 1)[1].split("\n")[0]
+    name_b = fio.job_file(pt, run_id=1, tag=tb).split("filename_format=", 1)[1].split("\n")[0]
+    assert name_a != name_b and "/r1." not in name_a + name_b
+    assert fio.s3_run_tag("run1-4242") == "run14242" and fio.s3_run_tag(None) is None
 
 
 def test_s3_a_workload_cannot_set_the_targets_http_options() -> None:

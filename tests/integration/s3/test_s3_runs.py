@@ -178,7 +178,8 @@ workloads:
     objects = gateway.objects("bench")
     assert gateway.listed("bench") == objects  # the service lists what its backend holds
     assert len(objects) == 16 and set(objects.values()) == {65536}
-    assert all(k.startswith("exact/r1.b64k.") for k in objects)
+    (token,) = sqlite3.connect(db).execute("SELECT token FROM runs").fetchone()
+    assert all(k.startswith(f"exact/r{token[:12]}.b64k.") for k in objects)  # the run's own
     assert put["write"]["total_ios"] == 16 and put["write"]["io_bytes"] == sum(objects.values())
     assert get["read"]["total_ios"] == 16 and get["read"]["io_bytes"] == 16 * 65536
     assert put["write"]["clat_ns"]["samples"] == 16 and put["write"]["clat_ns"]["p99"] > 0
@@ -418,3 +419,38 @@ def test_s3_runs_compare_and_export_like_any_other(tmp_path: Path, gateway: Gate
     assert "objects" in c.stdout and "iops" in c.stdout.lower()
     csv = sb(db, "export", "2", "--format", "csv", env=env).stdout.splitlines()
     assert len(csv) == 1 + 4 and "s3://bench/cmp/" in csv[1]
+
+
+def test_s3_runs_of_two_databases_never_touch_each_others_objects(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    """Two runs that are both "run 1" (of two databases) on one bucket and prefix: each
+    writes objects of its own, and the second one's cleanup leaves the first one's kept
+    objects where they are (names by the run's token, not its id)."""
+    plan = tmp_path / "p.yaml"
+    body = f"""\
+name: s3-two
+targets:
+  - s3: bench
+    endpoint: {gateway.endpoint}
+    prefix: shared/
+    keep_objects: KEEP
+workloads:
+  - {{name: put, rw: write, bs: 4k, objects: 4}}
+"""
+    plan.write_text(body.replace("KEEP", "true"))
+    first = sb(tmp_path / "a.db", "run", str(plan), env=gateway.env())
+    assert first.returncode == 0, first.stdout + first.stderr
+    kept = gateway.objects("bench")
+    assert len(kept) == 4
+    plan.write_text(body.replace("KEEP", "false"))
+    second = sb(tmp_path / "b.db", "run", str(plan), env=gateway.env())
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "removed the run's objects: 4 DELETE" in second.stdout
+    assert gateway.objects("bench") == kept  # the first run's objects, untouched
+    tokens = [
+        sqlite3.connect(tmp_path / db).execute("SELECT id, token FROM runs").fetchone()
+        for db in ("a.db", "b.db")
+    ]
+    assert [i for i, _ in tokens] == [1, 1]
+    assert all(k.startswith(f"shared/r{tokens[0][1][:12]}.") for k in kept)

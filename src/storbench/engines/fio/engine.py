@@ -221,6 +221,7 @@ class _Session:
             should_stop=ctx.should_stop,
             hosts=self.hosts,
             on_intervals=lambda rows: ctx.series(point, rows),
+            tag=fio.s3_run_tag(ctx.token),
         )
         m = fr.measurement
         if m.error and s3objects.s3_targets(point):
@@ -270,7 +271,8 @@ class _Session:
             return None
         ctx = self.ctx
         fill = s3objects.shape_point(point, "write")
-        fr = fio.run_point(fill, ctx.workdir, run_id=ctx.run_id, hosts=self.hosts)
+        tag = fio.s3_run_tag(ctx.token)
+        fr = fio.run_point(fill, ctx.workdir, run_id=ctx.run_id, hosts=self.hosts, tag=tag)
         m = fr.measurement
         wrote = m.direction("write")
         ok = m.status == "ok" and not fr.interrupted and wrote is not None
@@ -324,7 +326,7 @@ def _remove_s3_objects(run: RunContext, points: list[Point]) -> list[str]:
             {"kept": kept},
         )
     with tempfile.TemporaryDirectory(prefix="storbench-s3-") as workdir:
-        sent, failed = s3objects.remove(points, run.run_id, workdir)
+        sent, failed = s3objects.remove(points, run.run_id, workdir, fio.s3_run_tag(run.token))
     run.events.add(
         "s3-cleanup",
         f"removed the run's objects: {sent:,} DELETE requests"

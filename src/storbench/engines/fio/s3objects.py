@@ -5,9 +5,12 @@ the run's end.
 fio 3.33's http engine (engines/http.c) makes each I/O one request for the object
 ``<file name>_<offset>_<length>`` of the job's first file, its URL ``http[s]://http_host``
 followed by that name, path-style. storbench names each job's file
-``/BUCKET/PREFIX r<run>.[h<host>.]b<bs>.<job>.<file>`` (jobfile.s3_name_format): the objects of
-a run, a host and a block size, so that a GET point of some size reads what a PUT point of the
-same size wrote, and objects of several jobs or hosts never collide.
+``/BUCKET/PREFIX r<tag>.[h<host>.]b<bs>.<job>.<file>`` (jobfile.s3_name_format): the objects
+of a run, a host and a block size, so that a GET point of some size reads what a PUT point of
+the same size wrote, and objects of several jobs or hosts never collide. ``<tag>`` is the
+run's own (jobfile.s3_run_tag: from the random token kept with the run, not its id, which
+every database numbers from 1), so that runs of two databases on one bucket never touch
+each other's objects, and `resume` and `cleanup` find a run's objects again.
 
 Before a point reads or deletes, the objects it reads or deletes are written by a
 *prefill*: the same shape (block size, size, jobs, files) as a sequential write, once per
@@ -77,7 +80,9 @@ def shape_key(point: Point) -> tuple[Any, ...]:
     return where, s3_dataset(point.params), shape
 
 
-def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, list[str]]:
+def remove(
+    points: list[Point], run_id: int | None, workdir: str, tag: str | None
+) -> tuple[int, list[str]]:
     """Delete every object the s3 points of a run may have written or prefilled (each shape
     once, each host's objects from this machine): (DELETE requests made, what failed)."""
     done: set[str] = set()
@@ -95,9 +100,9 @@ def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, 
                 continue
             done.add(key)
             text = (
-                host_job_file(trim, host, run_id=run_id)
+                host_job_file(trim, host, run_id=run_id, tag=tag)
                 if host is not None
-                else job_file(dataclasses.replace(trim, hosts=[]), run_id=run_id)
+                else job_file(dataclasses.replace(trim, hosts=[]), run_id=run_id, tag=tag)
             )
             path = os.path.join(workdir, f"s3-cleanup-{len(done)}.fio")
             with open(path, "w") as f:
@@ -115,7 +120,7 @@ def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, 
             if rc != 0 or meas is None or meas.status != "ok":
                 why = (meas.error if meas is not None else None) or stderr.strip()[-300:]
                 why = explain(why or f"fio exit {rc}")
-                names = s3_object_prefix(t, run_id, host) + dataset_of(trim)
+                names = s3_object_prefix(t, tag, host) + dataset_of(trim)
                 failed.append(f"{t.label} ({dataset_of(trim)}, objects {names}.*): {why}")
     return sent, failed
 
