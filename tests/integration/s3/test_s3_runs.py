@@ -454,3 +454,62 @@ workloads:
     ]
     assert [i for i, _ in tokens] == [1, 1]
     assert all(k.startswith(f"shared/r{tokens[0][1][:12]}.") for k in kept)
+
+
+def _wait_for(what: str, cond, seconds: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < end, f"waited {seconds:.0f} s for {what}"
+        time.sleep(0.05)
+
+
+def test_s3_cleanup_after_sigkill_removes_the_runs_objects(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    """storbench SIGKILLed while it PUTs: `cleanup` (not only `resume`) deletes the objects
+    the run wrote, and says so."""
+    plan = tmp_path / "kill.yaml"
+    plan.write_text(
+        f"""\
+name: s3-kill
+targets:
+  - s3: bench
+    endpoint: {gateway.endpoint}
+workloads:
+  - {{name: put, rw: write, bs: 4k, objects: 32, runtime: 60, time_based: 1}}
+"""
+    )
+    db = tmp_path / "r.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", str(plan)],
+        env={**gateway.env(), "STORBENCH_DB": str(db)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for("the run's first objects", lambda: len(gateway.objects("bench")) >= 8)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    # the guard stops fio once storbench is gone: the bucket stops changing
+    _wait_for("fio to stop", lambda: not _fio_of(db))
+    assert gateway.objects("bench")
+    r = sb(db, "cleanup", "1", env=gateway.env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "nothing left to remove" not in r.stdout
+    assert gateway.objects("bench") == {}, r.stdout
+    assert "objects are removed" in r.stdout
+
+
+def _fio_of(db: Path) -> list[int]:
+    """The pids of the fio processes the run of ``db`` started (its token in their env)."""
+    (token,) = sqlite3.connect(db).execute("SELECT token FROM runs").fetchone()
+    mark = f"STORBENCH_RUN={token}".encode()
+    pids = []
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and mark in (p / "environ").read_bytes():
+                pids.append(int(p.name))
+        except OSError:
+            pass
+    return pids
