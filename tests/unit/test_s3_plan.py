@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio
+from storbench.engines.fio import s3objects
 from storbench.hosts import s3creds
 from storbench.model import redact
 from storbench.model.errors import PlanError, UserError
@@ -248,3 +249,22 @@ def test_s3_endpoint_option_names_the_service(monkeypatch: pytest.MonkeyPatch) -
     assert {pt.target.endpoint for pt in p.expand()} == {"http://127.0.0.1:7070"}
     text = fio.job_file(p.expand()[0])
     assert "http_host=127.0.0.1:7070" in text
+
+
+def test_s3_get_of_missing_objects_is_a_failed_point_with_the_count() -> None:
+    """fio's http engine reads a 404 as zeroes and counts a success; the check storbench adds
+    to a GET (a verify header the prefill wrote) makes each one an error fio counts. From a
+    real recording (tests/data/s3): 16 GETs of objects nobody wrote."""
+    data = Path(__file__).parents[1] / "data" / "s3"
+    m, _ = fio.parse_output((data / "get-missing-4k-verify-jsonplus.json").read_text())
+    assert m.status == "failed" and m.extra["io_errors"] == 16
+    m = s3objects.failed_gets(m)
+    assert m.status == "failed"
+    assert m.error and m.error.startswith("16 of 16 GETs failed: the object was not there")
+    (pt,) = parse_plan(PLAN.format(keys=ENDPOINT).replace("write", "randread"), "p.yaml").expand()
+    text = fio.job_file(pt, tag="t")
+    assert "verify=crc32c\n" in text and "continue_on_error=verify\n" in text
+    fill = fio.job_file(s3objects.shape_point(pt, "write"), tag="t")
+    assert "verify=crc32c\n" in fill and "do_verify=0\n" in fill
+    (put,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand()
+    assert "verify" not in fio.job_file(put, tag="t")  # a PUT point measures PUTs only

@@ -513,3 +513,46 @@ def _fio_of(db: Path) -> list[int]:
         except OSError:
             pass
     return pids
+
+
+def test_s3_gets_of_deleted_objects_fail_the_point_with_their_count(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    """The objects a timed GET point reads are deleted behind its back (as another run's
+    cleanup did): fio's http engine reads a 404 as zeroes and calls it a success, yet the
+    point is failed, its error counting the GETs that failed; exit status not 0."""
+    plan = tmp_path / "gone.yaml"
+    plan.write_text(
+        f"""\
+name: s3-gone
+targets:
+  - s3: bench
+    endpoint: {gateway.endpoint}
+workloads:
+  - {{name: get, rw: randread, bs: 4k, objects: 8, numjobs: 2, runtime: 4, time_based: 1}}
+"""
+    )
+    db = tmp_path / "r.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", str(plan)],
+        env={**gateway.env(), "STORBENCH_DB": str(db)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for("the prefill's 16 objects", lambda: len(gateway.objects("bench")) >= 16)
+        for f in (gateway.root / "bench").rglob("*"):
+            if f.is_file():
+                f.unlink()  # what the GET reads is gone: each GET now gets a 404
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0, out + err
+    (status, error), *_ = sqlite3.connect(db).execute("SELECT status, error FROM measurements")
+    assert status == "failed", (status, error)
+    m = re.search(r"([\d,]+) of ([\d,]+) GETs failed: the object was not there \(HTTP 404", error)
+    assert m, error
+    failed, total = (int(g.replace(",", "")) for g in m.groups())
+    assert 0 < failed <= total

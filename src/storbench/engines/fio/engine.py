@@ -25,6 +25,7 @@ from storbench.engines.base import (
 )
 from storbench.engines.fio import findings as fio_findings
 from storbench.engines.fio import remote, s3objects, versions
+from storbench.engines.fio.files import workload_writes
 from storbench.hosts import netbaseline, s3bucket
 from storbench.hosts.ceph import CephClient, put_objects, remove_objects
 from storbench.model.errors import PreflightError, UserError
@@ -225,15 +226,19 @@ class _Session:
         )
         m = fr.measurement
         if m.error and s3objects.s3_targets(point):
-            m = dataclasses.replace(m, error=s3objects.explain(m.error))
+            m = s3objects.failed_gets(m)
+            m = dataclasses.replace(m, error=s3objects.explain(m.error or ""))
         early = fio.ended_early(point, m)
         if early is not None:
             m.extra["ended_early"] = early
             ctx.events.add(
                 "ended-early", f"point {point.index + 1}: {early}", {"point": point.index}
             )
-        if s3objects.s3_targets(point) and s3objects.deletes(point):
-            # its objects are gone, and so are those of any shape that shares their names
+        if s3objects.s3_targets(point) and (
+            s3objects.deletes(point) or workload_writes(point.params)
+        ):
+            # its objects are gone (or written again without the verify header a GET checks),
+            # and so are those of any shape that shares their names
             gone = s3objects.shape_key(point)[:2]
             self.prefilled = {k for k in self.prefilled if k[:2] != gone}
         return PointResult(

@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from storbench.engines.fio.jobfile import (
+    S3_PREFILL_CHECK,
     _job_line,
     ceph_env,
     host_job_file,
@@ -43,6 +44,7 @@ from storbench.engines.fio.keys import S3_FIO_OPTIONS
 from storbench.engines.fio.parse import parse_output
 from storbench.engines.fio.spawn import _run_fio
 from storbench.engines.fio.tool import FIO, FioOutputError, fio_path
+from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target
 
 #: The options that decide which objects a job touches (and how many).
@@ -58,10 +60,13 @@ def s3_targets(point: Point) -> list[Target]:
 
 
 def shape_point(point: Point, rw: str) -> Point:
-    """The point's objects as a job of ``rw`` (write: the prefill; trim: their removal):
-    its shape, sequential, untimed, no rounds, no actions."""
+    """The point's objects as a job of ``rw`` (write: the prefill, each object with the
+    verify header GETs check, jobfile.S3_PREFILL_CHECK; trim: their removal): its shape,
+    sequential, untimed, no rounds, no actions."""
     params = {k: point.params[k] for k in SHAPE if k in point.params}
     params.update(S3_FIO_OPTIONS, rw=rw)
+    if rw == "write":
+        params.update(S3_PREFILL_CHECK)
     return dataclasses.replace(
         point, params=params, extra={}, steady=None, actions=[], keep_cut=False
     )
@@ -139,6 +144,31 @@ def explain(error: str) -> str:
             "connection, as radosgw does with an object larger than it takes)"
         )
     return error
+
+
+#: fio's error when verification failed (EILSEQ): on a GET, the object read is not one
+#: storbench wrote (jobfile.S3_GET_CHECK), mostly zeroes for an object that is not there.
+_VERIFY_FAILED = 84
+
+
+def failed_gets(m: Measurement) -> Measurement:
+    """An s3 point's measurement with its failed GETs in words: fio counts each GET whose
+    object did not verify (``io_errors``, its ``total_err``); the point is failed, its
+    error says how many of how many GETs, and why."""
+    if m.error_code != _VERIFY_FAILED or not m.extra.get("io_errors"):
+        return m
+    reads = m.direction("read")
+    n = int(m.extra["io_errors"])
+    total = f" of {reads.total_ios:,}" if reads is not None and reads.total_ios else ""
+    return dataclasses.replace(
+        m,
+        status="failed",
+        error=(
+            f"{n:,}{total} GETs failed: the object was not there (HTTP 404, which fio's http "
+            "engine reads as zeroes) or was not the one storbench wrote (its verify header "
+            "did not match); another run or client deleted or overwrote the run's objects?"
+        ),
+    )
 
 
 def dataset_of(point: Point) -> str:
