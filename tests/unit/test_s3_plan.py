@@ -5,6 +5,7 @@ everything the results database holds."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -268,3 +269,19 @@ def test_s3_get_of_missing_objects_is_a_failed_point_with_the_count() -> None:
     assert "verify=crc32c\n" in fill and "do_verify=0\n" in fill
     (put,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand()
     assert "verify" not in fio.job_file(put, tag="t")  # a PUT point measures PUTs only
+
+
+def test_s3_redaction_covers_json_escaped_keys_and_url_passwords() -> None:
+    """A key with a quote or a backslash is escaped in fio's JSON (recorded: fio 3.33 prints
+    ``"http_s3_key" : "se\\"cr\\\\et/x"``) and again when stored in JSON: every form goes;
+    an endpoint's password is never echoed, even in a URL that does not parse."""
+    secret = 'se"cr\\et/x'
+    redact.register(secret)
+    fio_said = '"http_s3_key" : "se\\"cr\\\\et/x"'
+    assert "cr" not in redact.clean(fio_said)
+    stored = json.dumps({"raw": fio_said})
+    assert "cr" not in redact.clean(stored) and redact.MARK in redact.clean(stored)
+    for bad in ("http://u:SECRET@host:abc", "http://u:SECRET@[::1", "ftp://u:SECRET@h"):
+        with pytest.raises(PlanError) as ei:
+            parse_target_arg("s3://bench", endpoint=bad)
+        assert "SECRET" not in str(ei.value) and "u:***@" in str(ei.value)

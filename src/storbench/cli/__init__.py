@@ -51,7 +51,8 @@ def main() -> None:
         _load_plugins()
         cli.main(standalone_mode=False, prog_name="storbench")
     except UserError as e:
-        said = redact.clean(f"storbench: error: {e}")  # never a key, whatever failed
+        # never a key nor a URL's password, whatever failed
+        said = redact.hide_url_passwords(redact.clean(f"storbench: error: {e}"))
         err.print(said, markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_status)
     except click.exceptions.Abort:

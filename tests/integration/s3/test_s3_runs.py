@@ -6,6 +6,7 @@ written, the run's objects are gone at its end, and no key is stored or printed 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import re
@@ -77,9 +78,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _gateway(tmp_path: Path, *, tls: bool = False) -> Iterator[Gateway]:
+def _gateway(tmp_path: Path, *, tls: bool = False, secret: str | None = None) -> Iterator[Gateway]:
     """versitygw on a free loopback port over a fresh directory with one bucket, ``bench``;
-    with ``tls``, https with a self-signed certificate made for the test."""
+    with ``tls``, https with a self-signed certificate made for the test; ``secret``: the
+    secret key (else a random one)."""
     if not os.access(VERSITYGW, os.X_OK):
         pytest.skip(f"no versitygw at {VERSITYGW} (scripts/build-versitygw.sh builds it)")
     if not os.access(HTTP_FIO, os.X_OK):
@@ -90,7 +92,7 @@ def _gateway(tmp_path: Path, *, tls: bool = False) -> Iterator[Gateway]:
     gw = Gateway(
         f"{'https' if tls else 'http'}://127.0.0.1:{port}",
         "AKID" + secrets.token_hex(6),
-        secrets.token_hex(16),
+        secret or secrets.token_hex(16),
         root,
     )
     args = [VERSITYGW, "--port", f"127.0.0.1:{port}"]
@@ -556,3 +558,62 @@ workloads:
     assert m, error
     failed, total = (int(g.replace(",", "")) for g in m.groups())
     assert 0 < failed <= total
+
+
+def test_s3_keys_never_reach_a_file_even_with_quotes_and_backslashes(tmp_path: Path) -> None:
+    """A secret with a quote and a backslash (JSON escapes them in fio's output): while the run
+    executes, no file of its work directory holds a key in any form; afterwards neither
+    the database, `show --point`, the exports nor the archive do."""
+    secret = 'Se"cr\\et' + secrets.token_hex(8)
+    with _gateway(tmp_path, secret=secret) as gw:
+        plan = tmp_path / "keys.yaml"
+        plan.write_text(
+            f"""\
+name: s3-keys
+targets:
+  - s3: bench
+    endpoint: {gw.endpoint}
+workloads:
+  - {{name: put, rw: write, bs: 4k, objects: 8, runtime: 3, time_based: 1}}
+  - {{name: get, rw: read, bs: 4k, objects: 8}}
+"""
+        )
+        db = tmp_path / "r.db"
+        work = tmp_path / "tmp"
+        work.mkdir()
+        forms = {secret, json.dumps(secret)[1:-1], json.dumps(json.dumps(secret)[1:-1])[1:-1]}
+        forms |= {gw.key_id}
+        bad = [f.encode() for f in forms]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "storbench", "run", str(plan)],
+            env={**gw.env(), "STORBENCH_DB": str(db), "TMPDIR": str(work)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        seen_out, leaks = 0, []
+        while proc.poll() is None:  # look at every file the run has, as it runs
+            for f in work.rglob("*"):
+                try:
+                    data = f.read_bytes() if f.is_file() else b""
+                except OSError:
+                    continue
+                seen_out += f.suffix == ".out" and b"job options" in data
+                leaks += [str(f) for b in bad if b in data]
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, out + err
+        assert seen_out, "never saw fio's output while it ran"
+        assert not leaks, leaks
+        env = gw.env()
+        shown = sb(db, "show", "1", "--point", "1", env=env).stdout
+        exports = [sb(db, "export", "1", "--format", f, env=env).stdout for f in ("json", "csv")]
+        archive = tmp_path / "run.sbz"
+        assert sb(db, "export", "1", "--format", "archive", "-o", str(archive), env=env)
+        texts = [shown, *exports, gzip.decompress(archive.read_bytes()).decode(), out, err]
+        texts.append(stored_text(db))
+        for text in texts:
+            assert not [f for f in forms if f in text], text[:2000]
+        assert "[redacted]" in shown
+        for f in tmp_path.glob("r.db*"):
+            assert not [b for b in bad if b in f.read_bytes()]
