@@ -11,10 +11,12 @@ import json
 import os
 import re
 import secrets
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -617,3 +619,79 @@ workloads:
         assert "[redacted]" in shown
         for f in tmp_path.glob("r.db*"):
             assert not [b for b in bad if b in f.read_bytes()]
+
+
+@contextlib.contextmanager
+def _silent_service() -> Iterator[tuple[str, threading.Event]]:
+    """A loopback port that accepts connections and never answers: its endpoint, and an
+    event set once something connected."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    server.settimeout(0.1)
+    connected, stop, held = threading.Event(), threading.Event(), []
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+                connected.set()
+            except TimeoutError:
+                pass
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}", connected
+    finally:
+        stop.set()
+        thread.join(5)
+        for c in held:
+            c.close()
+        server.close()
+
+
+def test_s3_service_that_never_answers_is_refused_in_bounded_time_and_signals_work(
+    tmp_path: Path,
+) -> None:
+    """An endpoint that accepts connections and never answers: preflight refuses it after
+    STORBENCH_S3_TIMEOUT seconds, naming what happened; SIGINT and SIGTERM in the middle
+    stop storbench at once, leaving no temporary directory and no fio behind."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    with _silent_service() as (endpoint, connected):
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "STORBENCH_FIO"},
+            "AWS_ACCESS_KEY_ID": "AKID" + secrets.token_hex(6),
+            "AWS_SECRET_ACCESS_KEY": secrets.token_hex(16),
+            "TMPDIR": str(work),
+            "STORBENCH_DB": str(tmp_path / "r.db"),
+        }
+        args = [sys.executable, "-m", "storbench", "run", "quick", "-t", "s3://bench"]
+        args += ["--endpoint", endpoint, "--set", "objects=2"]
+        r = subprocess.run(
+            args,
+            env={**env, "STORBENCH_S3_TIMEOUT": "1"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "did not answer within 1 s" in r.stderr and "Traceback" not in r.stderr
+        for sig, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+            connected.clear()
+            proc = subprocess.Popen(
+                args,
+                env={**env, "STORBENCH_S3_TIMEOUT": "600"},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            assert connected.wait(60), "storbench never connected"
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=30)
+            assert proc.returncode == status, out + err
+            assert "Traceback" not in err
+            assert list(work.iterdir()) == [], list(work.iterdir())

@@ -23,10 +23,12 @@ a 404 as done).
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import os
 import re
 import socket
 import ssl
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -217,10 +219,53 @@ def tls_refusal(t: Target) -> str | None:
         return None
 
 
+#: How long the service may take to answer one request of the checks before any load
+#: (``STORBENCH_S3_TIMEOUT`` seconds): fio's http engine sets no timeout on its requests
+#: (curl then waits forever for a service that accepted the connection and never answers).
+ANSWER_TIMEOUT = float(os.environ.get("STORBENCH_S3_TIMEOUT") or 10)
+
+
+def unanswered(t: Target, timeout: float | None = None) -> str | None:
+    """Why the service at ``t``'s endpoint does not answer an HTTP request (a HEAD of the
+    bucket, unsigned: any status is an answer) within ``timeout`` seconds, or None when it
+    does. Its certificate is not checked here (:func:`tls_refusal` does)."""
+    timeout = ANSWER_TIMEOUT if timeout is None else timeout
+    url = urlsplit(t.endpoint or "")
+    try:
+        host, port = url.hostname or "", url.port
+    except ValueError as e:
+        return str(e)
+    conn: http.client.HTTPConnection
+    if url.scheme == "https":
+        context = ssl._create_unverified_context()  # reachability only: tls_refusal checks
+        conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("HEAD", f"/{t.path}")
+        conn.getresponse().read()
+        return None
+    except TimeoutError:
+        return f"it accepted the connection but did not answer within {timeout:g} s"
+    except (OSError, http.client.HTTPException) as e:
+        return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    finally:
+        conn.close()
+
+
 def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
-    """Whether the bucket takes this run's objects: fio PUTs one 4 KiB object under the
-    target's prefix and DELETEs it. (message, fix, HTTP status or None) when it does not,
-    else None."""
+    """Whether the bucket takes this run's objects: the service answers at all (within
+    :data:`ANSWER_TIMEOUT`), then fio PUTs one 4 KiB object under the target's prefix and
+    DELETEs it, each stopped when it takes longer than 3 x :data:`ANSWER_TIMEOUT`.
+    (message, fix, HTTP status or None) when it does not, else None."""
+    silent = unanswered(t)
+    if silent is not None:
+        return (
+            f"{t.label}: cannot reach {t.endpoint} ({silent})",
+            "check the endpoint (scheme, host, port) and that the service runs; "
+            "STORBENCH_S3_TIMEOUT=SECONDS waits longer",
+            None,
+        )
     name = f"/{t.path}/{t.prefix or ''}storbench-probe-{os.getpid()}"
     opts = {**s3_options(t), **S3_FIO_OPTIONS, "bs": "4k", "size": "4k"}
     opts["filename_format"] = name
@@ -231,7 +276,18 @@ def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
             f.write("\n".join(lines) + "\n")
         cmd = [fio_path() or FIO, "--output-format=json", path]
         env = ceph_env([t])
-        rc, _, _, _, raw, stderr = _run_fio(cmd, workdir, path[:-4], lambda: False, env=env)
+        deadline = time.monotonic() + 3 * ANSWER_TIMEOUT
+        rc, late, _, _, raw, stderr = _run_fio(
+            cmd, workdir, path[:-4], lambda end=deadline: time.monotonic() > end, env=env
+        )
+        if late:
+            what = "PUT" if rw == "write" else "DELETE"
+            return (
+                f"{t.label}: {t.endpoint} did not complete a 4 KiB {what} within "
+                f"{3 * ANSWER_TIMEOUT:g} s",
+                "check that the service works (its log); STORBENCH_S3_TIMEOUT=SECONDS waits longer",
+                None,
+            )
         status = re.search(r"failed with HTTP status code (\d+)", stderr + raw)
         if status is not None:
             code = status.group(1)
