@@ -5,13 +5,16 @@ everything the results database holds."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from storbench.engines import fio
+from storbench.engines.fio import s3objects
 from storbench.hosts import s3creds
 from storbench.model import redact
 from storbench.model.errors import PlanError, UserError
@@ -114,11 +117,24 @@ def test_s3_keys_on_a_file_target_are_refused() -> None:
 
 def test_s3_job_file_names_the_keys_only_by_reference() -> None:
     (pt,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand()
-    text = fio.job_file(pt, run_id=7)
+    text = fio.job_file(pt, run_id=7, tag="0a1b2c3d4e5f")
     assert "http_host=127.0.0.1:7070\n" in text and "https=off\n" in text
     assert "http_s3_keyid=${STORBENCH_S3_KEY_ID}\n" in text
     assert "http_s3_key=${STORBENCH_S3_SECRET}\n" in text
-    assert "filename_format=/bench/storbench/r7.b64k.$jobnum.$filenum\n" in text
+    assert "filename_format=/bench/storbench/r0a1b2c3d4e5f.b64k.$jobnum.$filenum\n" in text
+
+
+def test_s3_object_names_are_the_runs_own_not_its_id() -> None:
+    """Two runs that are both "run 1" (of two databases) name their objects apart: by the
+    random token each run keeps (store/runs.py), never by the run's id."""
+    (pt,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand()
+    a, b = uuid.uuid4().hex, uuid.uuid4().hex
+    ta, tb = fio.s3_run_tag(a), fio.s3_run_tag(b)
+    assert ta and tb and ta != tb and a.startswith(ta)
+    name_a = fio.job_file(pt, run_id=1, tag=ta).split("filename_format=", 1)[1].split("\n")[0]
+    name_b = fio.job_file(pt, run_id=1, tag=tb).split("filename_format=", 1)[1].split("\n")[0]
+    assert name_a != name_b and "/r1." not in name_a + name_b
+    assert fio.s3_run_tag("run1-4242") == "run14242" and fio.s3_run_tag(None) is None
 
 
 def test_s3_a_workload_cannot_set_the_targets_http_options() -> None:
@@ -234,3 +250,38 @@ def test_s3_endpoint_option_names_the_service(monkeypatch: pytest.MonkeyPatch) -
     assert {pt.target.endpoint for pt in p.expand()} == {"http://127.0.0.1:7070"}
     text = fio.job_file(p.expand()[0])
     assert "http_host=127.0.0.1:7070" in text
+
+
+def test_s3_get_of_missing_objects_is_a_failed_point_with_the_count() -> None:
+    """fio's http engine reads a 404 as zeroes and counts a success; the check storbench adds
+    to a GET (a verify header the prefill wrote) makes each one an error fio counts. From a
+    real recording (tests/data/s3): 16 GETs of objects nobody wrote."""
+    data = Path(__file__).parents[1] / "data" / "s3"
+    m, _ = fio.parse_output((data / "get-missing-4k-verify-jsonplus.json").read_text())
+    assert m.status == "failed" and m.extra["io_errors"] == 16
+    m = s3objects.failed_gets(m)
+    assert m.status == "failed"
+    assert m.error and m.error.startswith("16 of 16 GETs failed: the object was not there")
+    (pt,) = parse_plan(PLAN.format(keys=ENDPOINT).replace("write", "randread"), "p.yaml").expand()
+    text = fio.job_file(pt, tag="t")
+    assert "verify=crc32c\n" in text and "continue_on_error=verify\n" in text
+    fill = fio.job_file(s3objects.shape_point(pt, "write"), tag="t")
+    assert "verify=crc32c\n" in fill and "do_verify=0\n" in fill
+    (put,) = parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml").expand()
+    assert "verify" not in fio.job_file(put, tag="t")  # a PUT point measures PUTs only
+
+
+def test_s3_redaction_covers_json_escaped_keys_and_url_passwords() -> None:
+    """A key with a quote or a backslash is escaped in fio's JSON (recorded: fio 3.33 prints
+    ``"http_s3_key" : "se\\"cr\\\\et/x"``) and again when stored in JSON: every form goes;
+    an endpoint's password is never echoed, even in a URL that does not parse."""
+    secret = 'se"cr\\et/x'
+    redact.register(secret)
+    fio_said = '"http_s3_key" : "se\\"cr\\\\et/x"'
+    assert "cr" not in redact.clean(fio_said)
+    stored = json.dumps({"raw": fio_said})
+    assert "cr" not in redact.clean(stored) and redact.MARK in redact.clean(stored)
+    for bad in ("http://u:SECRET@host:abc", "http://u:SECRET@[::1", "ftp://u:SECRET@h"):
+        with pytest.raises(PlanError) as ei:
+            parse_target_arg("s3://bench", endpoint=bad)
+        assert "SECRET" not in str(ei.value) and "u:***@" in str(ei.value)

@@ -14,6 +14,7 @@ runview.py and pointview.py), and the consoles make themselves on first use (app
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import cast
 
@@ -46,17 +47,38 @@ COMMANDS: dict[str, str] = {
 cast(LazyGroup, cli).lazy.update(COMMANDS)
 
 
+#: Set when SIGTERM stopped this process (its exit status is then 143, not 130).
+_terminated: list[int] = []
+
+
+def _on_term(signum: int, frame: object) -> None:
+    """SIGTERM stops storbench as Ctrl-C does: what it started is stopped and what it made
+    (temporary directories, a run's status) is tidied on the way out."""
+    _terminated.append(signum)
+    raise KeyboardInterrupt
+
+
+def _signals() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM always stop storbench cleanly, even when it was started
+    with SIGINT ignored (a background job of a shell script). The runner has handlers of
+    its own while it measures (execute/runner.py)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _on_term)
+
+
 def main() -> None:
     try:
+        _signals()
         _load_plugins()
         cli.main(standalone_mode=False, prog_name="storbench")
     except UserError as e:
-        said = redact.clean(f"storbench: error: {e}")  # never a key, whatever failed
+        # never a key nor a URL's password, whatever failed
+        said = redact.hide_url_passwords(redact.clean(f"storbench: error: {e}"))
         err.print(said, markup=False, highlight=False, soft_wrap=True)
         sys.exit(e.exit_status)
     except click.exceptions.Abort:
         err.print("aborted")
-        sys.exit(130)
+        sys.exit(143 if _terminated else 130)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

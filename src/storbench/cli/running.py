@@ -25,7 +25,7 @@ from storbench.suites import names as suite_names
 
 if TYPE_CHECKING:
     from storbench.hosts.sshagents import Agents
-    from storbench.plan import Plan, Point
+    from storbench.plan import Plan, Point, Target
     from storbench.preflight import Preflight
     from storbench.store import Store
 
@@ -412,7 +412,9 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
     created (not one that another run measures right now). An interrupted run also keeps
     the objects of its finished rados bench writes in its Ceph pools, for the seq and rand
     points `storbench resume` would run; this removes them (and any object of fio's rados
-    engine named after the run). `storbench resume` does the same at its start and end.
+    engine named after the run), and the objects of the run's S3 points (named after the
+    run: the keys come from where the plan says, as for `run`). `storbench resume` does the
+    same at its start and end.
     """
     from storbench.execute.runner import (
         cleanup_engines,
@@ -434,7 +436,9 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
         out.print(f"run {r.id}: removed {path}", markup=False)
     if r.status == "running":  # a killed session: it is not running any more
         store.runs.set_status(r.id, "interrupted")
-    if not any(p.target.ceph or any(h.target.ceph for h in p.hosts) for p in points):
+    if not any(
+        _leaves_objects(t) for p in points for t in (p.target, *(h.target for h in p.hosts))
+    ):
         out.print(f"run {r.id}: nothing left to remove", markup=False)
         return
     left = cleanup_engines(store, r.id, points)
@@ -442,6 +446,12 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
         err.print(f"{len(left)} object(s) could not be removed: {', '.join(left[:10])}")
         sys.exit(1)
     out.print(f"run {r.id}: its benchmark objects are removed")
+
+
+def _leaves_objects(t: Target) -> bool:
+    """Whether a run on ``t`` leaves objects its engines remove by name (a Ceph pool's, an
+    S3 bucket's)."""
+    return bool(t.ceph) or t.kind == "s3"
 
 
 def _refuse_drill(points: list[Point], allowed: bool) -> None:

@@ -91,6 +91,9 @@ class RunContext:
     #: where a point's intervals go while it runs (its time series; the runner stores them
     #: at once, so a crash keeps what was measured)
     series: Callable[[Point, list[Interval]], None] = lambda point, rows: None
+    #: the run's random token (store/runs.py): what names the objects it writes in a
+    #: shared namespace (S3), which the run's id, 1 in every new database, cannot
+    token: str | None = None
 
 
 @dataclass

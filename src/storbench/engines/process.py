@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import weakref
 from collections.abc import Callable
+from typing import IO
 
 from storbench.hosts import procguard
 
@@ -46,19 +48,68 @@ def started() -> None:
         _waiting.pop(0)()
 
 
+#: The threads that copy a cleaned process's output into its files (:func:`start_logged`).
+_pumps: weakref.WeakKeyDictionary[subprocess.Popen[bytes], list[threading.Thread]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def start_logged(
-    cmd: list[str], workdir: str, out_path: str, err_path: str, env: dict[str, str] | None = None
+    cmd: list[str],
+    workdir: str,
+    out_path: str,
+    err_path: str,
+    env: dict[str, str] | None = None,
+    clean: Callable[[str], str] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start an engine's process, its stdout and stderr into files, in a session of its own
     (a terminal's Ctrl-C reaches storbench, which stops it), dying with storbench and
-    watched by procguard."""
-    with open(out_path, "w") as out, open(err_path, "w") as err:
-        return subprocess.Popen(
-            procguard.pdeathsig_prefix() + cmd,
-            stdout=out,
-            stderr=err,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            cwd=workdir,
-            env=procguard.environment(env),
-        )
+    watched by procguard. With ``clean``, what the process prints goes through a pipe and
+    ``clean`` line by line before it reaches the files (fio echoes an S3 key it read from
+    its environment: it never reaches the disk); :func:`wait_logged` waits for the last
+    line."""
+    if clean is None:
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            return subprocess.Popen(
+                procguard.pdeathsig_prefix() + cmd,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd=workdir,
+                env=procguard.environment(env),
+            )
+    proc = subprocess.Popen(
+        procguard.pdeathsig_prefix() + cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=workdir,
+        env=procguard.environment(env),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    for path in (out_path, err_path):  # there (empty) at once, as without ``clean``
+        open(path, "w").close()
+    pumps = [
+        threading.Thread(target=_pump, args=(pipe, path, clean), daemon=True)
+        for pipe, path in ((proc.stdout, out_path), (proc.stderr, err_path))
+    ]
+    for t in pumps:
+        t.start()
+    _pumps[proc] = pumps
+    return proc
+
+
+def _pump(pipe: IO[bytes], path: str, clean: Callable[[str], str]) -> None:
+    """Copy ``pipe`` into the file ``path`` a line at a time, each line cleaned first."""
+    with pipe, open(path, "a", errors="replace") as f:
+        for line in iter(pipe.readline, b""):
+            f.write(clean(line.decode(errors="replace")))
+            f.flush()
+
+
+def wait_logged(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    """Wait until the files of ``proc`` (:func:`start_logged`) hold all it printed."""
+    for t in _pumps.pop(proc, []):
+        t.join(timeout)

@@ -196,6 +196,7 @@ def _execute(
         should_stop=stop,
         host_names=_host_names(store, run_id),
         series=(series := StoreSeries(store, run_id, observer)),
+        token=store.runs.get(run_id).token,
     )
     groups = engines.of_points(points)
     sessions: dict[str, Session] = {}
@@ -502,7 +503,11 @@ def cleanup_engines(
     pool; those of recorded points stay with ``keep_recorded``: a resumed run reads them).
     Each removal is an event of the run; returns what could not be removed."""
     run = RunContext(
-        run_id=run_id, workdir="", total=len(points), events=StoreEvents(store, run_id)
+        run_id=run_id,
+        workdir="",
+        total=len(points),
+        events=StoreEvents(store, run_id),
+        token=store.runs.get(run_id).token,
     )
     left: list[str] = []
     for engine, pts in engines.of_points(points):

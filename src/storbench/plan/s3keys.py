@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from storbench.model import redact
 from storbench.plan.checks import control_char, shown
 from storbench.plan.yamlpos import _describe
 
@@ -91,16 +92,17 @@ def endpoint_problem(value: Any) -> Problem | None:
     """Why ``value`` is not an endpoint URL storbench can hand fio (``http[s]://HOST[:PORT]``)."""
     if not isinstance(value, str) or not value.strip():
         return f"`endpoint` must be a URL, not {_describe(value)}", ENDPOINT_EXAMPLE
+    shown_url = redact.hide_url_passwords(value)  # never echo a password
     c = control_char(value)
     if c is not None:
-        return f"`endpoint` {shown(value)} holds a control character ({c})", ENDPOINT_EXAMPLE
+        return f"`endpoint` {shown(shown_url)} holds a control character ({c})", ENDPOINT_EXAMPLE
     try:
         u = urlsplit(value.strip())
         port = u.port
     except ValueError as e:
-        return f"`endpoint` {value!r} is not a URL ({e})", ENDPOINT_EXAMPLE
+        return f"`endpoint` {shown_url!r} is not a URL ({e})", ENDPOINT_EXAMPLE
     if u.scheme not in ("http", "https") or not u.hostname:
-        return f"`endpoint` {value!r} must start with http:// or https:// and a host", (
+        return f"`endpoint` {shown_url!r} must start with http:// or https:// and a host", (
             ENDPOINT_EXAMPLE
         )
     if u.username or u.password:
@@ -110,7 +112,7 @@ def endpoint_problem(value: Any) -> Problem | None:
         )
     if u.path.strip("/") or u.query or u.fragment or port == 0:
         return (
-            f"`endpoint` {value!r} must be the service alone (scheme, host, port)",
+            f"`endpoint` {shown_url!r} must be the service alone (scheme, host, port)",
             "the bucket goes under `s3:` and object names under `prefix:`",
         )
     return None

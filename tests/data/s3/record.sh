@@ -3,6 +3,7 @@
 # s3 suite's answer (tests/answer_runs.py). Never edit the .json files by hand: rerun this.
 #
 #   tests/data/s3/record.sh        # needs scripts/build-fio-http.sh and build-versitygw.sh
+#   ONLY=NAME tests/data/s3/record.sh   # only that recording (the others stay as they are)
 #
 # versitygw listens on 127.0.0.1 only, over a mktemp directory removed at the end; its keys
 # are made up for the recording (the job files name them only as ${...}, as storbench's do;
@@ -34,11 +35,14 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 echo "fio: $("$FIO" --version)   versitygw on 127.0.0.1:$PORT   out: $OUT"
-rm -f "$OUT"/*.json "$OUT"/*.fio
+ONLY=${ONLY:-}
+[ -n "$ONLY" ] || rm -f "$OUT"/*.json "$OUT"/*.fio
 
-# rec NAME RW BS: the job file storbench writes for such a point (sized, not timed)
+# rec NAME RW BS [OPTION...]: the job file storbench writes for such a point (sized, not timed)
 rec() {
     local name=$1 rw=$2 bs=$3 size
+    shift 3
+    [ -z "$ONLY" ] || [ "$ONLY" = "$name" ] || return 0
     size=$(( 8 * $(numfmt --from=iec "${bs^^}") ))
     cat > "$OUT/$name.fio" <<JOB
 [objects]
@@ -56,6 +60,8 @@ size=$size
 filename_format=/bench/storbench/rec.b$bs.\$jobnum.\$filenum
 group_reporting
 JOB
+    printf '%s\n' "$@" >> "$OUT/$name.fio"
+    sed -i '/^$/d' "$OUT/$name.fio"
     # fio's JSON echoes the expanded keys under "job options": taken out the way storbench
     # takes them out of what it stores (storbench.model.redact: "[redacted]"), nothing else changed
     (cd "$WORK" && "$FIO" --output-format=json+ "$OUT/$name.fio") \
@@ -68,6 +74,9 @@ for bs in 4k 64k 1m; do
     rec "get-$bs-jsonplus" read "$bs"
 done
 rec "delete-64k-jsonplus" trim 64k
+# GETs of objects nobody wrote (HTTP 404, which fio reads as zeroes), with the check
+# storbench adds to a GET point (jobfile.S3_GET_CHECK): each one a verify error, counted
+rec "get-missing-4k-verify-jsonplus" read 4k verify=crc32c continue_on_error=verify
 if grep -l "recording-secret-not-real" "$OUT"/*.json; then
     echo "record.sh: the secret is in an output (above)" >&2
     exit 1

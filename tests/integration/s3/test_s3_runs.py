@@ -6,14 +6,17 @@ written, the run's objects are gone at its end, and no key is stored or printed 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import re
 import secrets
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -77,9 +80,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _gateway(tmp_path: Path, *, tls: bool = False) -> Iterator[Gateway]:
+def _gateway(tmp_path: Path, *, tls: bool = False, secret: str | None = None) -> Iterator[Gateway]:
     """versitygw on a free loopback port over a fresh directory with one bucket, ``bench``;
-    with ``tls``, https with a self-signed certificate made for the test."""
+    with ``tls``, https with a self-signed certificate made for the test; ``secret``: the
+    secret key (else a random one)."""
     if not os.access(VERSITYGW, os.X_OK):
         pytest.skip(f"no versitygw at {VERSITYGW} (scripts/build-versitygw.sh builds it)")
     if not os.access(HTTP_FIO, os.X_OK):
@@ -90,7 +94,7 @@ def _gateway(tmp_path: Path, *, tls: bool = False) -> Iterator[Gateway]:
     gw = Gateway(
         f"{'https' if tls else 'http'}://127.0.0.1:{port}",
         "AKID" + secrets.token_hex(6),
-        secrets.token_hex(16),
+        secret or secrets.token_hex(16),
         root,
     )
     args = [VERSITYGW, "--port", f"127.0.0.1:{port}"]
@@ -178,7 +182,8 @@ workloads:
     objects = gateway.objects("bench")
     assert gateway.listed("bench") == objects  # the service lists what its backend holds
     assert len(objects) == 16 and set(objects.values()) == {65536}
-    assert all(k.startswith("exact/r1.b64k.") for k in objects)
+    (token,) = sqlite3.connect(db).execute("SELECT token FROM runs").fetchone()
+    assert all(k.startswith(f"exact/r{token[:12]}.b64k.") for k in objects)  # the run's own
     assert put["write"]["total_ios"] == 16 and put["write"]["io_bytes"] == sum(objects.values())
     assert get["read"]["total_ios"] == 16 and get["read"]["io_bytes"] == 16 * 65536
     assert put["write"]["clat_ns"]["samples"] == 16 and put["write"]["clat_ns"]["p99"] > 0
@@ -418,3 +423,275 @@ def test_s3_runs_compare_and_export_like_any_other(tmp_path: Path, gateway: Gate
     assert "objects" in c.stdout and "iops" in c.stdout.lower()
     csv = sb(db, "export", "2", "--format", "csv", env=env).stdout.splitlines()
     assert len(csv) == 1 + 4 and "s3://bench/cmp/" in csv[1]
+
+
+def test_s3_runs_of_two_databases_never_touch_each_others_objects(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    """Two runs that are both "run 1" (of two databases) on one bucket and prefix: each
+    writes objects of its own, and the second one's cleanup leaves the first one's kept
+    objects where they are (names by the run's token, not its id)."""
+    plan = tmp_path / "p.yaml"
+    body = f"""\
+name: s3-two
+targets:
+  - s3: bench
+    endpoint: {gateway.endpoint}
+    prefix: shared/
+    keep_objects: KEEP
+workloads:
+  - {{name: put, rw: write, bs: 4k, objects: 4}}
+"""
+    plan.write_text(body.replace("KEEP", "true"))
+    first = sb(tmp_path / "a.db", "run", str(plan), env=gateway.env())
+    assert first.returncode == 0, first.stdout + first.stderr
+    kept = gateway.objects("bench")
+    assert len(kept) == 4
+    plan.write_text(body.replace("KEEP", "false"))
+    second = sb(tmp_path / "b.db", "run", str(plan), env=gateway.env())
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "removed the run's objects: 4 DELETE" in second.stdout
+    assert gateway.objects("bench") == kept  # the first run's objects, untouched
+    tokens = [
+        sqlite3.connect(tmp_path / db).execute("SELECT id, token FROM runs").fetchone()
+        for db in ("a.db", "b.db")
+    ]
+    assert [i for i, _ in tokens] == [1, 1]
+    assert all(k.startswith(f"shared/r{tokens[0][1][:12]}.") for k in kept)
+
+
+def _wait_for(what: str, cond, seconds: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < end, f"waited {seconds:.0f} s for {what}"
+        time.sleep(0.05)
+
+
+def test_s3_cleanup_after_sigkill_removes_the_runs_objects(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    """storbench SIGKILLed while it PUTs: `cleanup` (not only `resume`) deletes the objects
+    the run wrote, and says so."""
+    plan = tmp_path / "kill.yaml"
+    plan.write_text(
+        f"""\
+name: s3-kill
+targets:
+  - s3: bench
+    endpoint: {gateway.endpoint}
+workloads:
+  - {{name: put, rw: write, bs: 4k, objects: 32, runtime: 60, time_based: 1}}
+"""
+    )
+    db = tmp_path / "r.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", str(plan)],
+        env={**gateway.env(), "STORBENCH_DB": str(db)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for("the run's first objects", lambda: len(gateway.objects("bench")) >= 8)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    # the guard stops fio once storbench is gone: the bucket stops changing
+    _wait_for("fio to stop", lambda: not _fio_of(db))
+    assert gateway.objects("bench")
+    r = sb(db, "cleanup", "1", env=gateway.env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "nothing left to remove" not in r.stdout
+    assert gateway.objects("bench") == {}, r.stdout
+    assert "objects are removed" in r.stdout
+
+
+def _fio_of(db: Path) -> list[int]:
+    """The pids of the fio processes the run of ``db`` started (its token in their env)."""
+    (token,) = sqlite3.connect(db).execute("SELECT token FROM runs").fetchone()
+    mark = f"STORBENCH_RUN={token}".encode()
+    pids = []
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and mark in (p / "environ").read_bytes():
+                pids.append(int(p.name))
+        except OSError:
+            pass
+    return pids
+
+
+def test_s3_gets_of_deleted_objects_fail_the_point_with_their_count(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    """The objects a timed GET point reads are deleted behind its back (as another run's
+    cleanup did): fio's http engine reads a 404 as zeroes and calls it a success, yet the
+    point is failed, its error counting the GETs that failed; exit status not 0."""
+    plan = tmp_path / "gone.yaml"
+    plan.write_text(
+        f"""\
+name: s3-gone
+targets:
+  - s3: bench
+    endpoint: {gateway.endpoint}
+workloads:
+  - {{name: get, rw: randread, bs: 4k, objects: 8, numjobs: 2, runtime: 4, time_based: 1}}
+"""
+    )
+    db = tmp_path / "r.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", str(plan)],
+        env={**gateway.env(), "STORBENCH_DB": str(db)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for("the prefill's 16 objects", lambda: len(gateway.objects("bench")) >= 16)
+        for f in (gateway.root / "bench").rglob("*"):
+            if f.is_file():
+                f.unlink()  # what the GET reads is gone: each GET now gets a 404
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0, out + err
+    (status, error), *_ = sqlite3.connect(db).execute("SELECT status, error FROM measurements")
+    assert status == "failed", (status, error)
+    m = re.search(r"([\d,]+) of ([\d,]+) GETs failed: the object was not there \(HTTP 404", error)
+    assert m, error
+    failed, total = (int(g.replace(",", "")) for g in m.groups())
+    assert 0 < failed <= total
+
+
+def test_s3_keys_never_reach_a_file_even_with_quotes_and_backslashes(tmp_path: Path) -> None:
+    """A secret with a quote and a backslash (JSON escapes them in fio's output): while the run
+    executes, no file of its work directory holds a key in any form; afterwards neither
+    the database, `show --point`, the exports nor the archive do."""
+    secret = 'Se"cr\\et' + secrets.token_hex(8)
+    with _gateway(tmp_path, secret=secret) as gw:
+        plan = tmp_path / "keys.yaml"
+        plan.write_text(
+            f"""\
+name: s3-keys
+targets:
+  - s3: bench
+    endpoint: {gw.endpoint}
+workloads:
+  - {{name: put, rw: write, bs: 4k, objects: 8, runtime: 3, time_based: 1}}
+  - {{name: get, rw: read, bs: 4k, objects: 8}}
+"""
+        )
+        db = tmp_path / "r.db"
+        work = tmp_path / "tmp"
+        work.mkdir()
+        forms = {secret, json.dumps(secret)[1:-1], json.dumps(json.dumps(secret)[1:-1])[1:-1]}
+        forms |= {gw.key_id}
+        bad = [f.encode() for f in forms]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "storbench", "run", str(plan)],
+            env={**gw.env(), "STORBENCH_DB": str(db), "TMPDIR": str(work)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        seen_out, leaks = 0, []
+        while proc.poll() is None:  # look at every file the run has, as it runs
+            for f in work.rglob("*"):
+                try:
+                    data = f.read_bytes() if f.is_file() else b""
+                except OSError:
+                    continue
+                seen_out += f.suffix == ".out" and b"job options" in data
+                leaks += [str(f) for b in bad if b in data]
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, out + err
+        assert seen_out, "never saw fio's output while it ran"
+        assert not leaks, leaks
+        env = gw.env()
+        shown = sb(db, "show", "1", "--point", "1", env=env).stdout
+        exports = [sb(db, "export", "1", "--format", f, env=env).stdout for f in ("json", "csv")]
+        archive = tmp_path / "run.sbz"
+        assert sb(db, "export", "1", "--format", "archive", "-o", str(archive), env=env)
+        texts = [shown, *exports, gzip.decompress(archive.read_bytes()).decode(), out, err]
+        texts.append(stored_text(db))
+        for text in texts:
+            assert not [f for f in forms if f in text], text[:2000]
+        assert "[redacted]" in shown
+        for f in tmp_path.glob("r.db*"):
+            assert not [b for b in bad if b in f.read_bytes()]
+
+
+@contextlib.contextmanager
+def _silent_service() -> Iterator[tuple[str, threading.Event]]:
+    """A loopback port that accepts connections and never answers: its endpoint, and an
+    event set once something connected."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    server.settimeout(0.1)
+    connected, stop, held = threading.Event(), threading.Event(), []
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+                connected.set()
+            except TimeoutError:
+                pass
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}", connected
+    finally:
+        stop.set()
+        thread.join(5)
+        for c in held:
+            c.close()
+        server.close()
+
+
+def test_s3_service_that_never_answers_is_refused_in_bounded_time_and_signals_work(
+    tmp_path: Path,
+) -> None:
+    """An endpoint that accepts connections and never answers: preflight refuses it after
+    STORBENCH_S3_TIMEOUT seconds, naming what happened; SIGINT and SIGTERM in the middle
+    stop storbench at once, leaving no temporary directory and no fio behind."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    with _silent_service() as (endpoint, connected):
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "STORBENCH_FIO"},
+            "AWS_ACCESS_KEY_ID": "AKID" + secrets.token_hex(6),
+            "AWS_SECRET_ACCESS_KEY": secrets.token_hex(16),
+            "TMPDIR": str(work),
+            "STORBENCH_DB": str(tmp_path / "r.db"),
+        }
+        args = [sys.executable, "-m", "storbench", "run", "quick", "-t", "s3://bench"]
+        args += ["--endpoint", endpoint, "--set", "objects=2"]
+        r = subprocess.run(
+            args,
+            env={**env, "STORBENCH_S3_TIMEOUT": "1"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "did not answer within 1 s" in r.stderr and "Traceback" not in r.stderr
+        for sig, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+            connected.clear()
+            proc = subprocess.Popen(
+                args,
+                env={**env, "STORBENCH_S3_TIMEOUT": "600"},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            assert connected.wait(60), "storbench never connected"
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=30)
+            assert proc.returncode == status, out + err
+            assert "Traceback" not in err
+            assert list(work.iterdir()) == [], list(work.iterdir())

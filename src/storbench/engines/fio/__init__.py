@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         rados_object_size,
         rados_objects,
         reads,
+        s3_run_tag,
         target_options,
     )
     from storbench.engines.fio.parse import (  # noqa: F401
@@ -101,6 +102,7 @@ _WHERE = {
     "ceph_env": "storbench.engines.fio.jobfile",
     "host_job_file": "storbench.engines.fio.jobfile",
     "job_file": "storbench.engines.fio.jobfile",
+    "s3_run_tag": "storbench.engines.fio.jobfile",
     "rados_object_prefix": "storbench.engines.fio.jobfile",
     "rados_object_size": "storbench.engines.fio.jobfile",
     "rados_objects": "storbench.engines.fio.jobfile",

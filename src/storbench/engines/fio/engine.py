@@ -25,6 +25,7 @@ from storbench.engines.base import (
 )
 from storbench.engines.fio import findings as fio_findings
 from storbench.engines.fio import remote, s3objects, versions
+from storbench.engines.fio.files import workload_writes
 from storbench.hosts import netbaseline, s3bucket
 from storbench.hosts.ceph import CephClient, put_objects, remove_objects
 from storbench.model.errors import PreflightError, UserError
@@ -221,18 +222,23 @@ class _Session:
             should_stop=ctx.should_stop,
             hosts=self.hosts,
             on_intervals=lambda rows: ctx.series(point, rows),
+            tag=fio.s3_run_tag(ctx.token),
         )
         m = fr.measurement
         if m.error and s3objects.s3_targets(point):
-            m = dataclasses.replace(m, error=s3objects.explain(m.error))
+            m = s3objects.failed_gets(m)
+            m = dataclasses.replace(m, error=s3objects.explain(m.error or ""))
         early = fio.ended_early(point, m)
         if early is not None:
             m.extra["ended_early"] = early
             ctx.events.add(
                 "ended-early", f"point {point.index + 1}: {early}", {"point": point.index}
             )
-        if s3objects.s3_targets(point) and s3objects.deletes(point):
-            # its objects are gone, and so are those of any shape that shares their names
+        if s3objects.s3_targets(point) and (
+            s3objects.deletes(point) or workload_writes(point.params)
+        ):
+            # its objects are gone (or written again without the verify header a GET checks),
+            # and so are those of any shape that shares their names
             gone = s3objects.shape_key(point)[:2]
             self.prefilled = {k for k in self.prefilled if k[:2] != gone}
         return PointResult(
@@ -270,7 +276,8 @@ class _Session:
             return None
         ctx = self.ctx
         fill = s3objects.shape_point(point, "write")
-        fr = fio.run_point(fill, ctx.workdir, run_id=ctx.run_id, hosts=self.hosts)
+        tag = fio.s3_run_tag(ctx.token)
+        fr = fio.run_point(fill, ctx.workdir, run_id=ctx.run_id, hosts=self.hosts, tag=tag)
         m = fr.measurement
         wrote = m.direction("write")
         ok = m.status == "ok" and not fr.interrupted and wrote is not None
@@ -324,7 +331,7 @@ def _remove_s3_objects(run: RunContext, points: list[Point]) -> list[str]:
             {"kept": kept},
         )
     with tempfile.TemporaryDirectory(prefix="storbench-s3-") as workdir:
-        sent, failed = s3objects.remove(points, run.run_id, workdir)
+        sent, failed = s3objects.remove(points, run.run_id, workdir, fio.s3_run_tag(run.token))
     run.events.add(
         "s3-cleanup",
         f"removed the run's objects: {sent:,} DELETE requests"

@@ -95,6 +95,7 @@ def run_hosts_point(
     should_stop: Callable[[], bool] = lambda: False,
     context: HostContext | None = None,
     on_intervals: Callable[[list[Interval]], None] | None = None,
+    tag: str | None = None,
 ) -> FioRun:
     """Run one point on all its hosts at once (one fio client process) and aggregate; each
     host's time series goes to ``on_intervals`` when the point ends (fio's client prints
@@ -104,7 +105,7 @@ def run_hosts_point(
     for i in range(len(point.hosts)):
         path = os.path.join(workdir, f"point-{point.index:05d}.host{i + 1}.fio")
         with open(path, "w") as f:
-            f.write(host_job_file(point, i, run_id=run_id, total=total))
+            f.write(host_job_file(point, i, run_id=run_id, total=total, tag=tag))
         paths.append(path)
     addresses = [client_address(h, ctx.local_port) for h in point.hosts]
     interval = status_interval_ms(point)
@@ -134,7 +135,7 @@ def run_hosts_point(
     return FioRun(
         measurement=meas,
         command=cmd,
-        job_text=job_file(point, run_id=run_id, total=total),
+        job_text=job_file(point, run_id=run_id, total=total, tag=tag),
         raw_output=raw,
         stderr=stderr,
         exit_code=rc,

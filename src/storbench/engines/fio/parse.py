@@ -302,6 +302,12 @@ def _aggregate_jobs(jobs: list[dict[str, Any]], bs: Any = None) -> Measurement:
             f"fio job {errors[0][1]!r} failed with error {errors[0][0]} "
             f"({os.strerror(errors[0][0])})"
         )
+    # with continue_on_error, the errors fio went on after (it prints total_err then)
+    io_errors = sum(int(j.get("total_err") or 0) for j in jobs)
+    if io_errors:
+        meas.extra["io_errors"] = io_errors
+        if meas.error:
+            meas.error += f"; {io_errors:,} I/O errors in all"
     for ddir in DIRECTIONS:
         parts = [
             (j.get("groupid", 0), _direction(j[ddir], _bs(j, bs)))

@@ -31,6 +31,7 @@ def run_point(
     should_stop: Callable[[], bool] = lambda: False,
     hosts: HostContext | None = None,
     on_intervals: Callable[[list[Interval]], None] | None = None,
+    tag: str | None = None,
 ) -> FioRun:
     """Run fio for one point; parse its output into a measurement.
 
@@ -38,7 +39,8 @@ def run_point(
     its jobs cleanly) and the run is flagged interrupted. A point with hosts runs through
     fio's client/server mode (see :func:`run_hosts_point`); ``hosts`` says where the
     ``local`` host's fio server listens and the servers' own host names. A local point's
-    intervals (its time series) go to ``on_intervals`` as fio reports them.
+    intervals (its time series) go to ``on_intervals`` as fio reports them. ``tag`` names
+    the run's S3 objects (jobfile.s3_run_tag).
     """
     if point.hosts:
         return run_hosts_point(
@@ -49,8 +51,9 @@ def run_point(
             should_stop=should_stop,
             context=hosts or HostContext(),
             on_intervals=on_intervals,
+            tag=tag,
         )
-    job_text = job_file(point, run_id=run_id, total=total)
+    job_text = job_file(point, run_id=run_id, total=total, tag=tag)
     job_path = os.path.join(workdir, f"point-{point.index:05d}.fio")
     with open(job_path, "w") as f:
         f.write(job_text)

@@ -5,9 +5,12 @@ the run's end.
 fio 3.33's http engine (engines/http.c) makes each I/O one request for the object
 ``<file name>_<offset>_<length>`` of the job's first file, its URL ``http[s]://http_host``
 followed by that name, path-style. storbench names each job's file
-``/BUCKET/PREFIX r<run>.[h<host>.]b<bs>.<job>.<file>`` (jobfile.s3_name_format): the objects of
-a run, a host and a block size, so that a GET point of some size reads what a PUT point of the
-same size wrote, and objects of several jobs or hosts never collide.
+``/BUCKET/PREFIX r<tag>.[h<host>.]b<bs>.<job>.<file>`` (jobfile.s3_name_format): the objects
+of a run, a host and a block size, so that a GET point of some size reads what a PUT point of
+the same size wrote, and objects of several jobs or hosts never collide. ``<tag>`` is the
+run's own (jobfile.s3_run_tag: from the random token kept with the run, not its id, which
+every database numbers from 1), so that runs of two databases on one bucket never touch
+each other's objects, and `resume` and `cleanup` find a run's objects again.
 
 Before a point reads or deletes, the objects it reads or deletes are written by a
 *prefill*: the same shape (block size, size, jobs, files) as a sequential write, once per
@@ -20,14 +23,17 @@ a 404 as done).
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import os
 import re
 import socket
 import ssl
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
 from storbench.engines.fio.jobfile import (
+    S3_PREFILL_CHECK,
     _job_line,
     ceph_env,
     host_job_file,
@@ -40,6 +46,7 @@ from storbench.engines.fio.keys import S3_FIO_OPTIONS
 from storbench.engines.fio.parse import parse_output
 from storbench.engines.fio.spawn import _run_fio
 from storbench.engines.fio.tool import FIO, FioOutputError, fio_path
+from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target
 
 #: The options that decide which objects a job touches (and how many).
@@ -55,10 +62,13 @@ def s3_targets(point: Point) -> list[Target]:
 
 
 def shape_point(point: Point, rw: str) -> Point:
-    """The point's objects as a job of ``rw`` (write: the prefill; trim: their removal):
-    its shape, sequential, untimed, no rounds, no actions."""
+    """The point's objects as a job of ``rw`` (write: the prefill, each object with the
+    verify header GETs check, jobfile.S3_PREFILL_CHECK; trim: their removal): its shape,
+    sequential, untimed, no rounds, no actions."""
     params = {k: point.params[k] for k in SHAPE if k in point.params}
     params.update(S3_FIO_OPTIONS, rw=rw)
+    if rw == "write":
+        params.update(S3_PREFILL_CHECK)
     return dataclasses.replace(
         point, params=params, extra={}, steady=None, actions=[], keep_cut=False
     )
@@ -77,7 +87,9 @@ def shape_key(point: Point) -> tuple[Any, ...]:
     return where, s3_dataset(point.params), shape
 
 
-def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, list[str]]:
+def remove(
+    points: list[Point], run_id: int | None, workdir: str, tag: str | None
+) -> tuple[int, list[str]]:
     """Delete every object the s3 points of a run may have written or prefilled (each shape
     once, each host's objects from this machine): (DELETE requests made, what failed)."""
     done: set[str] = set()
@@ -95,9 +107,9 @@ def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, 
                 continue
             done.add(key)
             text = (
-                host_job_file(trim, host, run_id=run_id)
+                host_job_file(trim, host, run_id=run_id, tag=tag)
                 if host is not None
-                else job_file(dataclasses.replace(trim, hosts=[]), run_id=run_id)
+                else job_file(dataclasses.replace(trim, hosts=[]), run_id=run_id, tag=tag)
             )
             path = os.path.join(workdir, f"s3-cleanup-{len(done)}.fio")
             with open(path, "w") as f:
@@ -115,7 +127,7 @@ def remove(points: list[Point], run_id: int | None, workdir: str) -> tuple[int, 
             if rc != 0 or meas is None or meas.status != "ok":
                 why = (meas.error if meas is not None else None) or stderr.strip()[-300:]
                 why = explain(why or f"fio exit {rc}")
-                names = s3_object_prefix(t, run_id, host) + dataset_of(trim)
+                names = s3_object_prefix(t, tag, host) + dataset_of(trim)
                 failed.append(f"{t.label} ({dataset_of(trim)}, objects {names}.*): {why}")
     return sent, failed
 
@@ -134,6 +146,31 @@ def explain(error: str) -> str:
             "connection, as radosgw does with an object larger than it takes)"
         )
     return error
+
+
+#: fio's error when verification failed (EILSEQ): on a GET, the object read is not one
+#: storbench wrote (jobfile.S3_GET_CHECK), mostly zeroes for an object that is not there.
+_VERIFY_FAILED = 84
+
+
+def failed_gets(m: Measurement) -> Measurement:
+    """An s3 point's measurement with its failed GETs in words: fio counts each GET whose
+    object did not verify (``io_errors``, its ``total_err``); the point is failed, its
+    error says how many of how many GETs, and why."""
+    if m.error_code != _VERIFY_FAILED or not m.extra.get("io_errors"):
+        return m
+    reads = m.direction("read")
+    n = int(m.extra["io_errors"])
+    total = f" of {reads.total_ios:,}" if reads is not None and reads.total_ios else ""
+    return dataclasses.replace(
+        m,
+        status="failed",
+        error=(
+            f"{n:,}{total} GETs failed: the object was not there (HTTP 404, which fio's http "
+            "engine reads as zeroes) or was not the one storbench wrote (its verify header "
+            "did not match); another run or client deleted or overwrote the run's objects?"
+        ),
+    )
 
 
 def dataset_of(point: Point) -> str:
@@ -182,10 +219,53 @@ def tls_refusal(t: Target) -> str | None:
         return None
 
 
+#: How long the service may take to answer one request of the checks before any load
+#: (``STORBENCH_S3_TIMEOUT`` seconds): fio's http engine sets no timeout on its requests
+#: (curl then waits forever for a service that accepted the connection and never answers).
+ANSWER_TIMEOUT = float(os.environ.get("STORBENCH_S3_TIMEOUT") or 10)
+
+
+def unanswered(t: Target, timeout: float | None = None) -> str | None:
+    """Why the service at ``t``'s endpoint does not answer an HTTP request (a HEAD of the
+    bucket, unsigned: any status is an answer) within ``timeout`` seconds, or None when it
+    does. Its certificate is not checked here (:func:`tls_refusal` does)."""
+    timeout = ANSWER_TIMEOUT if timeout is None else timeout
+    url = urlsplit(t.endpoint or "")
+    try:
+        host, port = url.hostname or "", url.port
+    except ValueError as e:
+        return str(e)
+    conn: http.client.HTTPConnection
+    if url.scheme == "https":
+        context = ssl._create_unverified_context()  # reachability only: tls_refusal checks
+        conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
+    else:
+        conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("HEAD", f"/{t.path}")
+        conn.getresponse().read()
+        return None
+    except TimeoutError:
+        return f"it accepted the connection but did not answer within {timeout:g} s"
+    except (OSError, http.client.HTTPException) as e:
+        return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    finally:
+        conn.close()
+
+
 def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
-    """Whether the bucket takes this run's objects: fio PUTs one 4 KiB object under the
-    target's prefix and DELETEs it. (message, fix, HTTP status or None) when it does not,
-    else None."""
+    """Whether the bucket takes this run's objects: the service answers at all (within
+    :data:`ANSWER_TIMEOUT`), then fio PUTs one 4 KiB object under the target's prefix and
+    DELETEs it, each stopped when it takes longer than 3 x :data:`ANSWER_TIMEOUT`.
+    (message, fix, HTTP status or None) when it does not, else None."""
+    silent = unanswered(t)
+    if silent is not None:
+        return (
+            f"{t.label}: cannot reach {t.endpoint} ({silent})",
+            "check the endpoint (scheme, host, port) and that the service runs; "
+            "STORBENCH_S3_TIMEOUT=SECONDS waits longer",
+            None,
+        )
     name = f"/{t.path}/{t.prefix or ''}storbench-probe-{os.getpid()}"
     opts = {**s3_options(t), **S3_FIO_OPTIONS, "bs": "4k", "size": "4k"}
     opts["filename_format"] = name
@@ -196,7 +276,18 @@ def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
             f.write("\n".join(lines) + "\n")
         cmd = [fio_path() or FIO, "--output-format=json", path]
         env = ceph_env([t])
-        rc, _, _, _, raw, stderr = _run_fio(cmd, workdir, path[:-4], lambda: False, env=env)
+        deadline = time.monotonic() + 3 * ANSWER_TIMEOUT
+        rc, late, _, _, raw, stderr = _run_fio(
+            cmd, workdir, path[:-4], lambda end=deadline: time.monotonic() > end, env=env
+        )
+        if late:
+            what = "PUT" if rw == "write" else "DELETE"
+            return (
+                f"{t.label}: {t.endpoint} did not complete a 4 KiB {what} within "
+                f"{3 * ANSWER_TIMEOUT:g} s",
+                "check that the service works (its log); STORBENCH_S3_TIMEOUT=SECONDS waits longer",
+                None,
+            )
         status = re.search(r"failed with HTTP status code (\d+)", stderr + raw)
         if status is not None:
             code = status.group(1)

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from storbench.engines.fio.files import workload_writes
 from storbench.engines.fio.tool import FIO, fio_path
-from storbench.engines.process import start_logged
+from storbench.engines.process import start_logged, wait_logged
 from storbench.engines.process import started as started_hook
+from storbench.model import redact
 from storbench.model.metrics import (
     Measurement,
 )
@@ -77,7 +78,10 @@ def _run_fio(
     err_path = stem + ".err"
     started = time.time()
     interrupted = False
-    proc = start_logged(cmd, workdir, out_path, err_path, env)
+    # a run with S3 keys: fio echoes them (its JSON's "job options"), cleaned before they
+    # reach the .out file (model/redact.py)
+    clean = redact.clean if redact.active() else None
+    proc = start_logged(cmd, workdir, out_path, err_path, env, clean=clean)
     started_hook()  # the runner's bookkeeping of the point before, while fio starts up
     with open(out_path, errors="replace") as growing:
 
@@ -99,6 +103,7 @@ def _run_fio(
                 proc.send_signal(signal.SIGINT)
             elif sigint_at is not None and time.monotonic() - sigint_at > 15:
                 proc.kill()
+        wait_logged(proc)
         read_more()
     ended = time.time()
     raw = ""  # with on_output, the caller has had all of it (a long point's is large)
