@@ -233,3 +233,40 @@ def test_postgres_store_refuses_other_urls(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="not a database storbench can use") as e:
         Store("mysql://u:hunter22@h/db")
     assert "hunter22" not in str(e.value)
+
+
+def _tables(pg_server: PgServer, pg_url: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(
+        host="127.0.0.1",
+        port=pg_server.port,
+        user=pgserver.USER,
+        password=PASSWORD,
+        dbname=pg_url.rsplit("/", 1)[1],
+    ) as con:
+        rows = con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema='public'"
+        )
+        return {r[0] for r in rows}
+
+
+def test_postgres_reading_a_new_database_creates_nothing_in_it(
+    pg_server: PgServer, pg_url: str
+) -> None:
+    """A command that only reads a database without tables yet finds no runs and makes no
+    tables (a command that writes makes them); its connection refuses a write."""
+    store = Store(pg_url, write=False)
+    assert store.runs.all() == []
+    assert store.events.of_run(1) == []
+    with pytest.raises(Exception, match="read-only"), store.conn.tx() as db:
+        db.execute("CREATE TABLE sneaky (x int)")
+    store.close()
+    assert _tables(pg_server, pg_url) == set()
+    Store(pg_url).close()
+    assert "runs" in _tables(pg_server, pg_url)
+    store = Store(pg_url, write=False)
+    with pytest.raises(Exception, match="read-only"), store.conn.tx() as db:
+        db.execute("DELETE FROM runs")
+    store.close()
+

@@ -29,7 +29,7 @@ import storbench.store.location as location
 from storbench.model import redact
 from storbench.store.dialect import Dialect
 from storbench.store.faults import StoreError, pg_store_error
-from storbench.store.schema import PG_SCHEMA
+from storbench.store.schema import PG_SCHEMA, _statements
 
 #: An arbitrary number every storbench process takes as its advisory lock while it creates
 #: or migrates the schema (two processes opening a new database at once: one creates it).
@@ -59,6 +59,18 @@ class PostgresDialect(Dialect):
             (table,),
         )
         return [r[0] for r in rows]
+
+    def read_through(self, db: Any, version: int | None) -> None:
+        """A database without tables yet, read by a command that only reads: the tables in
+        the session's own temporary schema (pg_temp, looked in first), empty."""
+        if version is not None:  # a PostgreSQL database starts at schema 7
+            raise StoreError(f"a PostgreSQL results database of schema {version} is unknown")
+        for statement in _statements(PG_SCHEMA):
+            if statement.startswith("CREATE TABLE"):
+                db.execute(statement.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
+
+    def read_only(self, db: Any) -> None:
+        db.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
 
     def lock_schema(self, db: Any) -> None:
         db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
