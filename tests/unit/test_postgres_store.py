@@ -6,6 +6,7 @@ the schema has the same columns, and a URL's password is shown and stored nowher
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -269,4 +270,40 @@ def test_postgres_reading_a_new_database_creates_nothing_in_it(
     with pytest.raises(Exception, match="read-only"), store.conn.tx() as db:
         db.execute("DELETE FROM runs")
     store.close()
+
+
+@pytest.mark.parametrize(
+    ("netloc", "path", "said"),
+    [
+        ("127.0.0.1:abc", "/db", "port 'abc'"),
+        ("127.0.0.1:99999", "/db", "port '99999'"),
+        ("[::1", "/db", "not a PostgreSQL URL"),
+        ("h1:1,h2:1", "/db", "several hosts"),
+        ("127.0.0.1:{port}", "/x%00y", "NUL"),
+        ("127.0.0.1:{port}", "/db?application_name=a%00b", "NUL"),
+    ],
+)
+def test_postgres_urls_that_cannot_be_read_are_clear_errors(
+    netloc: str, path: str, said: str, pg_server: PgServer, tmp_path: Path
+) -> None:
+    """A URL storbench cannot take as it is given is refused with what is wrong and where it
+    came from -- never a traceback, never a connection to anything but what it names (a NUL
+    in the database name once cut the port off: port 5432 instead)."""
+    import subprocess
+
+    url = f"postgresql://bench:{PASSWORD}@{netloc.format(port=pg_server.port)}{path}"
+    with pytest.raises(StoreError) as e:
+        Store(url, write=False)
+    text = f"{e.value} {e.value.fix}"
+    assert said in text and PASSWORD not in text
+    assert "--db" in e.value.fix and "STORBENCH_DB" in e.value.fix
+    r = subprocess.run(
+        [sys.executable, "-m", "storbench", "runs"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "STORBENCH_DB": url, "STORBENCH_DB_TIMEOUT": "3"},
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr and said in r.stderr, r.stderr
+    assert PASSWORD not in r.stderr + r.stdout
 
