@@ -307,3 +307,21 @@ def test_postgres_urls_that_cannot_be_read_are_clear_errors(
     assert r.returncode != 0 and "Traceback" not in r.stderr and said in r.stderr, r.stderr
     assert PASSWORD not in r.stderr + r.stdout
 
+
+def test_postgres_secrets_stay_out_of_the_environment_of_children(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What every process storbench starts is given (procguard.environment): not the
+    database's URL nor libpq's variables, the rest as it is, the run's mark while one runs."""
+    from storbench.hosts import procguard
+
+    monkeypatch.setenv("STORBENCH_DB", f"postgresql://bench:{PASSWORD}@h/db")
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    monkeypatch.setenv("PGPASSFILE", "/root/.pgpass")
+    monkeypatch.setenv("HOME_OF_TEST", "kept")
+    for env in (procguard.environment(), procguard.environment(dict(os.environ))):
+        assert PASSWORD not in json.dumps(env)
+        assert not any(k == "STORBENCH_DB" or k.startswith("PG") for k in env)
+        assert env["HOME_OF_TEST"] == "kept" and procguard.ENV not in env
+    with procguard.running("tok"):
+        assert procguard.environment()[procguard.ENV] == "tok"

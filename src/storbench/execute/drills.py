@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from storbench.engines.base import RunEvents
 from storbench.execute.monitor import sample_health
+from storbench.hosts import procguard
 from storbench.hosts.ceph import CephClient, ceph_args
 from storbench.plan import Point
 from storbench.plan.actionkeys import Action
@@ -78,6 +79,8 @@ def _exec(argv: list[str], timeout: float) -> Outcome:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            # marked as the run's (the guard kills it with storbench), without its secrets
+            env=procguard.environment(),
         )
     except OSError as e:
         return Outcome(False, f"cannot run {argv[0]}: {e.strerror or e}")

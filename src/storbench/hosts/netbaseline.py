@@ -15,6 +15,8 @@ import shutil
 import subprocess
 from typing import Any
 
+from storbench.hosts import procguard
+
 #: iperf3's port on a host: its fio port + this (the counters are at + 1000)
 OFFSET = 2000
 #: seconds of each direction's test
@@ -41,6 +43,7 @@ def _one(address: str, port: int, reverse: bool, seconds: int) -> tuple[float | 
             text=True,
             timeout=seconds + 15,
             stdin=subprocess.DEVNULL,
+            env=procguard.environment(),
         )
         doc = json.loads(out.stdout or "{}")
     except subprocess.TimeoutExpired:
