@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -71,10 +72,14 @@ class Outcome(NamedTuple):
 
 def _exec(argv: list[str], timeout: float) -> Outcome:
     """A command, no shell of this machine in between, in a session of its own (the whole
-    of it killed at the timeout): exit status 0, its output (stdout and stderr)."""
+    of it killed at the timeout): exit status 0, its output (stdout and stderr). It dies
+    with storbench, even killed by SIGKILL: itself by its parent-death signal, what it
+    started by the run's guard (procguard: it carries the run's mark)."""
+    if shutil.which(argv[0]) is None:
+        return Outcome(False, f"cannot run {argv[0]}: it is not installed here (not on PATH)")
     try:
         proc = subprocess.Popen(
-            argv,
+            [*procguard.pdeathsig_prefix(), *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
