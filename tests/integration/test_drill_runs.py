@@ -121,3 +121,108 @@ time.sleep(120)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("timeout", ["1e20", "8d", ".nan", ".inf"])
+def test_drill_step_timeout_past_the_largest_is_a_plan_error(tmp_path: Path, timeout: str) -> None:
+    """A step's ``timeout: 1e20`` once killed the drill thread (its wait overflowed) while
+    the run went on and exited 0 without the action: now the plan is refused, naming the
+    file, the line and the largest timeout a step may have."""
+    from storbench.model.errors import PlanError
+    from storbench.plan import parse_plan
+    from storbench.plan.actionkeys import MAX_TIMEOUT_S
+
+    text = (
+        "name: d\ntargets: [{file: /tmp/x.dat}]\nworkloads:\n  - name: w\n    rw: read\n"
+        "    bs: 4k\n    size: 4m\n    runtime: 30\n    time_based: 1\n"
+        f"    actions: [{{at: 1s, run: sync, timeout: {timeout}}}]\n"
+    )
+    with pytest.raises(PlanError) as e:
+        parse_plan(text, "drill.yaml")
+    said = f"{e.value} {e.value.fix}"
+    assert e.value.file == "drill.yaml" and e.value.line == 10, said
+    assert "timeout" in said and f"{MAX_TIMEOUT_S:g}" in said.replace(",", ""), said
+    plan = tmp_path / "drill.yaml"
+    plan.write_text(text.replace("/tmp/x.dat", str(tmp_path / "x.dat")))
+    r = subprocess.run(
+        [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(tmp_path / "r.db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr and "drill.yaml" in r.stderr
+    assert not (tmp_path / "r.db").exists() or "run 1" not in r.stdout
+
+
+def test_drill_thread_that_fails_fails_its_point_visibly(tmp_path: Path) -> None:
+    """Whatever goes wrong inside the drill's thread (here a step's action raising), the
+    action is recorded as failed with why, and the point is failed with it -- never a
+    thread that dies silently and a point reported as if its drill ran."""
+    from storbench.execute.drills import Drill
+    from storbench.plan import parse_plan
+
+    text = (
+        f"name: d\ntargets: [{{file: {tmp_path}/x.dat}}]\nworkloads:\n  - name: w\n"
+        "    rw: read\n    bs: 4k\n    size: 4m\n    runtime: 30\n    time_based: 1\n"
+        '    actions: [{at: 0s, run: sync}, {at: 0s, run: "true"}]\n'
+    )
+    (pt,) = parse_plan(text, "d.yaml").expand()
+    items: list[tuple[str, str, dict]] = []
+
+    class Events:
+        def add(self, kind: str, message: str, data: dict) -> None:
+            items.append((kind, message, data))
+
+    def broken(a, cluster):  # type: ignore[no-untyped-def]
+        raise OverflowError("timeout value is too large")
+
+    drill = Drill(pt, Events(), do=broken)
+    drill.start()
+    assert drill.done.wait(0) is False
+    end = time.monotonic() + 30
+    while len(items) < 2 and time.monotonic() < end:
+        time.sleep(0.02)
+    drill.stop()
+    assert [d["outcome"] for _, _, d in items] == ["failed", "failed"]
+    assert "OverflowError: timeout value is too large" in items[0][1]
+    assert drill.error is not None and "OverflowError" in drill.error
+
+
+def test_drill_that_fails_in_storbench_fails_the_point_of_a_run(tmp_path: Path) -> None:
+    """End to end: a real run whose drill step raises inside storbench (patched in) records
+    the point as failed, says why, and exits non-zero."""
+    plan = tmp_path / "drill.yaml"
+    plan.write_text(
+        f"name: d\ntargets: [{{file: {tmp_path}/x.dat}}]\nworkloads:\n  - name: w\n"
+        "    rw: read\n    bs: 4k\n    size: 4m\n    runtime: 2\n    time_based: 1\n"
+        "    actions: [{at: 0.2s, run: sync}]\n"
+    )
+    db = tmp_path / "r.db"
+    code = (
+        "import sys\nimport storbench.execute.drills as d\n"
+        "def boom(argv, timeout):\n    raise OverflowError('timeout value is too large')\n"
+        "d._exec = boom\nfrom storbench.cli import main\n"
+        f"sys.argv = ['storbench', 'run', {str(plan)!r}, '--db', {str(db)!r}]\nmain()\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "storbench", "export", "1", "--format", "json", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    import json
+
+    doc = json.loads(out.stdout)
+    (m,) = doc["measurements"]
+    assert m["status"] == "failed" and "the failure drill failed" in m["error"], m
+    assert "OverflowError" in m["error"]
+    (action,) = [e for e in doc["events"] if e["kind"] == "action"]
+    assert "failed" in action["message"] and "OverflowError" in action["message"]
