@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 SCRATCH ?= ./storbench-scratch.dat
 
-.PHONY: setup run test lint unit bench clean
+.PHONY: setup run test test-busy lint unit bench clean
 
 setup: $(VENV)/.installed
 
@@ -20,6 +20,14 @@ run: setup
 test: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/pytest -q
+
+# the test command with both cores kept busy (two busy loops beside pytest, killed at the end
+# whatever happens): the suite must pass on a loaded machine too. PYTEST_ARGS: a subset.
+test-busy: setup
+	$(BIN)/ruff check src tests bench
+	sh -c 'while :; do :; done' & b1=$$!; sh -c 'while :; do :; done' & b2=$$!; \
+	trap "kill $$b1 $$b2" EXIT INT TERM; \
+	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 unit: setup
 	$(BIN)/pytest -q tests/unit

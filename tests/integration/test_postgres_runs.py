@@ -95,3 +95,46 @@ def test_postgres_runs_fault_is_a_message(pg_server: pgserver.PgServer, tmp_path
     assert r.returncode == 2
     assert "refused the login" in r.stderr and "fix:" in r.stderr
     assert PASSWORD[3:] not in r.stderr
+
+
+def test_postgres_password_reaches_no_process_storbench_starts(pg_url: str, tmp_path: Path) -> None:
+    """The URL in STORBENCH_DB holds the password, PGPASSWORD another copy: neither is in the
+    environment of fio (a wrapper that writes down its environment, then is fio) nor of a
+    drill's step; what they need (PATH, the run's mark) still is."""
+    import shutil
+
+    from storbench.engines.fio.tool import FIO
+
+    real = shutil.which(FIO)
+    assert real is not None
+    wrapper = tmp_path / "fio"
+    wrapper.write_text(f'#!/bin/sh\nenv > "{tmp_path}/fio-env.$$"\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    plan = tmp_path / "tiny.yaml"
+    plan.write_text(
+        PLAN.format(dir=tmp_path).replace("iodepth: [1, 2]", "iodepth: 1")
+        + "    runtime: 2\n    time_based: 1\n"
+        + f'    actions: [{{at: 0.5s, run: "env > {tmp_path}/step-env", timeout: 10}}]\n'
+    )
+    with pgserver.environ(STORBENCH_FIO=str(wrapper), PGPASSWORD=PASSWORD, PGAPPNAME="x"):
+        ok(
+            sb(
+                "run",
+                str(plan),
+                "--set",
+                "ramp_time=0",
+                "--set",
+                "size=4m",
+                db=pg_url,
+                cwd=tmp_path,
+            )
+        )
+    seen = [*sorted(tmp_path.glob("fio-env.*")), tmp_path / "step-env"]
+    assert len(seen) >= 3, seen  # fio's --version, --enghelp, the parse and the load
+    for path in seen:
+        env = path.read_text()
+        assert PASSWORD not in env, path.name
+        names = {line.split("=", 1)[0] for line in env.splitlines() if "=" in line}
+        assert "STORBENCH_DB" not in names and not any(n.startswith("PG") for n in names)
+        assert "PATH" in names
+    assert "STORBENCH_RUN=" in (tmp_path / "step-env").read_text()

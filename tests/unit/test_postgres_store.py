@@ -6,6 +6,7 @@ the schema has the same columns, and a URL's password is shown and stored nowher
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -233,3 +234,94 @@ def test_postgres_store_refuses_other_urls(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="not a database storbench can use") as e:
         Store("mysql://u:hunter22@h/db")
     assert "hunter22" not in str(e.value)
+
+
+def _tables(pg_server: PgServer, pg_url: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(
+        host="127.0.0.1",
+        port=pg_server.port,
+        user=pgserver.USER,
+        password=PASSWORD,
+        dbname=pg_url.rsplit("/", 1)[1],
+    ) as con:
+        rows = con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema='public'"
+        )
+        return {r[0] for r in rows}
+
+
+def test_postgres_reading_a_new_database_creates_nothing_in_it(
+    pg_server: PgServer, pg_url: str
+) -> None:
+    """A command that only reads a database without tables yet finds no runs and makes no
+    tables (a command that writes makes them); its connection refuses a write."""
+    store = Store(pg_url, write=False)
+    assert store.runs.all() == []
+    assert store.events.of_run(1) == []
+    with pytest.raises(Exception, match="read-only"), store.conn.tx() as db:
+        db.execute("CREATE TABLE sneaky (x int)")
+    store.close()
+    assert _tables(pg_server, pg_url) == set()
+    Store(pg_url).close()
+    assert "runs" in _tables(pg_server, pg_url)
+    store = Store(pg_url, write=False)
+    with pytest.raises(Exception, match="read-only"), store.conn.tx() as db:
+        db.execute("DELETE FROM runs")
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("netloc", "path", "said"),
+    [
+        ("127.0.0.1:abc", "/db", "port 'abc'"),
+        ("127.0.0.1:99999", "/db", "port '99999'"),
+        ("[::1", "/db", "not a PostgreSQL URL"),
+        ("h1:1,h2:1", "/db", "several hosts"),
+        ("127.0.0.1:{port}", "/x%00y", "NUL"),
+        ("127.0.0.1:{port}", "/db?application_name=a%00b", "NUL"),
+    ],
+)
+def test_postgres_urls_that_cannot_be_read_are_clear_errors(
+    netloc: str, path: str, said: str, pg_server: PgServer, tmp_path: Path
+) -> None:
+    """A URL storbench cannot take as it is given is refused with what is wrong and where it
+    came from -- never a traceback, never a connection to anything but what it names (a NUL
+    in the database name once cut the port off: port 5432 instead)."""
+    import subprocess
+
+    url = f"postgresql://bench:{PASSWORD}@{netloc.format(port=pg_server.port)}{path}"
+    with pytest.raises(StoreError) as e:
+        Store(url, write=False)
+    text = f"{e.value} {e.value.fix}"
+    assert said in text and PASSWORD not in text
+    assert "--db" in e.value.fix and "STORBENCH_DB" in e.value.fix
+    r = subprocess.run(
+        [sys.executable, "-m", "storbench", "runs"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "STORBENCH_DB": url, "STORBENCH_DB_TIMEOUT": "3"},
+    )
+    assert r.returncode != 0 and "Traceback" not in r.stderr and said in r.stderr, r.stderr
+    assert PASSWORD not in r.stderr + r.stdout
+
+
+def test_postgres_secrets_stay_out_of_the_environment_of_children(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What every process storbench starts is given (procguard.environment): not the
+    database's URL nor libpq's variables, the rest as it is, the run's mark while one runs."""
+    from storbench.hosts import procguard
+
+    monkeypatch.setenv("STORBENCH_DB", f"postgresql://bench:{PASSWORD}@h/db")
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    monkeypatch.setenv("PGPASSFILE", "/root/.pgpass")
+    monkeypatch.setenv("HOME_OF_TEST", "kept")
+    for env in (procguard.environment(), procguard.environment(dict(os.environ))):
+        assert PASSWORD not in json.dumps(env)
+        assert not any(k == "STORBENCH_DB" or k.startswith("PG") for k in env)
+        assert env["HOME_OF_TEST"] == "kept" and procguard.ENV not in env
+    with procguard.running("tok"):
+        assert procguard.environment()[procguard.ENV] == "tok"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -16,6 +17,9 @@ from storbench.hosts import load as hostload
 from storbench.hosts import power
 from storbench.hosts.load import HostSample
 from storbench.store import SCHEMA_VERSION, Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from waiting import wait_until
 
 DATA = Path(__file__).parent.parent / "data" / "store"
 
@@ -91,7 +95,7 @@ def test_power_every_sample_of_this_machine_has_its_watts(tmp_path: Path) -> Non
     try:
         meter = power.PowerMeter(power.probe(tmp_path))
         with hostload.Sampler(100, got.extend, power=meter) as sampler:
-            time.sleep(0.65)
+            wait_until("5 samples", lambda: len(got) >= 5)
     finally:
         counter.stop()
     assert len(got) >= 5 and sampler.power_samples == got
@@ -103,7 +107,7 @@ def test_power_every_sample_of_this_machine_has_its_watts(tmp_path: Path) -> Non
 def test_power_a_sample_without_a_sensor_has_none_never_a_zero() -> None:
     got: list[HostSample] = []
     with hostload.Sampler(100, got.extend) as sampler:
-        time.sleep(0.25)
+        wait_until("a sample", lambda: got)
     assert got and all(s.watts is None for s in got) and sampler.power_samples == []
     assert hostload.watts_mean(got) is None and "watts_mean" not in hostload.summary(got)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -25,6 +26,7 @@ from typing import Any, NamedTuple
 
 from storbench.engines.base import RunEvents
 from storbench.execute.monitor import sample_health
+from storbench.hosts import procguard
 from storbench.hosts.ceph import CephClient, ceph_args
 from storbench.plan import Point
 from storbench.plan.actionkeys import Action
@@ -70,14 +72,20 @@ class Outcome(NamedTuple):
 
 def _exec(argv: list[str], timeout: float) -> Outcome:
     """A command, no shell of this machine in between, in a session of its own (the whole
-    of it killed at the timeout): exit status 0, its output (stdout and stderr)."""
+    of it killed at the timeout): exit status 0, its output (stdout and stderr). It dies
+    with storbench, even killed by SIGKILL: itself by its parent-death signal, what it
+    started by the run's guard (procguard: it carries the run's mark)."""
+    if shutil.which(argv[0]) is None:
+        return Outcome(False, f"cannot run {argv[0]}: it is not installed here (not on PATH)")
     try:
         proc = subprocess.Popen(
-            argv,
+            [*procguard.pdeathsig_prefix(), *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            # marked as the run's (the guard kills it with storbench), without its secrets
+            env=procguard.environment(),
         )
     except OSError as e:
         return Outcome(False, f"cannot run {argv[0]}: {e.strerror or e}")
@@ -183,6 +191,9 @@ class Drill:
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, name="storbench-drill", daemon=True)
         self.next = 0  # the first action not yet begun
+        #: why the drill did not do what it should because of storbench itself (a step
+        #: that raised, the thread's end), or None; the point fails with it
+        self.error: str | None = None
 
     def start(self) -> None:
         self.began = time.time()
@@ -222,12 +233,34 @@ class Drill:
         )
 
     def _run(self) -> None:
+        """The steps in order. Whatever goes wrong in storbench here is said, never lost
+        with the thread: a step that raised is a failed step, and :attr:`error` says why
+        (the runner fails the point with it)."""
+        try:
+            self._steps()
+        except BaseException as e:
+            self.error = self.error or f"the drill stopped: {type(e).__name__}: {e}"
+            with contextlib.suppress(Exception):
+                self.events.add(
+                    "drill",
+                    f"point {self.point.index + 1}: {self.error}",
+                    {"point": self.point.index, "outcome": "failed", "error": self.error},
+                )
+            if not isinstance(e, Exception):
+                raise
+
+    def _steps(self) -> None:
         for n, a in enumerate(self.point.actions):
             if self.done.wait(max(0.0, a.at_s - (time.time() - self.began))):
                 break
             self.next = n + 1
             started = time.time() - self.began
-            did = self.do(a, self.cluster)
+            try:
+                did = self.do(a, self.cluster)
+            except Exception as e:
+                why = f"storbench failed to do it: {type(e).__name__}: {e}"
+                self.error = self.error or f"{a.label()}: {why}"
+                did = Outcome(False, why)
             ended = time.time() - self.began
             self._record(a, "done" if did.ok else "failed", did.text, started, ended, did.status)
         for a in self.point.actions[self.next :]:

@@ -413,11 +413,22 @@ def _run_point(
                 result = run_steady(engine, session, point, series, observer.round_finished)
         note_power(result, sampler.power_samples)
         note_host_cpu(result, sink)
-        return result
     finally:
         if drill is not None:
             drill.stop()
         note_unsampled(run.events, point, sampler.errors)
+    if drill is not None and drill.error is not None:
+        return _drill_failed(result, drill.error)
+    return result
+
+
+def _drill_failed(result: PointResult, why: str) -> PointResult:
+    """The point of a drill that storbench could not carry out as planned: failed, with
+    why (its load is not the load under the drill the plan asked for)."""
+    meas = result.measurement or Measurement()
+    error = f"the failure drill failed: {why}"
+    meas = dataclasses.replace(meas, status="failed", error=error)
+    return dataclasses.replace(result, measurement=meas)
 
 
 def _keeps_cut(point: Point, result: PointResult) -> bool:

@@ -12,6 +12,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from storbench.hosts import procguard
+
 #: the rados tool ($STORBENCH_RADOS: another build)
 RADOS = os.environ.get("STORBENCH_RADOS", "rados")
 
@@ -49,7 +51,12 @@ def pool_command(pool: str, conf: CephConf, *args: str) -> list[str]:
 def run_tool(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     """A short rados command (not a benchmark): output captured, no stdin."""
     return subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env=procguard.environment(),
     )
 
 

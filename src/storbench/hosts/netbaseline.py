@@ -21,6 +21,8 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
+from storbench.hosts import procguard
+
 #: iperf3's port on a host: its fio port + this (the counters are at + 1000)
 OFFSET = 2000
 #: seconds of each direction's test
@@ -50,6 +52,7 @@ def _one(
             text=True,
             timeout=seconds + wait,
             stdin=subprocess.DEVNULL,
+            env=procguard.environment(),
         )
         doc = json.loads(out.stdout or "{}")
     except subprocess.TimeoutExpired:

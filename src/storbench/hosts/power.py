@@ -23,6 +23,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from storbench.hosts import procguard
+
 #: Where the kernel's powercap tree is (``STORBENCH_POWERCAP`` moves it: a container that
 #: mounts the host's /sys elsewhere).
 POWERCAP = Path(os.environ.get("STORBENCH_POWERCAP") or "/sys/class/powercap")
@@ -73,6 +75,7 @@ def ipmi_watts() -> float | None:
             text=True,
             timeout=IPMI_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
+            env=procguard.environment(),
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 
 def pdeathsig_prefix() -> list[str]:
@@ -55,12 +55,26 @@ def running(token: str) -> Iterator[None]:
         _current = before
 
 
-def environment(base: dict[str, str] | None = None) -> dict[str, str] | None:
-    """The environment for an engine process: ``base`` (None: this process's own) with the
-    mark of the run executing now; ``base`` itself when no run executes."""
-    if _current is None:
-        return base
-    return {**(os.environ if base is None else base), ENV: _current}
+#: What no child of storbench is given: the results database's location (a PostgreSQL URL
+#: holds its password) and libpq's settings and secrets (PGPASSWORD, PGPASSFILE, PGUSER...),
+#: which only storbench's own connection to its database needs.
+PRIVATE = ("STORBENCH_DB",)
+PRIVATE_PREFIXES = ("PG",)
+
+
+def private(name: str) -> bool:
+    """Whether the environment variable ``name`` stays with storbench (:data:`PRIVATE`)."""
+    return name in PRIVATE or name.startswith(PRIVATE_PREFIXES)
+
+
+def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for any process storbench starts (an engine, a tool, ssh, a drill's
+    step): ``base`` (None: this process's own) without what stays with storbench
+    (:func:`private`), with the mark of the run executing now, if one does."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not private(k)}
+    if _current is not None:
+        env[ENV] = _current
+    return env
 
 
 def processes(token: str) -> list[int]:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.hosts import procguard
 from storbench.model.errors import PreflightError, UserError
 from storbench.plan import Point, PointHost
 from storbench.plan.actionkeys import ssh_words
@@ -182,6 +183,7 @@ def _start(label: str, h: PointHost, targets: list[str], logdir: str) -> Agent:
             stdout=subprocess.PIPE,
             stderr=err,
             start_new_session=True,  # a terminal's Ctrl-C reaches storbench, not ssh
+            env=procguard.environment(),
         )
     return Agent(label, h.ssh, proc, log)
 

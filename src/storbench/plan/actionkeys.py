@@ -23,6 +23,7 @@ exec 101 -- sh -c``). Keys come from the user's ssh config and agent, never from
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from collections.abc import Mapping
@@ -40,6 +41,9 @@ STEPS = (*CEPH_STEPS, "run")
 #: The OSD flags ``osd_set``/``osd_unset`` may set (``ceph osd set``'s that a drill uses).
 OSD_FLAGS = ("noout", "nobackfill", "norecover", "norebalance", "nodown", "noup", "noin")
 DEFAULT_TIMEOUT_S = 300.0
+#: The longest a step may take (its ``timeout``): a week. Beyond it a wait is no drill, and
+#: the clocks of the waits it bounds overflow (``timeout: 1e20`` killed the drill's thread).
+MAX_TIMEOUT_S = 7 * 86400.0
 #: How an OSD's daemon is stopped and started where the plan does not say (``osd_daemons:``):
 #: systemd on this machine, as Debian's and Proxmox's packages install it. ``{id}`` is the
 #: OSD's id, ``{host}`` the host Ceph places it on (``ceph osd find``).
@@ -271,8 +275,14 @@ def _item_problem(item: Any) -> tuple[str, str] | None:
                 secs = parse_time(item[key]) if not isinstance(item[key], bool) else -1.0
             except (UnitError, ValueError):
                 return f"`{key}` is not a time: {item[key]!r}", "e.g. `at: 30s`"
-            if secs < (0 if key == "at" else 1):
-                return f"`{key}` must be {'0' if key == 'at' else '1 s'} or more", FIX
+            if key == "timeout" and not 1 <= secs <= MAX_TIMEOUT_S:  # (NaN is neither)
+                return (
+                    f"`timeout` must be from 1 s to {MAX_TIMEOUT_S:g} s (7 days), the most a "
+                    f"step may take, not {item[key]!r}",
+                    "e.g. `timeout: 600` (the default is 300 s)",
+                )
+            if not 0 <= secs < math.inf:
+                return f"`{key}` must be a time of 0 or more, not {item[key]!r}", FIX
     if "at" not in item:
         return "needs `at`: when it runs, in seconds into the point's load", FIX
     if "host" in item:

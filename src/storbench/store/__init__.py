@@ -18,7 +18,9 @@ executing it and its heartbeat (see liveness.py), so that a run cannot be resume
 targets measured by another run -- while it still executes; 4 adds ``intervals`` (each point's
 time series); 5 ``host_samples`` (what the load's host did per interval); 6 their power; 7
 packs every latency histogram (storbench.model.histpack: about an eighth of its JSON text). An
-older database is migrated in place when opened; a newer one is refused.
+older database is migrated in place when a command that writes opens it (run, resume,
+import, merge into it, delete, cleanup ...); a command that only reads reads it through the
+current schema without changing it (``schema.read_through``); a newer one is refused.
 
 Modules: ``schema`` (tables and migrations), ``rows`` (what reading gives back), ``faults``
 (the database's errors as messages), ``db`` (the :class:`Store`: opening, migrating, and the

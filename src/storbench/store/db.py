@@ -42,8 +42,11 @@ class Store:
     :attr:`archive`, over the one :class:`~storbench.store.base.Connection` they share.
 
     ``write``: the command records (run, import, resume, cleanup), so a database that
-    cannot take a write is refused at once, before anything else happens; otherwise a
-    database on read-only media is opened read-only."""
+    cannot take a write is refused at once, before anything else happens, and one of an
+    older schema is brought up to date. Otherwise the command only reads, and the database
+    is not changed at all: an older schema is read through (:func:`_prepare`), a rollback
+    journal stays one, a write is refused by the connection itself; a database on
+    read-only media is opened read-only."""
 
     #: the open database the parts share
     conn: Connection
@@ -67,7 +70,7 @@ class Store:
         else:
             conn = _open_sqlite(given, write, timeout)
         try:
-            _migrate(conn)
+            _prepare(conn, write)
             if write:  # a write it cannot take shows now, not after preflight made files
                 with conn.tx():
                     pass
@@ -152,12 +155,13 @@ def _open_sqlite(given: str, write: bool, timeout: float) -> Connection:
                 check_same_thread=False,
                 factory=RedactingConnection,
             )
-            # a new database's pages (no effect on one that has tables): a stored point
-            # is about 3 KB, and 8 KiB pages hold its rows with less left over than 4 KiB
-            # (bench/dbsize: 3.9 against 5.3 KB a point)
-            db.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            if write:  # a command that only reads changes nothing, not the journal mode
+                # a new database's pages (no effect on one that has tables): a stored point
+                # is about 3 KB, and 8 KiB pages hold its rows with less left over than 4 KiB
+                # (bench/dbsize: 3.9 against 5.3 KB a point)
+                db.execute(f"PRAGMA page_size={PAGE_SIZE}")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         db.row_factory = sqlite3.Row
     except OSError as e:
@@ -201,6 +205,22 @@ def _refuse_newer(conn: Connection, version: int | None) -> None:
         )
 
 
+def _prepare(conn: Connection, write: bool) -> None:
+    """A command that writes: :func:`_migrate`. One that only reads: the database as it is
+    (reading never changes it); one of an older schema, or one without tables yet, is read
+    through the current schema (the dialect's ``read_through``: empty tables and views in
+    the connection's own TEMP schema), and from then on the connection refuses any write
+    (SQLite's ``query_only``; PostgreSQL's read-only transactions)."""
+    if write:
+        _migrate(conn)
+        return
+    version = _schema_version(conn)
+    _refuse_newer(conn, version)
+    if version != SCHEMA_VERSION:
+        conn.dialect.read_through(conn.db, version)
+    conn.dialect.read_only(conn.db)
+
+
 def _migrate(conn: Connection) -> None:
     """Create the schema in a new database; bring an older one up to SCHEMA_VERSION in
     place (each step keeps every row); refuse a newer one. In one write transaction, the
@@ -210,17 +230,6 @@ def _migrate(conn: Connection) -> None:
     _refuse_newer(conn, version)
     if version == SCHEMA_VERSION:
         return
-    if conn.readonly:
-        raise StoreError(
-            f"{conn.path} is read-only and "
-            + (
-                "holds no storbench results"
-                if version is None
-                else f"was written by an older storbench (schema {version} of {SCHEMA_VERSION})"
-            ),
-            fix="copy it to a writable place and open that copy once (storbench brings it "
-            "up to date), or give another with --db PATH",
-        )
     with conn.tx():
         conn.dialect.lock_schema(conn.db)
         version = _schema_version(conn)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from storbench.store.faults import StoreError, store_error
-from storbench.store.schema import _MIGRATIONS, _SCHEMA
+from storbench.store.schema import _MIGRATIONS, _SCHEMA, read_through
 
 
 class Dialect:
@@ -41,6 +41,15 @@ class Dialect:
     def columns(self, db: Any, table: str) -> list[str]:
         """A table's columns in their order."""
         return [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+
+    def read_through(self, db: Any, version: int | None) -> None:
+        """Let a command that only reads see a database of an older schema, or without
+        tables, as the current one, writing nothing to it (storbench.store.schema)."""
+        read_through(db, version)
+
+    def read_only(self, db: Any) -> None:
+        """From now on the connection refuses to write the database."""
+        db.execute("PRAGMA query_only=ON")
 
     def lock_schema(self, db: Any) -> None:
         """Exclude other processes' migrations until the transaction ends (SQLite's write

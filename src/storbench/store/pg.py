@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
@@ -29,7 +30,7 @@ import storbench.store.location as location
 from storbench.model import redact
 from storbench.store.dialect import Dialect
 from storbench.store.faults import StoreError, pg_store_error
-from storbench.store.schema import PG_SCHEMA
+from storbench.store.schema import PG_SCHEMA, _statements
 
 #: An arbitrary number every storbench process takes as its advisory lock while it creates
 #: or migrates the schema (two processes opening a new database at once: one creates it).
@@ -59,6 +60,18 @@ class PostgresDialect(Dialect):
             (table,),
         )
         return [r[0] for r in rows]
+
+    def read_through(self, db: Any, version: int | None) -> None:
+        """A database without tables yet, read by a command that only reads: the tables in
+        the session's own temporary schema (pg_temp, looked in first), empty."""
+        if version is not None:  # a PostgreSQL database starts at schema 7
+            raise StoreError(f"a PostgreSQL results database of schema {version} is unknown")
+        for statement in _statements(PG_SCHEMA):
+            if statement.startswith("CREATE TABLE"):
+                db.execute(statement.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
+
+    def read_only(self, db: Any) -> None:
+        db.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
 
     def lock_schema(self, db: Any) -> None:
         db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
@@ -154,16 +167,60 @@ class PgConnection:
             self.engine.dispose()
 
 
+#: What a URL that cannot be read should have been, and where it was given.
+_URL_FIX = (
+    "give it as postgresql://USER@HOST[:PORT]/DBNAME (a port from 1 to 65535; an IPv6 "
+    "host in brackets, [::1]; characters such as @ : / % in a name or password written "
+    "as %XX) with --db or STORBENCH_DB"
+)
+
+
+def _unreadable(url: str, why: str, fix: str = _URL_FIX) -> StoreError:
+    return StoreError(
+        f"{location.hide_passwords(url)} is not a PostgreSQL URL storbench can use: {why}", fix=fix
+    )
+
+
+def check_url(url: str) -> None:
+    """Refuse, in words, a URL that would be read otherwise than it is written: one Python
+    cannot split (``[::1``), a port that is not a number of a port, several hosts (libpq's
+    ``h1:1,h2:1``, which SQLAlchemy does not read), and a NUL character anywhere (libpq's
+    connection string ends at it: a database name ``x%00y`` cut off the port after it)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        hostport = parts.netloc.rpartition("@")[2]
+        if "," in hostport:
+            raise _unreadable(
+                url,
+                f"it gives several hosts ({hostport})",
+                fix="give one host: postgresql://USER@HOST[:PORT]/DBNAME, with --db or "
+                "STORBENCH_DB (storbench connects to one server)",
+            )
+        try:
+            parts.port  # noqa: B018 (parses it: ValueError when it is no port)
+        except ValueError:
+            port = hostport.rpartition("]")[2].rpartition(":")[2]
+            raise _unreadable(url, f"port {port!r} is not a number from 1 to 65535") from None
+    except ValueError as e:
+        raise _unreadable(url, str(e)) from None
+    pieces = [parts.username, parts.password, parts.hostname, parts.path]
+    pieces += [v for pair in urllib.parse.parse_qsl(parts.query) for v in pair]
+    if any("\x00" in urllib.parse.unquote(p or "") for p in pieces) or "\x00" in url:
+        raise _unreadable(
+            url,
+            "it holds a NUL character (%00), which no PostgreSQL name or setting can",
+            fix="remove the %00 from the URL given with --db or STORBENCH_DB",
+        )
+
+
 def engine_url(url: str) -> sa.URL:
     """The URL as SQLAlchemy takes it, with psycopg 3 as the driver whatever the scheme
-    (``postgresql://`` alone would mean psycopg2 to SQLAlchemy)."""
+    (``postgresql://`` alone would mean psycopg2 to SQLAlchemy); :func:`check_url` first."""
+    check_url(url)
     try:
         parsed = sa.make_url(url)
-    except sqlalchemy.exc.ArgumentError:
-        raise StoreError(
-            f"{location.hide_passwords(url)} is not a PostgreSQL URL storbench can read",
-            fix="give it as postgresql://USER@HOST[:PORT]/DBNAME",
-        ) from None
+    except (sqlalchemy.exc.ArgumentError, ValueError):
+        raise _unreadable(url, "SQLAlchemy cannot read it") from None
     return parsed.set(drivername="postgresql+psycopg")
 
 

@@ -287,6 +287,53 @@ _MIGRATIONS: dict[int, str | Callable[[Any], None]] = {
 }
 
 
+def _histpack_of_text(bins: Any) -> Any:
+    """A histogram as schema 7 keeps it, from an older row's JSON text (a packed one as it is)."""
+    return histpack.encode(json.loads(bins)) if isinstance(bins, str) else bins
+
+
+def _current_tables() -> dict[str, tuple[str, list[str]]]:
+    """Each table of the current schema: how it is created, and its columns in order."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        for statement in _statements(_SCHEMA):
+            mem.execute(statement)
+        rows = mem.execute("SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall()
+        return {
+            name: (sql, [r[1] for r in mem.execute(f"PRAGMA table_info({name})")])
+            for name, sql in rows
+            if name != "sqlite_sequence"
+        }
+    finally:
+        mem.close()
+
+
+def read_through(db: sqlite3.Connection, version: int | None) -> None:
+    """Let a command that only reads see an SQLite database of an older schema (or one that
+    holds no tables yet) as the current one, without writing it: in the connection's TEMP
+    schema (which lives beside the file, never in it, and which SQLite looks in first), an
+    empty table for each table the database does not have yet, and a view for each table
+    that lacks columns (NULL in them, as a migration leaves them) -- and, before schema 7,
+    for ``histograms`` (the JSON text of their bins packed as it is read). A migration
+    that is not only additive needs its view here too."""
+    db.create_function("storbench_histpack", 1, _histpack_of_text, deterministic=True)
+    for name, (sql, columns) in _current_tables().items():
+        have = [r[1] for r in db.execute(f"PRAGMA main.table_info({name})")]
+        if not have:
+            db.execute(sql.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
+            continue
+        exprs = {c: c for c in have}
+        if name == "histograms" and version is not None and version < 7:
+            exprs["bins"] = "storbench_histpack(bins)"
+        elif have == columns:
+            continue
+        db.execute(
+            f"CREATE TEMP VIEW {name} AS SELECT "
+            + ", ".join(f"{exprs.get(c, 'NULL')} AS {c}" for c in columns)
+            + f" FROM main.{name}"
+        )
+
+
 def _statements(script: str) -> Iterator[str]:
     """The SQL statements of a script, one by one (``sqlite3.complete_statement`` decides
     where one ends: a ``;`` in a comment or a string does not)."""

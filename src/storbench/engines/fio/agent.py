@@ -269,7 +269,9 @@ def _foreground(addr: str, port: int, cport: int | None, pid_file: str, warning:
     if iport is not None:
         _warn(f"storbench agent: iperf3 server on {addr}:{iport} (the network baseline)")
     path = fio.fio_path() or "fio"
-    os.execv(path, [path, f"--server={addr},{port}"])
+    from storbench.hosts import procguard
+
+    os.execve(path, [path, f"--server={addr},{port}"], procguard.environment())
 
 
 def _iperf(addr: str, port: int, pid_file: str, *, daemon: bool) -> int | None:
@@ -279,7 +281,7 @@ def _iperf(addr: str, port: int, pid_file: str, *, daemon: bool) -> int | None:
     import subprocess
 
     from storbench.hosts import netbaseline
-    from storbench.hosts.procguard import pdeathsig_prefix
+    from storbench.hosts.procguard import environment, pdeathsig_prefix
 
     iport = netbaseline.iperf_port(port)
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
@@ -297,6 +299,7 @@ def _iperf(addr: str, port: int, pid_file: str, *, daemon: bool) -> int | None:
         stderr=subprocess.DEVNULL,
         cwd="/",
         start_new_session=daemon,
+        env=environment(),
     )
     if daemon:
         Path(_iperf_pid_file(pid_file)).write_text(f"{proc.pid}\n")
@@ -344,6 +347,7 @@ def _start_counters(addr: str, cport: int, pid_file: str) -> int | None:
     import subprocess
 
     from storbench.hosts import counters as hostcounters
+    from storbench.hosts.procguard import environment
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "storbench.hosts.counters", addr, str(cport)],
@@ -352,6 +356,7 @@ def _start_counters(addr: str, cport: int, pid_file: str) -> int | None:
         stderr=subprocess.DEVNULL,
         cwd="/",
         start_new_session=True,
+        env=environment(),
     )
     Path(_counters_pid_file(pid_file)).write_text(f"{proc.pid}\n")
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr

@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 from storbench.engines import fio
 from storbench.hosts import counters as hostcounters
 from storbench.hosts import netbaseline
-from storbench.hosts.procguard import pdeathsig_prefix
+from storbench.hosts.procguard import environment, pdeathsig_prefix
 
 #: Seconds fio's server has to listen after it started.
 LISTEN_TIMEOUT = 10.0
@@ -58,6 +58,7 @@ def _start(cmd: list[str]) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         cwd="/",
         process_group=0,
+        env=environment(),
     )
 
 

@@ -169,6 +169,7 @@ def probe_servers(
                 stderr=err,
                 cwd=tmp,
                 start_new_session=True,
+                env=procguard.environment(),
             )
             procs.append((addr, port, p, out, err))
         deadline = time.monotonic() + timeout
@@ -259,6 +260,7 @@ def start_agent(address: str, port: int, pid_file: str, *, timeout: float = 10.0
         cwd=os.path.dirname(os.path.abspath(pid_file)),
         timeout=timeout,
         check=False,
+        env=procguard.environment(),
     )
     end = time.monotonic() + timeout
     while time.monotonic() < end:

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from functools import cache
 
-from storbench.hosts import probecache, s3creds
+from storbench.hosts import probecache, procguard, s3creds
 
 #: storbench's own build of Debian's fio with the http engine (scripts/build-fio-http.sh)
 OWN_BUILD = "/usr/local/lib/storbench/fio/bin/fio"
@@ -78,12 +78,20 @@ def _ask_facts(path: str) -> tuple[str | None, frozenset[str], bool]:
     answered in full): the two commands run side by side."""
     try:
         version_proc: subprocess.Popen[str] | None = subprocess.Popen(
-            [path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [path, "--version"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=procguard.environment(),
         )
     except OSError:
         version_proc = None
     engines_proc = subprocess.Popen(
-        [path, "--enghelp"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [path, "--enghelp"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=procguard.environment(),
     )
     try:
         listed, _ = engines_proc.communicate(timeout=10)
@@ -118,7 +126,9 @@ def parse_only(job_text: str, workdir: str) -> str | None:
     if path is None:
         return None
     # an s3 target's keys are ${VARIABLES} of fio's environment: any value parses
-    env = {**os.environ, s3creds.KEY_ID_VAR: "parse-only", s3creds.SECRET_VAR: "parse-only"}
+    env = procguard.environment(
+        {**os.environ, s3creds.KEY_ID_VAR: "parse-only", s3creds.SECRET_VAR: "parse-only"}
+    )
     identity = probecache.program_identity(path)
     named = {v: env.get(v) for v in sorted(set(re.findall(r"\$\{(\w+)\}", job_text)))}
     name = probecache.key("parse-only", identity, job_text, named) if identity else None

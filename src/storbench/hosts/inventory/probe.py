@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from storbench.hosts import procguard
+
 #: Timeout for each external command, in seconds.
 COMMAND_TIMEOUT = 5.0
 
@@ -64,7 +66,7 @@ def _ask(args: list[str], ok_codes: tuple[int, ...]) -> str | None:
             capture_output=True,
             text=True,
             timeout=COMMAND_TIMEOUT,
-            env={**os.environ, "LC_ALL": "C"},
+            env=procguard.environment({**os.environ, "LC_ALL": "C"}),
             stdin=subprocess.DEVNULL,
             check=False,
         )

@@ -10,6 +10,7 @@ import os
 import subprocess
 from typing import Any
 
+from storbench.hosts import procguard
 from storbench.hosts.ceph import ceph_args
 
 __all__ = [
@@ -44,7 +45,12 @@ def ceph_json(
     cmd = ceph_command(conf, *args)
     try:
         out = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            env=procguard.environment(),
         )
     except subprocess.TimeoutExpired as e:
         raise CephCommandError(f"`ceph {' '.join(args)}` timed out after {timeout:g} s") from e

@@ -10,7 +10,7 @@ import subprocess
 from typing import Any
 
 from storbench.hosts.ceph import CephClient, CephConf, ceph_args
-from storbench.hosts.procguard import pdeathsig_prefix
+from storbench.hosts.procguard import environment, pdeathsig_prefix
 from storbench.preflight.ceph.commands import COMMAND_TIMEOUT, CephCommandError
 
 __all__ = [
@@ -36,6 +36,7 @@ def _rbd(
             text=True,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
+            env=environment(),
         )
     except subprocess.TimeoutExpired as e:
         raise CephCommandError(f"`rbd {' '.join(args)}` timed out after {timeout:g} s") from e

@@ -8,6 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from storbench.hosts import procguard
+
 #: Extended attribute that marks a file storbench created; its value is the inode number.
 XATTR_NAME = "user.storbench.created"
 #: Sidecar registry used when user xattrs are unsupported (one per directory).
@@ -65,7 +67,7 @@ def _run(args: list[str]) -> subprocess.CompletedProcess[str] | None:
     exe = _which(args[0])
     if exe is None:
         return None
-    env = {**os.environ, "LC_ALL": "C"}
+    env = procguard.environment({**os.environ, "LC_ALL": "C"})
     try:
         return subprocess.run(
             [exe, *args[1:]],

@@ -1,0 +1,25 @@
+"""Waiting for what a test expects to happen, not for a fixed time: a busy machine (``make
+test-busy``) runs threads and processes late, and a test that sleeps 0.3 s and then asserts
+what happened in them fails there. :func:`wait_until` polls, bounded by a generous deadline."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: The bound of every wait, s: far above what the event takes on an idle machine.
+DEADLINE_S = 60.0
+
+
+def wait_until(what: str, cond: Callable[[], T], timeout: float = DEADLINE_S) -> T:
+    """``cond()`` once it is true (polled every 10 ms); AssertionError naming ``what`` when
+    it is still false after ``timeout`` s."""
+    end = time.monotonic() + timeout
+    while not (value := cond()):
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.01)
+    return value
