@@ -189,6 +189,6 @@ def test_findings_page_cache_said_at_plan_check() -> None:
         import pytest
 
         pytest.skip("this machine has less than 2 GiB available")
-    buffered = fio.advice([_point(rw="randread", size="1g")])
+    buffered = fio_findings.cache_advice([_point(rw="randread", size="1g")])
     assert [line for line in buffered if "(page-cache)" in line]
-    assert not fio.advice([_point(rw="randread", size="1g", direct=1)])
+    assert not fio_findings.cache_advice([_point(rw="randread", size="1g", direct=1)])

@@ -116,7 +116,7 @@ def run(
     committed to the database when it finishes (while the next point's fio starts); Ctrl-C
     stops fio cleanly and keeps what finished (finish later with `storbench resume RUN`).
     """
-    from storbench.execute.runner import concurrent_refusal
+    from storbench.execute.leftovers import concurrent_refusal
     from storbench.hosts import sshagents
     from storbench.plan import load_plan
     from storbench.store import Store
@@ -232,7 +232,8 @@ def _execute(
     health_interval: float = HEALTH_INTERVAL,
 ) -> None:
     from storbench.cli.runview import print_run
-    from storbench.execute.runner import cleanup_files, execute, note_scratch_files, scratch_files
+    from storbench.execute.leftovers import cleanup_files, note_scratch_files, scratch_files
+    from storbench.execute.runner import execute
     from storbench.preflight.ceph import remove_images
     from storbench.report.terminal import ProgressReporter
     from storbench.store import StoreError
@@ -296,7 +297,7 @@ def _execute(
 def _undo_preflight(points: list[Point], pre: Preflight) -> None:
     """Remove what preflight made (scratch files, rbd images) and let go of the targets:
     for when the run cannot start after all."""
-    from storbench.execute.runner import cleanup_files
+    from storbench.execute.leftovers import cleanup_files
     from storbench.preflight.ceph import remove_images
 
     try:
@@ -348,7 +349,7 @@ def resume(
 
     RUN is a run id, `latest`, or `latest~N`. The same preflight checks run again first.
     """
-    from storbench.execute.runner import concurrent_refusal, remove_leftovers
+    from storbench.execute.leftovers import concurrent_refusal, remove_leftovers
     from storbench.hosts import sshagents
     from storbench.store import Store
 
@@ -416,7 +417,7 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
     run: the keys come from where the plan says, as for `run`). `storbench resume` does the
     same at its start and end.
     """
-    from storbench.execute.runner import (
+    from storbench.execute.leftovers import (
         cleanup_engines,
         cleanup_files,
         remove_leftovers,

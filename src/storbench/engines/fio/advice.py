@@ -63,31 +63,7 @@ def _depth(value: Any) -> int:
 
 
 def advice(points: list[Point]) -> list[str]:
-    """One line per workload whose points ask for a queue a synchronous engine ignores, and
-    one per workload and target whose points will measure the page cache (the finding
-    page-cache, said before the run where the plan alone shows it)."""
-    return _queue_advice(points) + _cache_advice(points)
-
-
-def _cache_advice(points: list[Point]) -> list[str]:
-    from storbench.engines.fio.findings import page_cache
-    from storbench.hosts.inventory.host import memory_available
-    from storbench.model.findings import Facts
-
-    memory = memory_available()
-    facts = Facts(memory_available={"": memory} if memory is not None else {})
-    said: set[tuple[str, str]] = set()
-    out = []
-    for p in points:
-        if (p.workload, p.target.label) in said:
-            continue
-        for f in page_cache(p, facts):
-            said.add((p.workload, p.target.label))
-            out.append(f"workload {p.workload!r} on {p.target.label} (page-cache): {f.evidence}")
-    return out
-
-
-def _queue_advice(points: list[Point]) -> list[str]:
+    """One line per workload whose points ask for a queue a synchronous engine ignores."""
     found: dict[tuple[str, str], set[int]] = {}
     for p in points:
         engine = str(p.params.get("ioengine", "psync"))

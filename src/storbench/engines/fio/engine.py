@@ -56,7 +56,7 @@ class FioEngine:
         return fio.about()
 
     def advice(self, points: list[Point]) -> list[str]:
-        return fio.advice(points)
+        return fio.advice(points) + fio_findings.cache_advice(points)
 
     def findings(self, point: Point, measurement: Measurement, facts: Facts) -> list[Finding]:
         return fio_findings.findings(point, measurement, facts)
@@ -141,7 +141,7 @@ class FioEngine:
             _check_fio(points)
             _check_jobs(points)
             created = _check_buckets(points)
-        advice = fio.advice(points)
+        advice = self.advice(points)
         timeout = options.host_timeout or remote.PROBE_TIMEOUT
         hosts = remote.check_hosts(points, options.remote_destroy_data, timeout=timeout)
         out = CheckResult(host_names=hosts.names, warnings=advice)

@@ -264,3 +264,22 @@ def findings(point: Point, meas: Measurement, facts: Facts) -> list[Finding]:
     if early:
         out.append(Finding("ended-early", str(early), CODES["ended-early"].fix))
     return out
+
+
+def cache_advice(points: list[Point]) -> list[str]:
+    """One line per workload and target whose points will measure the page cache: the
+    finding page-cache, said before the run where the plan alone shows it (plan check,
+    run's warnings), with this machine's memory."""
+    from storbench.hosts.inventory.host import memory_available
+
+    memory = memory_available()
+    facts = Facts(memory_available={"": memory} if memory is not None else {})
+    said: set[tuple[str, str]] = set()
+    out = []
+    for p in points:
+        if (p.workload, p.target.label) in said:
+            continue
+        for f in page_cache(p, facts):
+            said.add((p.workload, p.target.label))
+            out.append(f"workload {p.workload!r} on {p.target.label} (page-cache): {f.evidence}")
+    return out
