@@ -23,7 +23,7 @@ import click
 from storbench import engines, hooks
 from storbench.cli.app import LazyGroup, cli, err
 from storbench.model import redact
-from storbench.model.errors import PreflightError, UserError
+from storbench.model.errors import PlanError, PreflightError, UserError
 
 #: every command, by the module that defines it ("module:attribute"), imported when the
 #: command is asked for (app.LazyGroup); the engines add commands of their own (`storbench
@@ -72,9 +72,13 @@ def main() -> None:
         _load_plugins()
         cli.main(standalone_mode=False, prog_name="storbench")
     except UserError as e:
-        # never a key nor a URL's password, whatever failed
-        said = redact.hide_url_passwords(redact.clean(f"storbench: error: {e}"))
-        err.print(said, markup=False, highlight=False, soft_wrap=True)
+        for each in (e, *e.others):  # a plan's every error: the first, then the others
+            # never a key nor a URL's password, whatever failed
+            said = redact.hide_url_passwords(redact.clean(f"storbench: error: {each}"))
+            err.print(said, markup=False, highlight=False, soft_wrap=True)
+        if e.others:
+            what = "the plan" if isinstance(e, PlanError) else "the targets"
+            err.print(f"storbench: {1 + len(e.others)} errors in {what}", markup=False)
         sys.exit(e.exit_status)
     except click.exceptions.Abort:
         err.print("aborted")

@@ -83,7 +83,9 @@ def plan_check(
     characters, `;`, `#`, `${`), options that run commands or replay I/O logs, log files
     that are not absolute paths, negative times, sizes of 0, a `bs` larger than `size`, and
     plans of more than --max-points points (counted before expanding). A local target whose
-    directory does not exist is refused as `run` refuses it.
+    directory does not exist is refused as `run` refuses it. Every error of the plan is
+    reported at once (each top-level key, workload and target read on its own), each with
+    its line and fix.
     """
     from storbench.plan import load_plan
     from storbench.preflight import missing_directories
@@ -97,8 +99,9 @@ def plan_check(
         endpoint=endpoint,
     )
     points = p.expand()
-    missing = missing_directories(points)  # what run's preflight refuses first
+    missing = missing_directories(points)  # what run's preflight refuses first: each target's
     if missing:
+        missing[0].others = list(missing[1:])
         raise missing[0]
     by_engine = engines.of_points(points)
     checked = "; ".join(engine.validate(pts) for engine, pts in by_engine)

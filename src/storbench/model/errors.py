@@ -26,6 +26,9 @@ class UserError(Exception):
         self.line = line  # 1-based
         self.column = column  # 1-based
         self.fix = fix
+        #: the errors found beside this one (a plan's every error at once: plan/reading.py),
+        #: each said after it
+        self.others: list[UserError] = []
 
     @property
     def where(self) -> str | None:

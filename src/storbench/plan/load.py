@@ -118,27 +118,24 @@ class Loader:
             )
         self.apply_sets(doc, sets)
 
-        for key in doc:
+        for key in doc:  # each unknown key an error of its own (kept: the others read on)
             if key not in TOP_KEYS:
                 fix = suggestion(str(key), TOP_KEYS, f"top-level keys: {', '.join(TOP_KEYS)}")
-                raise self.reading.err(f"unknown key {str(key)!r}", doc, key, fix=fix)
+                self.reading.keep(self.reading.err(f"unknown key {str(key)!r}", doc, key, fix=fix))
         return doc
 
     def load(self, sets: list[str], target_args: list[str]) -> Plan:
+        """The plan, every check passed. The parts that can be read on their own -- each
+        top-level key, ``global``, each workload, each target, ``hosts`` -- are all read
+        and their errors raised together (Reading.kept); what spans them is checked after."""
         doc = self.document(sets)
         stem = Path(self.source.removeprefix("suite:")).stem
         values = self.reading.read_keys(
-            schema.PLAN, doc, doc, None, origin=True, unset={"name": stem}
+            schema.PLAN, doc, doc, None, origin=True, unset={"name": stem}, keep=True
         )
         name, repeat, report = values["name"], values["repeat"], values["report"]
-
-        global_opts = (
-            self.options.read(doc.get("global"), doc, "global", "global") if "global" in doc else {}
-        )
-        workloads = self.workloads.read(doc, global_opts)
-        self.workloads.apply_duration(values, workloads, doc)
-        targets = self.targets.from_args(target_args) if target_args else self.targets.read(doc)
-        hosts = self.targets.hosts(doc, targets) if "hosts" in doc else []
+        workloads, targets, hosts = self.read_parts(doc, values, target_args)
+        self.reading.raise_kept()  # what follows spans the parts: each read without error
         if not targets and not (hosts and all(h.targets is not None for h in hosts)):
             raise self.reading.err(
                 "the plan has no targets",
@@ -194,6 +191,40 @@ class Loader:
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
         self.check_points(plan, doc)
         return plan
+
+    def read_parts(
+        self, doc: CommentedMap, values: dict[str, Any], target_args: list[str]
+    ) -> tuple[list[Workload], list[Target], list[Host]]:
+        """The workloads (with ``global``), the targets (or ``--target``'s) and the hosts,
+        each read on its own with its errors kept (Reading.kept): a part is left out where
+        an error before it would only make its own errors wrong."""
+        kept = self.reading.kept
+        global_opts = (
+            kept(lambda: self.options.read(doc.get("global"), doc, "global", "global"), None)
+            if "global" in doc
+            else {}
+        )
+        # the workloads are read with the global options, not without them (their errors
+        # would be of options the global ones give), and not when an unknown top-level key
+        # may be what was meant for them (`workload:`)
+        opts = global_opts
+        if opts is not None and ("workloads" in doc or not self.reading.errors):
+            workloads = kept(lambda: self.workloads.read(doc, opts), [])
+        else:
+            workloads = []
+        if not self.reading.errors:  # what it checks spans the plan's keys and workloads
+            kept(lambda: self.workloads.apply_duration(values, workloads, doc), None)
+        before = len(self.reading.errors)
+        targets = kept(
+            lambda: self.targets.from_args(target_args) if target_args else self.targets.read(doc),
+            [],
+        )
+        # hosts are read against the targets (as many each): not when a target was refused
+        whole = len(self.reading.errors) == before
+        hosts = (
+            kept(lambda: self.targets.hosts(doc, targets), []) if "hosts" in doc and whole else []
+        )
+        return workloads, targets, hosts
 
     def parse_yaml(self, text: str, *, file: str | None, set_arg: str | None = None) -> Any:
         """The YAML document of a plan (``file``) or a ``--set`` value (``set_arg``), refused

@@ -4,6 +4,7 @@ preconditioning and purge). ``--target`` arguments are read in targetargs.py."""
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from typing import Any
@@ -60,12 +61,19 @@ class TargetReader:
 
     def from_args(self, args: list[str]) -> list[Target]:
         """The targets of ``--target`` arguments (which replace the plan's)."""
-        targets = [parse_target_arg(a, self.ceph_conf, self.endpoint) for a in args]
-        self.at.update((t, a) for t, a in zip(targets, args, strict=True))
+        targets = []
+        for a in args:  # each on its own: its error kept
+            t = self.reading.kept(
+                functools.partial(parse_target_arg, a, self.ceph_conf, self.endpoint), None
+            )
+            if t is not None:
+                self.at[t] = a
+                targets.append(t)
         return targets
 
-    def target_list(self, node: Any, parent: Any, key: Any) -> list[Target]:
-        """The targets listed under ``parent[key]`` (none when it is left out)."""
+    def target_list(self, node: Any, parent: Any, key: Any, keep: bool = True) -> list[Target]:
+        """The targets listed under ``parent[key]`` (none when it is left out); ``keep``:
+        each target's error is kept and the others read on (Reading.kept), else raised."""
         if node is None:
             return []
         if not isinstance(node, list):
@@ -76,24 +84,34 @@ class TargetReader:
                 fix=f"start each target with `- `, e.g.\n{_TARGETS_EXAMPLE}",
             )
         out: list[Target] = []
-        for i, item in enumerate(node):
-            kind = self.target_kind(item, node, i)
-            if kind in CEPH_KINDS:
-                out.append(self.ceph_target(kind, item, node, i))
-            elif kind == S3_KIND:
-                out.append(self.s3_target(item, node, i))
-            else:
-                out.append(self.fs_target(kind, item, node, i))
-            pre = self.reading.read_keys(
-                schema.TARGET_MORE, item, node, i, only=("precondition", "prefill")
-            )
-            if pre["precondition"] is not None:
-                self.preconditions[out[-1]] = precondition(pre["precondition"])
-                self.precondition_at[out[-1]] = (item, "precondition")
-            if pre["prefill"] is not None:
-                self.prefills[out[-1]] = pre["prefill"]
-                self.precondition_at.setdefault(out[-1], (item, "prefill"))
+        for i, item in enumerate(node):  # each target on its own: its error kept
+            if not keep:
+                out.append(self.target(item, node, i))
+                continue
+            target = self.reading.kept(functools.partial(self.target, item, node, i), None)
+            if target is not None:
+                out.append(target)
         return out
+
+    def target(self, item: Any, node: Any, i: int) -> Target:
+        """Target ``node[i]``, with its own ``precondition`` and ``prefill`` noted."""
+        kind = self.target_kind(item, node, i)
+        if kind in CEPH_KINDS:
+            target = self.ceph_target(kind, item, node, i)
+        elif kind == S3_KIND:
+            target = self.s3_target(item, node, i)
+        else:
+            target = self.fs_target(kind, item, node, i)
+        pre = self.reading.read_keys(
+            schema.TARGET_MORE, item, node, i, only=("precondition", "prefill")
+        )
+        if pre["precondition"] is not None:
+            self.preconditions[target] = precondition(pre["precondition"])
+            self.precondition_at[target] = (item, "precondition")
+        if pre["prefill"] is not None:
+            self.prefills[target] = pre["prefill"]
+            self.precondition_at.setdefault(target, (item, "prefill"))
+        return target
 
     def target_kind(self, item: Any, node: Any, i: int) -> str:
         """What target ``node[i]`` is: a mapping of known keys with exactly one kind."""
@@ -284,7 +302,7 @@ class TargetReader:
             values = self.reading.read_keys(schema.HOST, item, node, i)
             address, port = values["address"].strip(), values["port"]
             own = (
-                tuple(self.target_list(item["targets"], item, "targets"))
+                tuple(self.target_list(item["targets"], item, "targets", keep=False))
                 if item.get("targets") is not None
                 else None
             )

@@ -4,6 +4,7 @@ enginekeys.py), block sizes, output files and the sizes and client counts that m
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from typing import Any
 
@@ -132,53 +133,67 @@ class WorkloadReader:
             )
         out: list[Workload] = []
         seen: set[str] = set()
-        for i, item in enumerate(node):
-            if not isinstance(item, dict):
-                raise self.reading.err(
-                    f"each workload must be a mapping of fio options, not {_describe(item)}",
-                    node,
-                    i,
-                    fix=f"write the workload's options under it, e.g.\n{example}",
-                )
-            item = dict(item) if not isinstance(item, CommentedMap) else item
-            own_keys = {"name": item.get("name", f"w{i + 1}"), "actions": item.get("actions")}
-            only = ("name", "actions")  # w1, w2... when the name is left out
-            read = self.reading.read_keys(
-                schema.WORKLOAD, item, node, i, only=only, values=own_keys
-            )
-            name = str(read["name"]).strip()
-            if name in seen:
-                raise self.reading.err(
-                    f"two workloads are named {name!r}",
-                    item,
-                    "name",
-                    fix="give each workload its own name",
-                )
-            seen.add(name)
-            opts = {k: v for k, v in item.items() if k not in ("name", "actions")}
-            where = f"workload {name!r}"
-            engine = opts.get("engine", global_opts.get("engine", hooks.DEFAULT_ENGINE))
-            if engine not in hooks.engine_names():
-                self.options.scalar(
-                    "engine", engine, item if "engine" in item else node, "engine", where
-                )
-            decl = enginekeys.engine_keys(engine)
-            own = self.options.read(_submap(item, opts), node, i, where, engine=engine)
-            # global options apply where they mean something: to the workloads whose engine
-            # takes them (a plan may mix engines)
-            merged = {
-                **decl.defaults,
-                **{k: v for k, v in global_opts.items() if k not in own and decl.accepts(k)},
-                **own,
-            }
-            if engine == hooks.DEFAULT_ENGINE:
-                merged.pop("engine", None)  # the default engine's options are job options
-            else:
-                merged.setdefault("engine", engine)
-            self.check_engine_keys(decl, name, merged, item, node, i)
-            steps = actions(read["actions"], doc.get("osd_daemons"))
-            out.append(Workload(name, merged, _position(node, i)[0], steps))
+        for i, item in enumerate(node):  # each workload on its own: its error kept
+            read = functools.partial(self._workload, doc, node, i, item, global_opts, seen)
+            wl = self.reading.kept(read, None)
+            if wl is not None:
+                out.append(wl)
         return out
+
+    def _workload(
+        self,
+        doc: CommentedMap,
+        node: list[Any],
+        i: int,
+        item: Any,
+        global_opts: dict[str, Any],
+        seen: set[str],
+    ) -> Workload:
+        """Workload ``node[i]``, read with the global options (``seen``: the names so far)."""
+        example = "workloads:\n  - name: rand4k\n    rw: randread\n    bs: 4k\n    size: 1g"
+        if not isinstance(item, dict):
+            raise self.reading.err(
+                f"each workload must be a mapping of fio options, not {_describe(item)}",
+                node,
+                i,
+                fix=f"write the workload's options under it, e.g.\n{example}",
+            )
+        item = dict(item) if not isinstance(item, CommentedMap) else item
+        own_keys = {"name": item.get("name", f"w{i + 1}"), "actions": item.get("actions")}
+        only = ("name", "actions")  # w1, w2... when the name is left out
+        read = self.reading.read_keys(schema.WORKLOAD, item, node, i, only=only, values=own_keys)
+        name = str(read["name"]).strip()
+        if name in seen:
+            raise self.reading.err(
+                f"two workloads are named {name!r}",
+                item,
+                "name",
+                fix="give each workload its own name",
+            )
+        seen.add(name)
+        opts = {k: v for k, v in item.items() if k not in ("name", "actions")}
+        where = f"workload {name!r}"
+        engine = opts.get("engine", global_opts.get("engine", hooks.DEFAULT_ENGINE))
+        if engine not in hooks.engine_names():
+            self.options.scalar(
+                "engine", engine, item if "engine" in item else node, "engine", where
+            )
+        decl = enginekeys.engine_keys(engine)
+        own = self.options.read(_submap(item, opts), node, i, where, engine=engine)
+        # global options apply where they mean something: to the workloads whose engine
+        # takes them (a plan may mix engines)
+        merged = {
+            **decl.defaults,
+            **{k: v for k, v in global_opts.items() if k not in own and decl.accepts(k)},
+            **own,
+        }
+        if engine == hooks.DEFAULT_ENGINE:
+            merged.pop("engine", None)  # the default engine's options are job options
+        else:
+            merged.setdefault("engine", engine)
+        self.check_engine_keys(decl, name, merged, item, node, i)
+        steps = actions(read["actions"], doc.get("osd_daemons"))
+        return Workload(name, merged, _position(node, i)[0], steps)
 
     def check_engine_keys(
         self,
