@@ -136,6 +136,14 @@ def remove(
 _NO_ANSWER = re.compile(r"engines/http\.c.*func=transfer|^fio exit \d+$")
 
 
+#: What an HTTP status met in the middle of a point means (where it differs from STATUS,
+#: which is what it means before any load).
+MID_RUN = {
+    "400": (
+        "the service answered HTTP 400 Bad Request, as radosgw does with an object larger "
+        "than it takes (rgw_max_put_size)"
+    ),
+}
 #: What fio's http engine prints (stderr) when the service answered with an error status.
 _STATUS_LINE = re.compile(r"DDIR_(READ|WRITE|TRIM) failed with HTTP status code (\d+)")
 _REQUEST = {"READ": "GET", "WRITE": "PUT", "TRIM": "DELETE"}
@@ -150,7 +158,9 @@ def explain(error: str, stderr: str = "") -> str:
     answered = _STATUS_LINE.search(stderr) or _STATUS_LINE.search(error)
     if answered is not None:
         request, code = _REQUEST[answered.group(1)], answered.group(2)
-        meaning = STATUS.get(code, (f"the service answered HTTP {code}", ""))[0]
+        meaning = (
+            MID_RUN.get(code) or STATUS.get(code, (f"the service answered HTTP {code}", ""))[0]
+        )
         return f"{error} (a {request}: {meaning})"
     if _NO_ANSWER.search(error) and "HTTP status" not in error:
         return (
