@@ -285,3 +285,15 @@ def test_s3_redaction_covers_json_escaped_keys_and_url_passwords() -> None:
         with pytest.raises(PlanError) as ei:
             parse_target_arg("s3://bench", endpoint=bad)
         assert "SECRET" not in str(ei.value) and "u:***@" in str(ei.value)
+
+
+def test_s3_objects_larger_than_memory_allows_are_refused_with_the_line() -> None:
+    """fio holds each S3 object whole in a buffer per job (it segfaulted at bs=100g under a
+    4 GB limit): objects whose buffers exceed half of this machine's memory are refused,
+    naming the workload's line."""
+    text = PLAN.format(keys=ENDPOINT).replace("bs: 64k", "bs: 1t").replace("size: 1m", "numjobs: 2")
+    with pytest.raises(PlanError, match=r"S3 objects of 1,024.0 GiB x 2 job\(s\)") as ei:
+        parse_plan(text, "p.yaml")
+    assert ei.value.line == 6 and "this machine's memory" in str(ei.value)
+    assert "use objects of at most" in (ei.value.fix or "")
+    parse_plan(PLAN.format(keys=ENDPOINT), "p.yaml")  # 64k objects: fine

@@ -377,6 +377,43 @@ class WorkloadReader:
                     fix=fix,
                 )
 
+    def check_object_memory(self, wl: Workload, index: int, doc: CommentedMap) -> None:
+        """An S3 object is one of fio's buffers: each job holds ``bs`` x ``iodepth`` bytes in
+        memory (fio segfaulted at bs=100g under a 4 GB limit). Every job's buffers together
+        must fit in half of this machine's memory."""
+        memory = _memory_bytes()
+        if memory is None:
+            return
+
+        def values(key: str, default: int) -> list[int]:
+            given = wl.options.get(key, default)
+            out = []
+            for v in given if isinstance(given, list) else [given]:
+                for part in str(v).replace(",", ":").replace("-", ":").split(":"):
+                    try:
+                        out.append(parse_size(part) if key == "bs" else int(float(part)))
+                    except (UnitError, ValueError):
+                        continue
+            return out or [default]
+
+        bs = max(
+            values("bs", 4096) + (values("blocksize", 4096) if "blocksize" in wl.options else [])
+        )
+        jobs = max(values("numjobs", 1))
+        depth = max(values("iodepth", 1))
+        need = bs * jobs * depth
+        if need > memory // 2:
+            raise self.reading.err(
+                f"workload {wl.name!r}: S3 objects of {_gib(bs)} x {jobs} job(s) x "
+                f"iodepth {depth} need {_gib(need)} of fio's buffers, more than half "
+                f"of this machine's memory ({_gib(memory)}): fio holds each object "
+                "whole in memory",
+                doc.get("workloads"),
+                index,
+                fix=f"use objects of at most {_gib(memory // 2 // (jobs * depth))} "
+                "(`bs`), or fewer jobs",
+            )
+
     def check_sizes(
         self, targets: list[tuple[Target, bool]], workloads: list[Workload], doc: CommentedMap
     ) -> None:
@@ -384,6 +421,10 @@ class WorkloadReader:
         (``targets``: each with whether it is on this machine). An existing local file may do
         without; a file on a remote host is read at its own size when the workload has none
         (storbench cannot see whether it exists: fio says so if it does not)."""
+        for t, _ in targets:
+            if t.kind == "s3":
+                for wl in workloads:
+                    self.check_object_memory(wl, workloads.index(wl), doc)
         for t, local in targets:
             if t.kind in ("device", "rbd") or (t.kind == "file" and not local):
                 continue  # a device's or image's own size
@@ -409,3 +450,19 @@ class WorkloadReader:
                             else ""
                         ),
                     )
+
+
+def _memory_bytes() -> int | None:
+    """This machine's memory (MemTotal of /proc/meminfo), or None when unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"

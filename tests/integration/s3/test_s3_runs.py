@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import http.server
 import json
 import os
 import re
@@ -243,9 +244,14 @@ def test_s3_bad_keys_missing_bucket_and_dead_service_stop_before_any_load(
         (
             "s3://bench",
             gateway.env(AWS_SECRET_ACCESS_KEY="wrong" * 4),
-            "refuses the keys (HTTP 403)",
+            "refuses the keys (HTTP 403 SignatureDoesNotMatch",
         ),
         ("s3://nobucket", gateway.env(), "the bucket does not exist (HTTP 404)"),
+        (  # versitygw answers an unknown access key with 404: still the keys, not the bucket
+            "s3://bench",
+            gateway.env(AWS_ACCESS_KEY_ID="AKIDUNKNOWN000"),
+            "refuses the keys (HTTP 404 XAdminUserNotFound",
+        ),
         (
             "s3://bench",
             gateway.env(AWS_ENDPOINT_URL=f"http://127.0.0.1:{_free_port()}"),
@@ -695,3 +701,61 @@ def test_s3_service_that_never_answers_is_refused_in_bounded_time_and_signals_wo
             assert proc.returncode == status, out + err
             assert "Traceback" not in err
             assert list(work.iterdir()) == [], list(work.iterdir())
+
+
+def test_s3_full_backend_is_reported_as_what_the_service_answered(tmp_path: Path) -> None:
+    """A service that answers every request HTTP 507 (its storage full, as S3 services
+    say it): the run is refused naming HTTP 507 and the service's own words, not as a
+    service that "got no answer"."""
+    body = (
+        b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>XStorageFull</Code>'
+        b"<Message>Storage backend has no free space.</Message></Error>"
+    )
+
+    class Full(http.server.BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(length)
+            self.send_response(507)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        do_PUT = do_GET = do_HEAD = do_DELETE = answer
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Full)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        if not os.access(HTTP_FIO, os.X_OK):
+            pytest.skip(f"no fio with its http engine at {HTTP_FIO}")
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "STORBENCH_FIO"},
+            "AWS_ACCESS_KEY_ID": "AKID" + secrets.token_hex(6),
+            "AWS_SECRET_ACCESS_KEY": secrets.token_hex(16),
+        }
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        r = sb(
+            tmp_path / "r.db",
+            "run",
+            "quick",
+            "-t",
+            "s3://bench",
+            "--endpoint",
+            endpoint,
+            "--set",
+            "objects=2",
+            env=env,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "HTTP 507 Insufficient Storage" in r.stderr, r.stderr
+    assert "XStorageFull: Storage backend has no free space." in r.stderr, r.stderr
+    assert "no answer" not in r.stderr and "Traceback" not in r.stderr

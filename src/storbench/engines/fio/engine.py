@@ -227,7 +227,7 @@ class _Session:
         m = fr.measurement
         if m.error and s3objects.s3_targets(point):
             m = s3objects.failed_gets(m)
-            m = dataclasses.replace(m, error=s3objects.explain(m.error or ""))
+            m = dataclasses.replace(m, error=s3objects.explain(m.error or "", fr.stderr))
         early = fio.ended_early(point, m)
         if early is not None:
             m.extra["ended_early"] = early
@@ -299,7 +299,7 @@ class _Session:
         if ok:
             self.prefilled.add(key)
             return None
-        why = s3objects.explain(m.error or "no result")
+        why = s3objects.explain(m.error or "no result", fr.stderr)
         failed = Measurement(status="failed", error=f"writing the objects it reads: {why}")
         return PointResult(
             measurement=failed,

@@ -126,7 +126,7 @@ def remove(
             sent += trims.total_ios if trims is not None else 0
             if rc != 0 or meas is None or meas.status != "ok":
                 why = (meas.error if meas is not None else None) or stderr.strip()[-300:]
-                why = explain(why or f"fio exit {rc}")
+                why = explain(why or f"fio exit {rc}", stderr)
                 names = s3_object_prefix(t, tag, host) + dataset_of(trim)
                 failed.append(f"{t.label} ({dataset_of(trim)}, objects {names}.*): {why}")
     return sent, failed
@@ -136,10 +136,32 @@ def remove(
 _NO_ANSWER = re.compile(r"engines/http\.c.*func=transfer|^fio exit \d+$")
 
 
-def explain(error: str) -> str:
-    """fio's http engine's errors in words: ``error=Unknown error -1`` from its transfer is
-    a request that got no answer (curl failed: the service stopped or closed the
-    connection)."""
+#: What an HTTP status met in the middle of a point means (where it differs from STATUS,
+#: which is what it means before any load).
+MID_RUN = {
+    "400": (
+        "the service answered HTTP 400 Bad Request, as radosgw does with an object larger "
+        "than it takes (rgw_max_put_size)"
+    ),
+}
+#: What fio's http engine prints (stderr) when the service answered with an error status.
+_STATUS_LINE = re.compile(r"DDIR_(READ|WRITE|TRIM) failed with HTTP status code (\d+)")
+_REQUEST = {"READ": "GET", "WRITE": "PUT", "TRIM": "DELETE"}
+
+
+def explain(error: str, stderr: str = "") -> str:
+    """fio's http engine's errors in words: what the service answered when it answered
+    (fio prints the HTTP status on stderr: ``DDIR_WRITE failed with HTTP status code
+    507``, and its JSON says only ``error=Unknown error -1``); otherwise that error from its
+    transfer is a request that got no answer (curl failed: the service stopped or closed
+    the connection)."""
+    answered = _STATUS_LINE.search(stderr) or _STATUS_LINE.search(error)
+    if answered is not None:
+        request, code = _REQUEST[answered.group(1)], answered.group(2)
+        meaning = (
+            MID_RUN.get(code) or STATUS.get(code, (f"the service answered HTTP {code}", ""))[0]
+        )
+        return f"{error} (a {request}: {meaning})"
     if _NO_ANSWER.search(error) and "HTTP status" not in error:
         return (
             f"{error} (a request got no answer: the S3 service stopped, or closed the "
@@ -190,7 +212,66 @@ STATUS = {
     ),
     "400": ("the service rejects the request (HTTP 400)", "check `region:` and the endpoint"),
     "301": ("the bucket is elsewhere (HTTP 301)", "check `region:` and the endpoint"),
+    "507": (
+        "the service answered HTTP 507 Insufficient Storage (its storage is full)",
+        "free space on the service's storage (or use a smaller `objects:`/`size`)",
+    ),
+    "503": ("the service answered HTTP 503 Service Unavailable (busy)", "retry later"),
+    "500": ("the service answered HTTP 500 Internal Server Error", "see the service's log"),
 }
+
+#: S3 error codes that mean the service refuses the keys (whatever HTTP status it sends:
+#: versitygw answers an unknown access key with 404 XAdminUserNotFound).
+KEY_CODES = (
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "XAdminUserNotFound",
+    "AccessDenied",
+    "InvalidToken",
+    "ExpiredToken",
+)
+
+
+def service_says(t: Target) -> tuple[str, str] | None:
+    """What the service answers a signed PUT of a 1-byte probe object (botocore, with the
+    target's keys; deleted again when it was written): its S3 error (code, message), or
+    None when it took it or did not answer. fio's http engine gives only the HTTP status,
+    and a 404 is a missing bucket or (versitygw) an unknown key."""
+    import botocore.config
+    import botocore.exceptions
+    import botocore.session
+
+    from storbench.hosts import s3creds
+
+    creds = s3creds.resolve(t.credentials, t.label)
+    config = botocore.config.Config(
+        s3={"addressing_style": "path"},
+        retries={"max_attempts": 1},
+        connect_timeout=ANSWER_TIMEOUT,
+        read_timeout=ANSWER_TIMEOUT,
+    )
+    client = botocore.session.get_session().create_client(
+        "s3",
+        region_name=t.region or "us-east-1",
+        endpoint_url=t.endpoint,
+        aws_access_key_id=creds.key_id,
+        aws_secret_access_key=creds.secret,
+        aws_session_token=creds.token,
+        verify=not t.insecure,
+        config=config,
+    )
+    key = f"{t.prefix or ''}storbench-probe-{os.getpid()}-signed"
+    try:
+        client.put_object(Bucket=t.path, Key=key, Body=b"x")
+        client.delete_object(Bucket=t.path, Key=key)
+        return None
+    except botocore.exceptions.ClientError as e:
+        error = e.response.get("Error", {})
+        return str(error.get("Code", "?")), str(error.get("Message", ""))
+    except botocore.exceptions.BotoCoreError:
+        return None
+    finally:
+        client.close()
 
 
 TLS_FIX = (
@@ -292,6 +373,13 @@ def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
         if status is not None:
             code = status.group(1)
             message, fix = STATUS.get(code, (f"the service answered HTTP {code}", ""))
+            said = service_says(t)
+            if said is not None and said[0] in KEY_CODES:
+                message, fix = STATUS["403"]
+                message = f"the service refuses the keys (HTTP {code} {said[0]}: {said[1]})"
+                code = "403"  # never a bucket to create
+            elif said is not None and said[0] != "NoSuchBucket":
+                message = f"{message} ({said[0]}: {said[1]})"
             return f"{t.label} at {t.endpoint}: {message}", fix, code
         try:
             meas, _ = parse_output(raw)
