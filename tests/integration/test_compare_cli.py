@@ -284,10 +284,10 @@ def test_compare_direct_against_buffered_is_not_comparable_and_summed_by_geomean
             out[(spec["params"]["rw"], spec["params"]["iodepth"])] = total
         return out
 
-    def geo(base: int, other: int) -> float:
+    def geo(base: int, other: int, keys: set[tuple[str, int]] | None = None) -> float:
         b, o = iops(base), iops(other)
         assert b.keys() == o.keys() and len(b) == 6
-        return math.exp(statistics.fmean(math.log(o[k] / b[k]) for k in b))
+        return math.exp(statistics.fmean(math.log(o[k] / b[k]) for k in keys or b))
 
     (c,) = json.loads(ok(sb("compare", "1", "2", "--format", "json", db=db, cwd=tmp_path)))[
         "comparisons"
@@ -311,15 +311,22 @@ def test_compare_direct_against_buffered_is_not_comparable_and_summed_by_geomean
     (c,) = json.loads(ok(sb("compare", "1", "3", "--format", "json", db=db, cwd=tmp_path)))[
         "comparisons"
     ]
-    assert "not comparable" not in [p["verdict"] for p in c["points"]]
+    # no setting differs; a pair is left out only for a finding that says its number is
+    # not the storage's (a client at a whole CPU, on a fast device)
+    judged = [p for p in c["points"] if p["verdict"] != "not comparable"]
+    for p in c["points"]:
+        assert p["verdict"] != "not comparable" or "direct" not in p["reason"], p["reason"]
+    keys = {(p["params"]["rw"], p["params"]["iodepth"]) for p in judged}
     s = c["summary"]
-    assert s["points"] == 6 and s["iops_ratio_geomean"] == pytest.approx(geo(1, 3), rel=1e-6)
+    assert s["points"] == len(judged) >= 1, c["points"]
+    assert s["iops_ratio_geomean"] == pytest.approx(geo(1, 3, keys), rel=1e-6)
     lo, hi = s["iops_ratio_ci95"]
     assert lo <= s["iops_ratio_geomean"] <= hi
     text = ok(sb("compare", "1", "3", db=db, cwd=tmp_path))
     g = s["iops_ratio_geomean"]
     assert f"run 3 (quick) is {g:.2f}\u00d7 run 1 (quick) in IOPS (" in text
-    assert f"geometric mean of 6 points, 95 % CI {lo:.2f}\u2013{hi:.2f})" in text
+    n = len(judged)
+    assert f"geometric mean of {n} point{'s' if n > 1 else ''}, 95 % CI {lo:.2f}" in text
 
 
 def test_matrix_and_qualify_summaries_name_the_optimum(tmp_path: Path) -> None:
