@@ -33,12 +33,14 @@ workloads:
     iodepth: [1, 4]
     size: 8m
     runtime: 1
+    direct: 1
   - name: jobs
     rw: randwrite
     bs: 4k
     numjobs: [1, 2]
     size: 8m
     runtime: 1
+    direct: 1
 """
 
 TITLES = {

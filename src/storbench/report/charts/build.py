@@ -450,8 +450,18 @@ def build_chart(kind: str, runs: list[RunReport]) -> Chart:
                 "--kind compare needs two runs or more (the first is the base)",
                 fix="storbench chart BASE_RUN OTHER_RUN --kind compare -o cmp.png",
             )
-        chart = compare_chart(runs)
+        cmps = comparisons(runs)
+        chart = compare_chart(runs, cmps)
         if not any(p.bars for p in chart.panels):
+            matched = [m for c in cmps for m in c.matched]
+            if matched:  # every matched pair measured different things: nothing to draw
+                why = next((m.reason for m in matched if m.reason), "")
+                raise UserError(
+                    f"{_runs_title(runs)}: none of the {len(matched)} matched points is "
+                    f"comparable ({why})",
+                    fix="`storbench compare` lists each pair and why; compare runs that "
+                    "measured the same thing (the findings and settings it names)",
+                )
             raise UserError(
                 f"{_runs_title(runs)}: no point of the later run(s) matches a point of the "
                 "first (same workload parameters)",
