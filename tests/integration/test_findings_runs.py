@@ -4,10 +4,14 @@ that must not be flagged; the findings in every presenter (run's output, show, s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import socket
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,10 @@ import pytest
 pytestmark = pytest.mark.integration
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from plugintools import ok, storbench  # noqa: E402  (tests/plugins: running storbench)
+
+from waiting import wait_until  # noqa: E402
 
 PLAN = """\
 name: traps
@@ -234,3 +241,82 @@ def test_findings_prefill_writes_the_holes_before_the_reads(tmp_path: Path) -> N
     assert "preconditioned" in out, out
     assert "unwritten-read" not in found.get(1, set()), found
     assert sparse.stat().st_blocks * 512 >= 16 << 20  # written whole
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def fio_server(tmp_path: Path) -> Iterator[int]:
+    """A fio server on loopback that storbench reaches as a remote host: it knows nothing of
+    that host's memory, so only the run's own direct=1 figures can show its cache."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        ["fio", f"--server=127.0.0.1,{port}"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+
+        def listening() -> bool:
+            assert proc.poll() is None, "fio's server exited"
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                return True
+            return False
+
+        wait_until("fio's server to listen", listening)
+        yield port
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+CEILING = """\
+name: ceiling
+hosts: [{{address: 127.0.0.1, port: {port}}}]
+targets: [{{directory: {data}}}]
+global: {{size: 64m, ioengine: psync, runtime: 2, time_based: 1}}
+workloads:
+  - {{name: direct-rand, rw: randread, bs: 4k, direct: 1}}
+  - {{name: cached-rand, rw: randread, bs: 4k, direct: 0, invalidate: 0}}
+  - {{name: device-rand, rw: randread, bs: 4k, direct: 0, time_based: 0}}
+  - {{name: direct-seq, rw: read, bs: 128k, direct: 1}}
+  - {{name: cached-seq, rw: read, bs: 128k, direct: 0, invalidate: 0}}
+"""
+
+
+def test_findings_page_cache_beyond_the_devices_own_direct_figure(
+    tmp_path: Path, fio_server: int
+) -> None:
+    """A remote host's buffered reads: its memory is unknown here, so the first check is
+    silent; reads at many times what the same files gave with direct=1 in the run are
+    flagged once the run ends. Buffered reads that fio's invalidate=1 sends to the device,
+    each block once, are not."""
+    data = tmp_path / "data"
+    data.mkdir()
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(CEILING.format(port=fio_server, data=data))
+    db = tmp_path / "r.db"
+    out = ok(storbench("run", str(plan), db=db, cwd=tmp_path, plugins=None))
+    assert "finding page-cache of point 2 (cached-rand)" in out, out
+    doc = json.loads(
+        ok(storbench("export", "1", "--format", "json", db=db, cwd=tmp_path, plugins=None))
+    )
+    cache = {f["point"]: f for f in doc["findings"] if f["code"] == "page-cache"}
+    assert 3 not in cache and 1 not in cache and 4 not in cache, cache
+    found = cache[2]
+    assert "direct=1" in found["evidence"] and "point 1" in found["evidence"], found
+    iops = {m["point"]: m["read"]["iops"] for m in doc["measurements"]}
+    assert iops[2] > 2 * iops[1]
+    # the sequential pair: flagged exactly when the cached reads beat twice the direct
+    # ones (memory copies against the disk: this machine's own ratio)
+    bw = {m["point"]: m["read"]["bw_bytes"] for m in doc["measurements"]}
+    assert (5 in cache) == (bw[5] > 2 * bw[4]), (bw, cache.get(5))
+    # stored with the measurement: show --point says it, and a resumed or re-read run
+    # keeps it once
+    shown = ok(storbench("show", "1", "--point", "2", db=db, cwd=tmp_path, plugins=None))
+    assert shown.count("page-cache") == 1, shown

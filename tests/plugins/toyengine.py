@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from storbench import hooks
@@ -143,6 +143,11 @@ class ToyEngine:
 
     def findings(self, point: Point, measurement: Measurement, facts: Facts) -> list[Finding]:
         return []
+
+    def run_findings(
+        self, points: Sequence[Point], measured: Callable[[int], Measurement | None]
+    ) -> dict[int, list[Finding]]:
+        return {}
 
     def describe(self, point: Point, total: int) -> str:
         ops, bs, seconds = figures(point.params)

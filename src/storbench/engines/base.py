@@ -21,7 +21,7 @@ this process was killed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -158,6 +158,16 @@ class Engine(Protocol):
         its options set (fio: buffered I/O over data that fits in memory, a queue a
         synchronous engine ignores); the checks every engine gets are analysis/findings.py's.
         Codes from model/findings.py; ``[]`` when there is nothing to say."""
+        ...
+
+    def run_findings(
+        self, points: Sequence[Point], measured: Callable[[int], Measurement | None]
+    ) -> dict[int, list[Finding]]:
+        """What only the whole run shows of some of its measurements, once its points ran
+        (``points``: this engine's points of the run; ``measured``: a point index's
+        recorded measurement, None without one, read from the store when asked: ask only
+        for those the check needs; fio: buffered reads beyond what the device gave with
+        direct=1 in the same run), by point index; ``{}`` when there is nothing to say."""
         ...
 
     def describe(self, point: Point, total: int) -> str:

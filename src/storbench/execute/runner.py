@@ -74,6 +74,7 @@ class Observer(Protocol):
     ) -> None: ...
     def intervals(self, point: Point, rows: list[Interval]) -> None: ...
     def phase(self, point: Point, text: str) -> None: ...
+    def finding(self, point: Point, finding: Finding) -> None: ...
 
 
 @dataclass
@@ -226,6 +227,7 @@ def _execute(
                 fail_fast,
                 stop,
             )
+        _run_findings(store, run_id, observer)
     except StoreError:
         outcome.status = "failed"
         raise
@@ -350,6 +352,26 @@ def _record(
         ended_at=result.ended_at,
     )
     outcome.ran += 1
+
+
+def _run_findings(store: Store, run_id: int, observer: Observer) -> None:
+    """What only the whole run shows of its measurements (each engine's run_findings: fio's
+    buffered reads beyond the device's own direct=1 figure), once its points ran, the
+    points recorded before a resume included: added to the measurements they concern and
+    said as the points' findings are."""
+    points = store.runs.points(run_id)
+    by_index = {p.index: p for p in points}
+
+    def measured(index: int) -> Measurement | None:
+        row = store.measurements.of_point(run_id, index)
+        return row.measurement if row is not None else None
+
+    found: dict[int, list[Finding]] = {}
+    for engine, pts in engines.of_points(points):
+        found.update(engine.run_findings(pts, measured))
+    for index, added in store.measurements.add_findings(run_id, found).items():
+        for f in added:
+            observer.finding(by_index[index], f)
 
 
 def _findings(

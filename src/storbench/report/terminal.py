@@ -21,6 +21,7 @@ from rich.text import Text
 from storbench.analysis import steady
 from storbench.analysis.summary import PointSummary
 from storbench.analysis.sweep import sweeps
+from storbench.model.findings import Finding
 from storbench.model.metrics import DIRECTIONS, OVERLAP_MIN, Measurement
 from storbench.model.series import Interval
 from storbench.model.units import fmt_duration, fmt_iops, fmt_ns, fmt_rate
@@ -187,6 +188,15 @@ class ProgressReporter:
         for f in meas.findings:
             host = f" on {f.host}" if f.host else ""
             self._say(f"      finding {f.code}{host}: {f.evidence}", "yellow")
+
+    def finding(self, point: Point, finding: Finding) -> None:
+        """A finding only the whole run showed, said once its points ran."""
+        host = f" on {finding.host}" if finding.host else ""
+        self._say(
+            f"finding {finding.code} of point {point.index + 1} ({point.label()}){host}: "
+            f"{finding.evidence}",
+            "yellow",
+        )
 
     def round_finished(
         self, point: Point, n: int, value: float, verdict: steady.Verdict | None

@@ -12,6 +12,7 @@ from typing import Any
 
 from storbench.model import histpack, rawpack, redact
 from storbench.model.errors import NotFoundError, UserError
+from storbench.model.findings import CODES, Finding
 from storbench.model.metrics import Measurement
 from storbench.plan import Point
 from storbench.store.base import Part, _locked, storable
@@ -164,6 +165,37 @@ class Measurements(Part):
             ).fetchall()
         found = _measurement_rows(rows, hist)
         return found[0] if found else None
+
+    @_locked
+    def add_findings(
+        self, run_id: int, found: dict[int, list[Finding]]
+    ) -> dict[int, list[Finding]]:
+        """Findings that only the whole run showed (by point index), added to those its
+        measurements carry, a code (and host) once per point (a resumed run checks its
+        points again), in CODES' order; returns those that were new. One transaction."""
+        added: dict[int, list[Finding]] = {}
+        with self.tx():
+            for idx, new in sorted(found.items()):
+                row = self.db.execute(
+                    "SELECT id, data FROM measurements WHERE run_id=? AND point_idx=?",
+                    (run_id, idx),
+                ).fetchone()
+                if row is None:
+                    continue
+                data = unpack_data(row["data"])
+                have = data.setdefault("findings", [])
+                known = {(f.get("code"), f.get("host", "")) for f in have}
+                fresh = [f for f in new if (f.code, f.host) not in known]
+                if not fresh:
+                    continue
+                order = {code: n for n, code in enumerate(CODES)}
+                have += [f.to_dict() for f in fresh]
+                have.sort(key=lambda f: order.get(f.get("code"), len(order)))
+                added[idx] = fresh
+                self.db.execute(
+                    "UPDATE measurements SET data=? WHERE id=?", (pack_data(data), row["id"])
+                )
+        return added
 
     @_locked
     def raw(self, measurement_id: int) -> dict[str, Any]:

@@ -294,6 +294,22 @@ percentile_list=50:90:90.9:91.9:92.9:93.7:95:97.2:97.7:98.2:98.7:99:99.2:99.4:99
 EOF
 rec percentile-rank-jsonplus 0 --output-format=json+
 
+# 14. buffered 4k randread of a file fio just laid out (through the page cache)
+#     and does not drop from it (invalidate=0): the reads come from RAM, json ------
+job psync-cached-randread-json <<'EOF'
+[psync-cached-randread]
+ioengine=psync
+direct=0
+invalidate=0
+rw=randread
+bs=4k
+size=64m
+filename=psync-cached-randread.dat
+time_based=1
+runtime=2
+EOF
+rec psync-cached-randread-json 0 --output-format=json
+
 echo "fio runs done in ${SECONDS}s; checking outputs"
 
 # Sanity checks on what was recorded (fail loudly if a future fio changes shape).

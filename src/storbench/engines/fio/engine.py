@@ -13,6 +13,7 @@ import dataclasses
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from storbench.engines import fio
@@ -23,8 +24,8 @@ from storbench.engines.base import (
     PointResult,
     RunContext,
 )
+from storbench.engines.fio import ceiling, remote, s3objects, versions
 from storbench.engines.fio import findings as fio_findings
-from storbench.engines.fio import remote, s3objects, versions
 from storbench.engines.fio.files import workload_writes
 from storbench.hosts import netbaseline, s3bucket
 from storbench.hosts.ceph import CephClient, put_objects, remove_objects
@@ -60,6 +61,11 @@ class FioEngine:
 
     def findings(self, point: Point, measurement: Measurement, facts: Facts) -> list[Finding]:
         return fio_findings.findings(point, measurement, facts)
+
+    def run_findings(
+        self, points: Sequence[Point], measured: Callable[[int], Measurement | None]
+    ) -> dict[int, list[Finding]]:
+        return ceiling.beyond_direct(points, measured)
 
     def describe(self, point: Point, total: int) -> str:
         return fio.job_file(point, total=total)

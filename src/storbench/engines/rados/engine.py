@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from storbench.engines.base import (
@@ -46,6 +47,11 @@ class RadosBenchEngine:
 
     def findings(self, point: Point, measurement: Measurement, facts: Facts) -> list[Finding]:
         return []  # rados bench reads only objects it wrote; the common checks apply
+
+    def run_findings(
+        self, points: Sequence[Point], measured: Callable[[int], Measurement | None]
+    ) -> dict[int, list[Finding]]:
+        return {}
 
     def describe(self, point: Point, total: int) -> str:
         return "".join(shlex.join(cmd) + "\n" for cmd in point_commands(point))
