@@ -16,7 +16,7 @@ import pytest
 
 from storbench.analysis import findings
 from storbench.engines import fio
-from storbench.hosts import netbaseline, netpath
+from storbench.hosts import mounts, netbaseline, netpath
 from storbench.model.findings import CODES, NetworkPath, unjudged
 from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target, load_plan
@@ -144,18 +144,18 @@ def test_findings_network_mountinfo_servers_of_network_file_systems() -> None:
         ("/mnt/nfsx", "/", "ext4", None),  # a prefix of a mount point is not inside it
         ("/proc/self", "/proc", "proc", None),
     ):
-        mount = netpath.mount_of(path, MOUNTS)
+        mount = mounts.mount_of(path, MOUNTS)
         assert mount is not None and (mount.mountpoint, mount.fstype) == (point, fstype), path
         assert netpath.mount_host(mount) == host, path
 
 
 def test_findings_network_mountinfo_of_this_machine(tmp_path: Path) -> None:
     """The real /proc/self/mountinfo: / and /proc are where findmnt says, and local."""
-    root = netpath.mount_of("/")
+    root = mounts.mount_of("/")
     assert root is not None and root.mountpoint == "/"
-    proc = netpath.mount_of("/proc/self/status")
+    proc = mounts.mount_of("/proc/self/status")
     assert proc is not None and (proc.mountpoint, proc.fstype) == ("/proc", "proc")
-    here = netpath.mount_of(str(tmp_path))
+    here = mounts.mount_of(str(tmp_path))
     assert here is not None
     if here.fstype not in (*netpath.NETWORK_FS, "fuse.ceph-fuse"):  # a local file system
         assert netpath.endpoint_of(Target("file", str(tmp_path / "data.bin"))) is None

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from storbench.hosts.mounts import Mount, mount_of
 from storbench.hosts.netbaseline import fmt_bits
 from storbench.model.findings import NetworkPath
 from storbench.plan.model import Point, Target
@@ -55,42 +56,6 @@ class Endpoint:
     #: what it is to the target, in words
     what: str
     note: str = ""
-
-
-@dataclass(frozen=True)
-class Mount:
-    mountpoint: str
-    fstype: str
-    source: str
-    options: str = ""
-
-
-def _unescape(field: str) -> str:
-    """mountinfo's octal escapes (``\\040`` for a space)."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-def mount_of(path: str, mountinfo: str | None = None) -> Mount | None:
-    """The mount ``path`` lives on (the longest mount point above it), from ``mountinfo``
-    (``/proc/self/mountinfo``'s text; read when None)."""
-    if mountinfo is None:
-        try:
-            mountinfo = Path("/proc/self/mountinfo").read_text()
-        except OSError:
-            return None
-    real = os.path.realpath(path)
-    best: Mount | None = None
-    for line in mountinfo.splitlines():
-        head, sep, tail = line.partition(" - ")
-        fields, rest = head.split(), tail.split()
-        if not sep or len(fields) < 5 or len(rest) < 2:
-            continue
-        point = _unescape(fields[4])
-        inside = real == point or real.startswith(point.rstrip("/") + "/")
-        if inside and (best is None or len(point) >= len(best.mountpoint)):
-            options = rest[2] if len(rest) > 2 else ""
-            best = Mount(point, rest[0], _unescape(rest[1]), options)
-    return best
 
 
 def _host_of(spec: str) -> str | None:

@@ -5,7 +5,6 @@ a file or directory.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from storbench.hosts.inventory.devices import (
     _sysdir_of_rdev,
 )
 from storbench.hosts.inventory.probe import _clean, _nearest_existing, _read, _run_json
+from storbench.hosts.mounts import mount_of
 
 FS_KEYS = (
     "path",
@@ -39,35 +39,18 @@ def _findmnt(existing: str) -> dict[str, Any] | None:
     return filesystems[0] if filesystems and isinstance(filesystems[0], dict) else None
 
 
-def _unescape(text: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
-
-
 def _mountinfo(existing: str) -> dict[str, Any] | None:
     """findmnt fallback: the mount whose mount point is the longest prefix of *existing*."""
     text = _read("/proc/self/mountinfo")
-    if not text:
+    mount = mount_of(existing, text) if text else None
+    if mount is None:
         return None
-    real = os.path.realpath(existing)
-    best: dict[str, Any] | None = None
-    best_len = -1
-    for line in text.splitlines():
-        left, sep, right = line.partition(" - ")
-        fields, rest = left.split(), right.split()
-        if not sep or len(fields) < 6 or len(rest) < 2:
-            continue
-        target = _unescape(fields[4])
-        inside = real == target or real.startswith(target.rstrip("/") + "/")
-        if inside and len(target) >= best_len:
-            best_len = len(target)
-            options = fields[5] + ("," + rest[2] if len(rest) > 2 else "")
-            best = {
-                "target": target,
-                "source": _unescape(rest[1]),
-                "fstype": rest[0],
-                "options": options,
-            }
-    return best
+    return {
+        "target": mount.mountpoint,
+        "source": mount.source,
+        "fstype": mount.fstype,
+        "options": ",".join(o for o in (mount.mount_options, mount.options) if o),
+    }
 
 
 def _disk_sysdir_of_file(existing: str, source: str | None) -> Path | None:
