@@ -19,6 +19,7 @@ declare -A need=(
   [ip]=iproute2
   [tc]=iproute2            # tests/integration/test_findings_network_runs.py: a shaped veth
   [mkfs.ext4]=e2fsprogs
+  [mkfs.btrfs]=btrfs-progs # tests/integration/test_findings_runs.py: a compressing btrfs
   [setpriv]=util-linux
   [sshd]=openssh-server   # tests/integration/test_drill_hosts.py: a drill's steps on a host, over ssh
   [iperf3]=iperf3          # network baselines: toward hosts (the agent serves it), endpoints

@@ -197,6 +197,57 @@ def test_findings_loop_devices_holes_and_their_cache(tmp_path: Path) -> None:
     assert not {"unwritten-read", "page-cache"} & found.get(2, set()), found
 
 
+def test_findings_compressible_on_a_compressing_btrfs(tmp_path: Path) -> None:
+    """btrfs mounted with compress=zstd under a scratch file: fio's default (reused) buffers
+    are flagged, fresh random buffers (refill_buffers) are not, nor reads; the same writes
+    on btrfs without compression are not."""
+    if not shutil.which("mkfs.btrfs") or "btrfs" not in Path("/proc/filesystems").read_text():
+        pytest.skip("needs btrfs (btrfs-progs: make setup installs it)")
+    mounts: list[Path] = []
+    devices: list[str] = []
+    try:
+        for name, options in (("zstd", "compress=zstd"), ("plain", "")):
+            image = tmp_path / f"{name}.img"
+            with image.open("wb") as f:
+                f.truncate(256 << 20)
+            devices.append(_loop(image))
+            subprocess.run(["mkfs.btrfs", "-q", devices[-1]], check=True, timeout=60)
+            mnt = tmp_path / name
+            mnt.mkdir()
+            subprocess.run(
+                ["mount", *(["-o", options] if options else []), devices[-1], str(mnt)],
+                check=True,
+                timeout=60,
+            )
+            mounts.append(mnt)
+        plan = tmp_path / "plan.yaml"
+        plan.write_text(
+            "name: squeeze\n"
+            f"targets: [{{file: {mounts[0] / 'data.bin'}}}, {{file: {mounts[1] / 'data.bin'}}}]\n"
+            "global: {size: 16m, bs: 64k, runtime: 1, time_based: 1, direct: 1}\n"
+            "workloads:\n"
+            "  - {name: reused, rw: write}\n"
+            "  - {name: fresh, rw: write, refill_buffers: 1}\n"
+            "  - {name: reads, rw: read}\n"
+        )
+        db = tmp_path / "r.db"
+        ok(storbench("run", str(plan), db=db, cwd=tmp_path, plugins=None))
+        doc = json.loads(
+            ok(storbench("export", "1", "--format", "json", db=db, cwd=tmp_path, plugins=None))
+        )
+    finally:
+        for mnt in mounts:
+            subprocess.run(["umount", str(mnt)], capture_output=True, timeout=60)
+        for dev in devices:
+            subprocess.run(["losetup", "-d", dev], capture_output=True, timeout=60)
+    found = {f["point"]: f for f in doc["findings"] if f["code"] == "compressible"}
+    by_point = {m["point"]: (m["target"]["path"], m["workload"]) for m in doc["measurements"]}
+    flagged = {by_point[p] for p in found}
+    assert flagged == {(str(mounts[0] / "data.bin"), "reused")}, (flagged, by_point)
+    (f,) = found.values()
+    assert "compress=zstd" in f["evidence"] and f["data"]["compression"].startswith("compress=")
+
+
 def test_findings_make_a_pair_not_comparable_in_compare(traps: tuple[Path, Path, str]) -> None:
     """The traps run compared with a second run of it: the pairs with a finding that says
     the number is not the storage's are not judged, the compare JSON carries each side's

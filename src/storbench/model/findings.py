@@ -60,7 +60,9 @@ CODES: dict[str, Code] = {
             "compressible",
             "data the storage compresses, written as fio repeats it",
             "a point that writes to a Ceph pool whose BlueStore compression mode compresses "
-            "unhinted data (aggressive, force) with fio's default buffers (one buffer per "
+            "unhinted data (aggressive, force), or to btrfs mounted with compression, a ZFS "
+            "dataset or zvol that compresses or deduplicates, or a VDO device, with fio's "
+            "default buffers (one buffer per "
             "job, reused for every write: neither `refill_buffers` nor "
             "`buffer_compress_percentage` set)",
             "`refill_buffers: 1` for fresh random data each write, or "

@@ -14,7 +14,8 @@
   (hosts/allocation.py); checked after the point, so a mix that writes as it reads counts
   what it wrote.
 - ``compressible``: a point that writes fio's default buffers (one per job, reused) to a
-  Ceph pool whose BlueStore compression compresses unhinted data.
+  Ceph pool whose BlueStore compression compresses unhinted data, or to a file, directory
+  or device on this machine that btrfs, ZFS or VDO compresses (hosts/compression.py).
 - ``sync-iodepth``: ``iodepth`` above 1 with an ioengine fio runs one I/O at a time per job
   (advice.py's SYNC_ENGINES).
 - ``ended-early``: a point without ``time_based`` that ran shorter than its runtime
@@ -30,7 +31,7 @@ from typing import Any
 
 from storbench.engines.fio.advice import SYNC_ENGINES
 from storbench.engines.fio.files import workload_writes
-from storbench.hosts import allocation
+from storbench.hosts import allocation, compression
 from storbench.hosts.ceph import COMPRESSING_MODES, CephClient, pool_compression
 from storbench.model.findings import CODES, Facts, Finding
 from storbench.model.metrics import Measurement
@@ -216,24 +217,38 @@ def _pool_compression(pool: str, conf: str | None, client: str | None) -> str | 
 
 def compressible(point: Point) -> list[Finding]:
     """``compressible``: a point writing with fio's default buffers to a Ceph pool that
-    compresses what it is given."""
-    target = point.target
+    compresses what it is given, or to a file, directory or device on this machine under
+    which btrfs, ZFS or VDO compresses or deduplicates (hosts/compression.py)."""
     p = point.params
-    if not target.ceph or not workload_writes(p) or any(k in p for k in BUFFER_OPTIONS):
+    if not workload_writes(p) or any(k in p for k in BUFFER_OPTIONS):
         return []
-    mode = _pool_compression(target.pool, target.conf, target.client)
-    if mode not in COMPRESSING_MODES:
-        return []
-    return [
-        Finding(
-            "compressible",
-            f"pool {target.pool} compresses what it is given (compression_mode {mode}) and "
-            "this point writes fio's default buffers (one per job, reused for every write): "
-            "the storage may store and move less than the figures say",
-            CODES["compressible"].fix,
-            {"compression_mode": mode},
+    out = []
+    places = [h.target for h in point.hosts if h.local] if point.hosts else [point.target]
+    for target in places:
+        if target.ceph:
+            mode = _pool_compression(target.pool, target.conf, target.client)
+            if mode not in COMPRESSING_MODES:
+                continue
+            below = f"pool {target.pool} compresses what it is given (compression_mode {mode})"
+            data = {"compression_mode": mode}
+        elif target.kind in ("file", "directory", "device"):
+            found = compression.of_path(target.path, target.kind)
+            if found is None:
+                continue
+            below = f"{found.what} compresses what it is given"
+            data = {"compression": found.setting}
+        else:
+            continue
+        out.append(
+            Finding(
+                "compressible",
+                f"{below} and this point writes fio's default buffers (one per job, reused "
+                "for every write): the storage may store and move less than the figures say",
+                CODES["compressible"].fix,
+                data,
+            )
         )
-    ]
+    return out
 
 
 def sync_iodepth(point: Point) -> list[Finding]:
