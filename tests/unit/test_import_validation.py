@@ -97,6 +97,16 @@ CASES: dict[str, tuple[Callable[[], Any], str]] = {
         crafted(PLUS, lambda d: job(d)["read"]["clat_ns"]["bins"].update({"1000": -4})),
         "bins",
     ),
+    # found by tests/unit/test_fuzz_inputs.py: counts and versions no database can hold
+    "bins-count-huge": (
+        crafted(PLUS, lambda d: job(d)["read"]["clat_ns"]["bins"].update({"1000": 10**30})),
+        "not a count",
+    ),
+    "bins-key-huge": (
+        crafted(PLUS, lambda d: job(d)["read"]["clat_ns"]["bins"].update({"9" * 40: 1})),
+        "no latency in ns",
+    ),
+    "version-number": (crafted(PLAIN, lambda d: d.update({"fio version": 10**30})), "version"),
     "error-text": (crafted(PLAIN, lambda d: job(d).update(error="bad")), "error"),
     # found by the fuzz test: os.strerror() of a huge error number overflowed
     "error-huge": (crafted(PLAIN, lambda d: job(d).update(error=10**12)), "error"),

@@ -30,6 +30,10 @@ class DocumentError(ValueError):
     """What is wrong with a document, where (``jobs[0].read.iops``)."""
 
 
+#: The largest count or latency a database stores as a whole number (64-bit signed).
+INT64 = 2**63 - 1
+
+
 def check_document(doc: Any) -> None:
     """Raise :class:`DocumentError` naming the first thing in ``doc`` that no fio writes."""
     if not isinstance(doc, dict):
@@ -39,6 +43,8 @@ def check_document(doc: Any) -> None:
             raise DocumentError(f"`{key}` is not a list")
     if "global options" in doc:
         _options(doc["global options"], "global options")
+    if "fio version" in doc and not isinstance(doc["fio version"], str):
+        raise DocumentError(f"`fio version` is not text: {doc['fio version']!r}")
     entries = [
         (f"{key}[{i}]", e)
         for key in ("jobs", "client_stats")
@@ -112,9 +118,9 @@ def _latency(lat: Any, where: str) -> None:
         for k, v in bins.items():
             if k in PLAT_KEYS:  # fio 2.12 to 2.1x: bins by index, with the layout's constants
                 continue
-            if not (isinstance(k, str) and k.isdigit()):
+            if not (isinstance(k, str) and k.isdigit() and len(k) <= 19 and int(k) <= INT64):
                 raise DocumentError(f"{where}.bins has a key that is no latency in ns: {k!r}")
-            if not _is_int(v) or v < 0:
+            if not _is_int(v) or not 0 <= v <= INT64:
                 raise DocumentError(f"{where}.bins[{k}] is not a count: {v!r}")
 
 
