@@ -5,6 +5,8 @@ that must not be flagged; the findings in every presenter (run's output, show, s
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import os
 import shutil
@@ -133,6 +135,11 @@ def test_findings_in_every_presenter(traps: tuple[Path, Path, str]) -> None:
     assert 'data-code="page-cache"' in html and 'data-code="short-run"' in html
     clean = ok(storbench("show", "1", "--point", "2", db=db, cwd=tmp, plugins=None))
     assert "# finding page-cache" not in clean
+    table = ok(storbench("export", "1", "--format", "csv", db=db, cwd=tmp, plugins=None))
+    rows = {r["workload"]: r for r in csv.DictReader(io.StringIO(table))}
+    assert "page-cache" in rows["buffered"]["findings"].split()
+    assert "sync-iodepth" in rows["syncq"]["findings"].split()
+    assert not set(rows["direct"]["findings"].split()) - {"host-busy"}, rows["direct"]
 
 
 def test_findings_unsteady_bursts_and_an_even_rate(tmp_path: Path) -> None:

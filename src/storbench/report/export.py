@@ -248,11 +248,18 @@ def series_json(run: RunRow, rows: list[MeasurementRow], series: dict[int, list[
     return json.dumps(doc, indent=2) + "\n"
 
 
+def _findings_cell(found: list[dict[str, Any]]) -> str:
+    """A measurement's findings in a cell: their codes, ``code@host`` for one host's, space
+    separated (the JSON export carries their evidence and fix)."""
+    return " ".join(f["code"] + (f"@{f['host']}" if f.get("host") else "") for f in found)
+
+
 def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
     """One row per measurement; in a run on several hosts (``hosts:``) each point's row (the
     aggregate, column ``host`` empty) is followed by one row per host, and the timing
-    columns (start/end of each host, overlap of the aggregate) are added. A text cell that
-    would start a spreadsheet formula (``=HYPERLINK(...)`` as a job name) starts with ``'``."""
+    columns (start/end of each host, overlap of the aggregate) are added; a run with
+    findings has a ``findings`` column (their codes). A text cell that would start a
+    spreadsheet formula (``=HYPERLINK(...)`` as a job name) starts with ``'``."""
     recs = records(run, rows)
     with_hosts = any("clients" in r for r in recs)  # storbench's own runs on hosts
     param_keys = list(dict.fromkeys(k for r in recs for k in (r["params"] or {})))
@@ -291,6 +298,8 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
     steady = any("steady_state" in r for r in recs)
     if steady:  # how each point's rounds ended: its figures are those of the window
         cols[cols.index("error") + 1 : cols.index("error") + 1] = STEADY_COLUMNS
+    if any(r.get("findings") for r in recs):  # the traps found: codes, "code@host" on one
+        cols.insert(cols.index("error") + 1, "findings")
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     w.writer.writerow([csv_cell(c) for c in cols])  # option names come from plans and files
@@ -310,6 +319,7 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
             )
         }
         flat["target"] = _target_cell(r["target"])
+        flat["findings"] = _findings_cell(r.get("findings") or [])
         flat.update(r["params"] or {})
         flat.update(_steady_cells(r))
         flat.update(_power_cells(r))
@@ -325,6 +335,8 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
             row.update(target=target, clients=r.get("clients"), host=host)
             row.update({k: h.get(k) for k in ("status", "error", "start_s", "end_s")})
             row.update(usr_cpu_pct=h.get("usr_cpu_pct"), sys_cpu_pct=h.get("sys_cpu_pct"))
+            mine = [f for f in r.get("findings") or [] if f.get("host") == host]
+            row["findings"] = _findings_cell(mine)
             _flat_dirs(row, h, metrics, lat_cols)
             w.writerow(_safe_row(row))
     return buf.getvalue()
