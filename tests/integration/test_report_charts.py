@@ -172,3 +172,20 @@ def test_report_writes_one_self_contained_file(db: Path, tmp_path: Path) -> None
     assert text.count("<script") == 1
     r = sb("report", "latest", db=db)  # to standard output
     assert r.returncode == 0 and r.stdout.startswith("<!DOCTYPE html>")
+
+
+def test_compare_chart_of_pairs_none_comparable_says_why(db: Path, tmp_path: Path) -> None:
+    """The same plan buffered (``--set direct=0``) against run 1: every pair matches on its
+    workload and none is comparable (direct differs): the chart is refused with the reason,
+    not drawn, nor reported as "no point matched"."""
+    plan = db.parent / "plan.yaml"
+    other = tmp_path / "other.db"
+    shutil.copy(db, other)
+    r = sb("run", str(plan), "--set", "direct=0", db=other, cwd=db.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = tmp_path / "cmp.png"
+    r = sb("chart", "1", "latest", "--kind", "compare", "-o", str(out), db=other)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "none of the 6 matched points is comparable" in r.stderr, r.stderr
+    assert "direct" in r.stderr and "storbench compare" in r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
