@@ -254,13 +254,9 @@ def _findings_cell(found: list[dict[str, Any]]) -> str:
     return " ".join(f["code"] + (f"@{f['host']}" if f.get("host") else "") for f in found)
 
 
-def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
-    """One row per measurement; in a run on several hosts (``hosts:``) each point's row (the
-    aggregate, column ``host`` empty) is followed by one row per host, and the timing
-    columns (start/end of each host, overlap of the aggregate) are added; a run with
-    findings has a ``findings`` column (their codes). A text cell that would start a
-    spreadsheet formula (``=HYPERLINK(...)`` as a job name) starts with ``'``."""
-    recs = records(run, rows)
+def _csv_columns(recs: list[dict[str, Any]]) -> tuple[list[str], list[str], list[str]]:
+    """The CSV's columns for these records, and the per-direction metrics and latency
+    columns among them."""
     with_hosts = any("clients" in r for r in recs)  # storbench's own runs on hosts
     param_keys = list(dict.fromkeys(k for r in recs for k in (r["params"] or {})))
     cols = [
@@ -300,6 +296,17 @@ def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
         cols[cols.index("error") + 1 : cols.index("error") + 1] = STEADY_COLUMNS
     if any(r.get("findings") for r in recs):  # the traps found: codes, "code@host" on one
         cols.insert(cols.index("error") + 1, "findings")
+    return cols, metrics, lat_cols
+
+
+def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
+    """One row per measurement; in a run on several hosts (``hosts:``) each point's row (the
+    aggregate, column ``host`` empty) is followed by one row per host, and the timing
+    columns (start/end of each host, overlap of the aggregate) are added; a run with
+    findings has a ``findings`` column (their codes). A text cell that would start a
+    spreadsheet formula (``=HYPERLINK(...)`` as a job name) starts with ``'``."""
+    recs = records(run, rows)
+    cols, metrics, lat_cols = _csv_columns(recs)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     w.writer.writerow([csv_cell(c) for c in cols])  # option names come from plans and files
