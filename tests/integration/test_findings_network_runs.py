@@ -237,3 +237,136 @@ def test_findings_network_link_speed_when_no_iperf3_answers(
     assert said.startswith(f"the network toward {shaped.address} (the S3 endpoint of s3://")
     assert f"10.00 Gbit/s each way, the link speed of {shaped.veth}" in said
     assert doc["measurements"][0]["read"]["bw_bytes"] * 8 < 1.1e8  # the shaping held
+
+
+@dataclass
+class ShapedHost:
+    """A remote host (``storbench agent`` in a namespace) whose only network is a 100
+    Mbit/s veth pair, and an S3 endpoint on this side of that pair."""
+
+    address: str  # the host's
+    endpoint: str  # the S3 endpoint's URL, on this namespace's end of the pair
+    key_id: str
+    secret: str
+
+
+@pytest.fixture(scope="module")
+def shaped_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedHost]:
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces and tc need root")
+    missing = [c for c in ("ip", "tc", "iperf3") if shutil.which(c) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (iproute2, iperf3: make setup installs them)")
+    if not os.access(VERSITYGW, os.X_OK) or "http" not in fio.available_engines():
+        pytest.skip("needs versitygw and fio's http engine (scripts/build-*.sh)")
+    token = secrets.token_hex(2)
+    ns, here, there = f"storbench-test-nethost-{token}", f"sbm{token}h", f"sbm{token}n"
+    net = f"10.{random.randint(200, 250)}.{random.randint(1, 250)}"
+    address, near = f"{net}.2", f"{net}.1"
+    root = tmp_path_factory.mktemp("s3host")
+    (root / "bench").mkdir()
+    work = tmp_path_factory.mktemp("agent")
+    host = ShapedHost(
+        address, f"http://{near}:7070", "AKID" + secrets.token_hex(6), secrets.token_hex(16)
+    )
+    procs: list[subprocess.Popen[bytes]] = []
+    made_ns = made_link = False
+    try:
+        ip("netns", "add", ns)
+        made_ns = True
+        ip("link", "add", here, "type", "veth", "peer", "name", there)
+        made_link = True
+        ip("link", "set", there, "netns", ns)
+        ip("-n", ns, "link", "set", "lo", "up")
+        ip("-n", ns, "link", "set", there, "up")
+        ip("-n", ns, "addr", "add", f"{address}/32", "dev", there)
+        ip("-n", ns, "route", "add", "default", "dev", there)
+        ip("addr", "add", f"{near}/32", "dev", here)  # the endpoint's, on this end
+        ip("link", "set", here, "up")
+        ip("route", "add", f"{address}/32", "dev", here)
+        tbf = ["root", "tbf", "rate", RATE, "burst", "64kb", "latency", "50ms"]
+        for cmd in (
+            ["tc", "qdisc", "add", "dev", here, *tbf],  # toward the host: its GETs
+            ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", there, *tbf],
+        ):
+            shaped_ok = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+            if shaped_ok.returncode != 0:
+                pytest.skip(f"tc cannot shape a veth here: {shaped_ok.stderr.strip()}")
+        procs.append(
+            subprocess.Popen(
+                [VERSITYGW, "--port", f"{near}:7070", "posix", str(root)],
+                env={**os.environ, "ROOT_ACCESS_KEY": host.key_id, "ROOT_SECRET_KEY": host.secret},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        _wait_port(near, 7070, procs[-1], "versitygw")
+        agent = [sys.executable, "-m", "storbench", "agent", "--bind", address, "--foreground"]
+        procs.append(
+            subprocess.Popen(
+                ["ip", "netns", "exec", ns, *agent, "--pid-file", str(work / "agent.pid")],
+                cwd=work,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        _wait_port(address, 8765, procs[-1], "the host's agent (fio server)")
+        _wait_port(address, 10765, procs[-1], "the host's agent (iperf3 server)")
+        yield host
+    finally:
+        for proc in reversed(procs):
+            _stop(proc)
+        if made_link:
+            ip("link", "del", here, check=False)  # both ends, the route and the address
+        if made_ns:
+            ip("netns", "del", ns, check=False)
+        assert ns not in ip("netns", "list", check=False).stdout, "namespace left behind"
+        assert f"sbm{token}" not in ip("link", "show", check=False).stdout, "veth left behind"
+
+
+def test_findings_network_bound_on_a_remote_host_by_its_baseline(
+    tmp_path: Path, shaped_host: ShapedHost
+) -> None:
+    """A host of ``hosts:`` GETs and PUTs 4 MiB objects over its 100 Mbit/s link: the
+    baseline this controller measured to it (iperf3 to its agent, over the same link) is
+    the figure, and both are flagged on that host; a GET capped at 1 MiB/s is not."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"name: hostnet\nhosts: [{{address: {shaped_host.address}, name: nshost}}]\n"
+        f"targets:\n  - s3: bench\n    endpoint: {shaped_host.endpoint}\n"
+        "global: {time_based: 1}\nworkloads:\n"
+        "  - {name: put, rw: write, bs: 4m, objects: 4, numjobs: 2, runtime: 3}\n"
+        "  - {name: get, rw: read, bs: 4m, objects: 4, numjobs: 2, runtime: 3}\n"
+        "  - {name: slow, rw: read, bs: 64k, objects: 4, rate: 1m, runtime: 2}\n"
+    )
+    db = tmp_path / "r.db"
+    env = {
+        **os.environ,
+        "STORBENCH_DB": str(db),
+        "AWS_ACCESS_KEY_ID": shaped_host.key_id,
+        "AWS_SECRET_ACCESS_KEY": shaped_host.secret,
+        "COLUMNS": "200",
+    }
+    run = [sys.executable, "-m", "storbench"]
+    r = subprocess.run(
+        [*run, "run", str(plan)], capture_output=True, text=True, env=env, timeout=240
+    )
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    out = subprocess.run(
+        [*run, "export", "1", "--format", "json"], capture_output=True, text=True, env=env
+    )
+    doc = json.loads(out.stdout)
+    (base,) = [n for n in doc["run"]["inventory"]["network"] if n.get("host") == "nshost"]
+    for way in ("to_host_bits_per_s", "from_host_bits_per_s"):  # the shaped rate, or near it
+        assert 60e6 < base[way] <= 101e6, base
+    flagged = _flagged(doc)
+    assert set(flagged) == {1, 2}, doc["findings"]
+    put, get = flagged[1], flagged[2]
+    assert put["host"] == get["host"] == "nshost"
+    assert put["data"]["write_share_pct"] >= 90 and "read_share_pct" not in put["data"]
+    assert get["data"]["read_share_pct"] >= 90 and "write_share_pct" not in get["data"]
+    assert get["data"]["read_capacity_bits_per_s"] == round(base["to_host_bits_per_s"])
+    assert put["data"]["write_capacity_bits_per_s"] == round(base["from_host_bits_per_s"])
+    assert get["data"]["source"] == "controller"
+    assert "iperf3 measured from the controller to nshost" in get["evidence"]
+    assert "the host's own path to the storage was not measured" in get["evidence"]

@@ -63,19 +63,35 @@ NETWORK_MOST_SHARE = 1.25
 
 def _capacity_words(path: NetworkPath, toward_client: bool) -> str:
     bits = path.to_client_bits_per_s if toward_client else path.from_client_bits_per_s
+    if path.source == "controller":
+        way = "from the controller to " if toward_client else "from "
+        back = "" if toward_client else " to the controller"
+        return f"the {fmt_bits(bits)} iperf3 measured {way}{path.endpoint}{back} at the run's start"
     if path.source == "iperf3":
         way = "toward this client from " if toward_client else "from this client toward "
         return f"the {fmt_bits(bits)} iperf3 measured {way}{path.endpoint} at the run's start"
     return f"the {fmt_bits(bits)} link speed of {path.device}, the interface toward {path.endpoint}"
 
 
-def network_bound(meas: Measurement, path: NetworkPath | None) -> list[Finding]:
+def network_bound(
+    meas: Measurement, path: NetworkPath | None, hosts: Mapping[str, NetworkPath] | None = None
+) -> list[Finding]:
     """``network-bound``: reads moving 90 % or more of what the network carries toward
     this client, or writes of what it carries away from it (full duplex: each direction
     against its own figure), on the network ``path`` between this machine and the point's
-    storage (hosts/netpath.py; None: no network, or not known)."""
-    if path is None or meas.hosts:
-        return []
+    storage (hosts/netpath.py; None: no network, or not known); on ``hosts:``, each host's
+    own figures against its network (``hosts``, by label: netpath.host_capacities)."""
+    if meas.hosts:
+        return [
+            found
+            for label, m in meas.hosts.items()
+            if label in (hosts or {})
+            for found in _network_bound(m, (hosts or {})[label], label)
+        ]
+    return _network_bound(meas, path, "") if path is not None else []
+
+
+def _network_bound(meas: Measurement, path: NetworkPath, host: str) -> list[Finding]:
     said, data = [], {}
     for name, toward in (("read", True), ("write", False)):
         d = meas.direction(name)
@@ -105,6 +121,7 @@ def network_bound(meas: Measurement, path: NetworkPath | None) -> list[Finding]:
             CODES["network-bound"].fix,
             {**data, "endpoint": path.endpoint, "address": path.address, "source": path.source}
             | ({"device": path.device} if path.device else {}),
+            host=host,
         )
     ]
 
@@ -201,16 +218,18 @@ def findings(
     intervals: Sequence[Interval] = (),
     params: Mapping[str, Any] | None = None,
     network: NetworkPath | None = None,
+    host_networks: Mapping[str, NetworkPath] | None = None,
 ) -> list[Finding]:
     """A measurement's findings: the engine's and the common checks' (``intervals``: its
     point's time series, every host's; ``params``: its options; ``network``: the network
-    between this machine and its storage), in CODES' order (a failed measurement has none:
+    between this machine and its storage; ``host_networks``: on ``hosts:``, each host's),
+    in CODES' order (a failed measurement has none:
     its error says what went wrong)."""
     if meas.status == "failed":
         return []
     cpu: list[Finding] = []
     if str((params or {}).get("ioengine", "")).strip() not in NO_STORAGE:
-        cpu = [*cpu_bound(meas), *network_bound(meas, network)]
+        cpu = [*cpu_bound(meas), *network_bound(meas, network, host_networks)]
         jobs = {f.host for f in cpu if f.code == "client-cpu-bound"}  # its own figures first
         cpu += [f for f in host_busy(meas) if f.host not in jobs]
     # a point run in steady-state rounds has its own verdict on its series (analysis/steady)

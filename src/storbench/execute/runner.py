@@ -47,7 +47,7 @@ from storbench.hosts.ceph import CephClient
 from storbench.hosts.inventory.host import memory_available
 from storbench.hosts.load import Sampler
 from storbench.model.constants import HEALTH_INTERVAL
-from storbench.model.findings import Facts, Finding, NetworkPath
+from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import Measurement
 from storbench.model.series import Interval
 from storbench.plan import Point, local_points
@@ -138,7 +138,8 @@ def execute(
     ``health_interval`` 0 samples nothing during the run."""
     if network is None:
         network = store.runs.get(run_id).inventory.get("network") or []
-    paths, notes = netpath.capacities(points, network)  # once: the routes do not change
+    targets, notes = netpath.capacities(points, network)  # once: the routes do not change
+    paths = netpath.Paths(targets, netpath.host_capacities(points, network))
     for note in notes:
         store.events.add(run_id, "network", note)
     stop = _Stop()
@@ -177,7 +178,7 @@ def _execute(
     fail_fast: bool,
     health_interval: float,
     clusters: list[dict[str, Any]] | None,
-    paths: dict[str, NetworkPath],
+    paths: netpath.Paths,
 ) -> Outcome:
     workdir = tempfile.mkdtemp(prefix=f"storbench-run{run_id}-")
     store.events.add(
@@ -254,7 +255,7 @@ def _run_points(
     points: list[Point],
     sessions: dict[str, Session],
     sizes: dict[str, int],
-    paths: dict[str, NetworkPath],
+    paths: netpath.Paths,
     observer: Observer,
     outcome: Outcome,
     fail_fast: bool,
@@ -335,7 +336,7 @@ def _record(
     result: PointResult,
     meas: Measurement,
     outcome: Outcome,
-    paths: dict[str, NetworkPath],
+    paths: netpath.Paths,
 ) -> None:
     intervals = store.series.of_point(run_id, point.index, None)
     meas.findings = _findings(point, meas, intervals, paths)
@@ -375,18 +376,23 @@ def _run_findings(store: Store, run_id: int, observer: Observer) -> None:
 
 
 def _findings(
-    point: Point, meas: Measurement, intervals: list[Interval], paths: dict[str, NetworkPath]
+    point: Point, meas: Measurement, intervals: list[Interval], paths: netpath.Paths
 ) -> list[Finding]:
     """The traps found in a point's measurement (model/findings.py): its engine's checks and
     those every measurement gets (``intervals``: its time series as stored; ``paths``: the
-    network toward each target, hosts/netpath.py); run while the next point's engine runs
-    (later.py)."""
+    network toward each target and from each remote host, hosts/netpath.py); run while
+    the next point's engine runs (later.py)."""
     memory = memory_available()
-    facts = Facts(memory_available={"": memory} if memory is not None else {}, network=paths)
+    facts = Facts(
+        memory_available={"": memory} if memory is not None else {}, network=paths.targets
+    )
     engine = engines.get(point.engine)
     found = engine.findings(point, meas, facts)
-    path = None if point.hosts else paths.get(point.target.label)
-    return findings.findings(meas, found, intervals, point.params, network=path)
+    path = None if point.hosts else paths.targets.get(point.target.label)
+    hosts = {h.label: paths.hosts[h.label] for h in point.hosts if h.label in paths.hosts}
+    return findings.findings(
+        meas, found, intervals, point.params, network=path, host_networks=hosts
+    )
 
 
 def _measure(

@@ -15,9 +15,12 @@ network to, and what the network toward it carries.
   (``ip -j route get ADDR``, ``/sys/class/net/DEV/speed`` in Mb/s: -1, unreadable or
   loopback is unknown).
 
-Points on ``hosts:`` are left out: each fio server does its own I/O to its own target, and
-the baselines toward the hosts measure the controller's path to them, not theirs to the
-storage. Nothing here raises: what cannot be told is unknown (no finding), never a figure.
+Points on ``hosts:`` (:func:`host_capacities`): a host whose target is storage reached
+over the network (an S3 endpoint, a Ceph pool or image) has the baseline the run measured
+from this controller to it (iperf3 to its agent, hosts/netbaseline.py) as the figure of
+what its network carries: its own path to the storage is not measured, and a host's
+files, directories and devices are not judged (their storage may be local). Nothing here
+raises: what cannot be told is unknown (no finding), never a figure.
 """
 
 from __future__ import annotations
@@ -237,3 +240,48 @@ def capacities(
         path = NetworkPath(end.host, address, back, out, source, device, end.what, end.note)
         paths.update(dict.fromkeys(labels, path))
     return paths, notes
+
+
+@dataclass(frozen=True)
+class Paths:
+    """What the network toward a run's storage carries: by target label (this machine's
+    points) and by host label (the remote hosts of ``hosts:`` points)."""
+
+    targets: Mapping[str, NetworkPath]
+    hosts: Mapping[str, NetworkPath]
+
+
+def networked(target: Target) -> bool:
+    """Whether a host reaches ``target``'s storage over the network whatever the host (an
+    S3 endpoint, a Ceph pool or image)."""
+    return target.kind == "s3" or target.ceph
+
+
+def host_capacities(
+    points: Sequence[Point], baselines: Iterable[Mapping[str, Any]] = ()
+) -> dict[str, NetworkPath]:
+    """What the network of each remote host of ``points`` that reaches its storage over
+    the network carries, by host label: the baseline the run measured from this controller
+    to that host (the run's inventory's ``network``: entries without a kind), source
+    ``controller``."""
+    measured = {
+        str(b.get("host")): b
+        for b in baselines
+        if not b.get("kind") and b.get("to_host_bits_per_s") and b.get("from_host_bits_per_s")
+    }
+    out: dict[str, NetworkPath] = {}
+    for point in points:
+        for h in point.hosts:
+            base = measured.get(h.label)
+            if base is None or h.label in out or not networked(h.target):
+                continue
+            out[h.label] = NetworkPath(
+                h.label,
+                str(base.get("address") or h.address),
+                float(base["to_host_bits_per_s"]),  # what the host's reads come in on
+                float(base["from_host_bits_per_s"]),  # what its writes go out on
+                "controller",
+                what=f"the network of host {h.label}, as measured from this controller",
+                note="the host's own path to the storage was not measured",
+            )
+    return out

@@ -83,7 +83,8 @@ CODES: dict[str, Code] = {
             "run's start toward the storage's endpoint host (an S3 endpoint, a Ceph "
             "cluster's monitors, a network file system's server) when an iperf3 server "
             "answers there on port 5201, else the link speed of the interface the route "
-            "to it leaves through",
+            "to it leaves through; on `hosts:`, a host reaching S3 or Ceph against the "
+            "baseline measured from the controller to it",
             "measure from a client with a faster path to the storage, or from more "
             "clients: the storage may do more",
         ),
