@@ -108,6 +108,25 @@ def test_compare_bootstrap_ci_matches_the_normal_interval_of_many_points() -> No
     assert math.log(ci[1]) == pytest.approx(m + half, abs=0.15 * half)
 
 
+def test_compare_ci_of_thousands_of_points_is_the_normal_interval_and_continuous() -> None:
+    """Above BOOTSTRAP_MAX points the interval is mean ± 1.96 sd / sqrt(n) of the logs
+    (no 40 million resamples for 20,000 points); just below, the bootstrap gives the same
+    to within its own noise: no jump at the threshold."""
+    from storbench.analysis.ratios import BOOTSTRAP_MAX
+
+    logs = [math.sin(7.3 * i) * 0.8 for i in range(BOOTSTRAP_MAX + 1)]
+    m, sd = statistics.fmean(logs), statistics.stdev(logs)
+    half = 1.959964 * sd / math.sqrt(len(logs))
+    ci = bootstrap_ci([math.exp(v) for v in logs])
+    assert ci is not None
+    assert math.log(ci[0]) == pytest.approx(m - half, rel=1e-6)
+    assert math.log(ci[1]) == pytest.approx(m + half, rel=1e-6)
+    below = bootstrap_ci([math.exp(v) for v in logs[:-1]])  # the bootstrap's
+    assert below is not None
+    assert math.log(below[0]) == pytest.approx(m - half, abs=0.15 * half)
+    assert math.log(below[1]) == pytest.approx(m + half, abs=0.15 * half)
+
+
 # --------------------------------------------------------------------------- not comparable
 
 

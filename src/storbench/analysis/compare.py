@@ -49,6 +49,7 @@ Definitions (also in the README):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -133,14 +134,14 @@ class PointComparison:
             "other": point_dict(self.other),
         }
 
-    @property
+    @functools.cached_property
     def iops_ratio(self) -> float | None:
         """OTHER / BASELINE of total IOPS; None without figures on both sides."""
         if self.base.runs == 0 or self.other.runs == 0:
             return None
         return ratio(self.base.total_iops, self.other.total_iops)
 
-    @property
+    @functools.cached_property
     def lat_ratio(self) -> float | None:
         """OTHER / BASELINE of the mean judged latency (the same metric on both sides)."""
         b, o = self.base, self.other

@@ -139,6 +139,8 @@ class RunReport:
     records: PointRecords | None = None
     #: where the run is stored, as messages show it (a URL without its password)
     where: str | None = None
+    #: its findings, kept when its measurements were let go (a comparison's sides)
+    found: list[FindingRow] | None = None
 
     @property
     def kind(self) -> str | None:
@@ -163,7 +165,7 @@ class RunReport:
     @property
     def findings(self) -> list[FindingRow]:
         """The traps found in its points (model/findings.py), point by point."""
-        return finding_rows(self.rows)
+        return self.found if self.found is not None else finding_rows(self.rows)
 
     @property
     def warnings(self) -> list[str]:
@@ -408,14 +410,24 @@ def load_runs(
     percentiles: tuple[float, ...] = PERCENTILES,
     dirs: bool = True,
     answer: bool = True,
+    light: bool = False,
 ) -> list[RunReport]:
     """:func:`load_run` of each ref, each run read once however many of its parts are
-    asked for; sides taken from the same run are told apart (``tag``)."""
+    asked for; sides taken from the same run are told apart (``tag``). ``light``: each
+    side keeps its summaries and findings, not its measurements, which are let go as soon
+    as no later ref needs them (a comparison of two 20,000-point runs then holds one run's
+    measurements at a time, not both)."""
     read: dict[int, tuple[RunRow, list[MeasurementRow], list[PointSummary]]] = {}
-    runs = [
-        load_run(store, ref, percentiles=percentiles, dirs=dirs, answer=answer, _read=read)
-        for ref in refs
-    ]
+    wanted = [store.runs.get(parse_run_spec(str(ref)).run).id for ref in refs] if light else []
+    runs = []
+    for i, ref in enumerate(refs):
+        r = load_run(store, ref, percentiles=percentiles, dirs=dirs, answer=answer, _read=read)
+        if light:
+            r.found, r.rows = finding_rows(r.rows), []
+            if wanted[i] not in wanted[i + 1 :]:
+                run, _, summaries = read[wanted[i]]
+                read[wanted[i]] = (run, [], summaries)
+        runs.append(r)
     ids = [r.run.id for r in runs]
     for i, r in enumerate(runs):
         if ids.count(r.run.id) > 1:
@@ -456,5 +468,5 @@ def load_comparison(store: Store, refs: list[str], *, detail: bool = False) -> C
     web view): every percentile of each direction, the answers, the sides named by label."""
     if detail:
         return compare_runs(load_runs(store, refs), names=lambda r: r.label)
-    runs = load_runs(store, refs, percentiles=(99.0,), dirs=False, answer=False)
+    runs = load_runs(store, refs, percentiles=(99.0,), dirs=False, answer=False, light=True)
     return compare_runs(runs, names=side_name)
