@@ -16,9 +16,10 @@ point was (each point's own repetitions give its verdict). The random generator 
 a fixed seed (:data:`SEED`), so the same ratios in the same order always give the same
 interval. With one point there is no interval (None). Above :data:`BOOTSTRAP_MAX` points
 the interval is the normal one, the mean of the logarithms ± 1.96 standard errors (the
-central limit theorem: with thousands of points the bootstrap's distribution of that mean
+central limit theorem: with hundreds of points the bootstrap's distribution of that mean
 is normal, and its percentiles match these to within their own resampling noise), so that
-a comparison of 20,000 points does not draw 40 million resamples per summary.
+a comparison of 20,000 points does not draw 40 million resamples per summary (nor one of
+500 points per block size, a million each).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ RESAMPLES = 2000
 #: Seed of the bootstrap's generator: the same comparison always prints the same interval.
 SEED = 20241986
 #: Points above which the interval is the normal approximation (module doc).
-BOOTSTRAP_MAX = 2000
+BOOTSTRAP_MAX = 500
 #: Resamples drawn at once (memory: CHUNK × points indices).
 _CHUNK_CELLS = 4_000_000
 

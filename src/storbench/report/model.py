@@ -11,7 +11,7 @@ of them queries the store, calls an engine or computes an answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -139,8 +139,6 @@ class RunReport:
     records: PointRecords | None = None
     #: where the run is stored, as messages show it (a URL without its password)
     where: str | None = None
-    #: its findings, kept when its measurements were let go (a comparison's sides)
-    found: list[FindingRow] | None = None
 
     @property
     def kind(self) -> str | None:
@@ -165,7 +163,7 @@ class RunReport:
     @property
     def findings(self) -> list[FindingRow]:
         """The traps found in its points (model/findings.py), point by point."""
-        return self.found if self.found is not None else finding_rows(self.rows)
+        return finding_rows(self.rows)
 
     @property
     def warnings(self) -> list[str]:
@@ -366,6 +364,7 @@ def load_run(
     percentiles: tuple[float, ...] = PERCENTILES,
     dirs: bool = True,
     answer: bool = True,
+    light: bool = False,
     _read: dict[int, tuple[RunRow, list[MeasurementRow], list[PointSummary]]] | None = None,
 ) -> RunReport:
     """The report of run ``ref``: an id, ``latest``, ``latest~N``, optionally with a filter
@@ -375,7 +374,18 @@ def load_run(
     spec = parse_run_spec(str(ref))
     run = store.runs.get(spec.run)
     read = _read if _read is not None else {}
-    if run.id not in read:
+    if run.id not in read and light:  # folded as read: only those with findings are kept
+        kept: list[MeasurementRow] = []
+
+        def streamed() -> Iterator[MeasurementRow]:
+            for m in store.measurements.stream(run.id):
+                if m.measurement.findings:
+                    kept.append(m)
+                yield m
+
+        found = read_summaries(store, run.id, streamed(), percentiles=percentiles, dirs=dirs)
+        read[run.id] = (run, kept, found)
+    elif run.id not in read:
         rows = store.measurements.of_run(run.id, bins=False)
         read[run.id] = (
             run,
@@ -393,7 +403,7 @@ def load_run(
         summaries,
         rows,
         series=store.run_series(run.id),
-        drills=drills_of(store, run.id, None if spec.filters else rows),
+        drills=[] if light else drills_of(store, run.id, None if spec.filters else rows),
         ceph=ceph_report(run, events),
         events=events,
         selected=spec.filters,
@@ -414,20 +424,15 @@ def load_runs(
 ) -> list[RunReport]:
     """:func:`load_run` of each ref, each run read once however many of its parts are
     asked for; sides taken from the same run are told apart (``tag``). ``light``: each
-    side keeps its summaries and findings, not its measurements, which are let go as soon
-    as no later ref needs them (a comparison of two 20,000-point runs then holds one run's
-    measurements at a time, not both)."""
+    side keeps its summaries and the measurements with findings only (:func:`load_run`):
+    a comparison of two 20,000-point runs never holds their measurements."""
     read: dict[int, tuple[RunRow, list[MeasurementRow], list[PointSummary]]] = {}
-    wanted = [store.runs.get(parse_run_spec(str(ref)).run).id for ref in refs] if light else []
-    runs = []
-    for i, ref in enumerate(refs):
-        r = load_run(store, ref, percentiles=percentiles, dirs=dirs, answer=answer, _read=read)
-        if light:
-            r.found, r.rows = finding_rows(r.rows), []
-            if wanted[i] not in wanted[i + 1 :]:
-                run, _, summaries = read[wanted[i]]
-                read[wanted[i]] = (run, [], summaries)
-        runs.append(r)
+    runs = [
+        load_run(
+            store, ref, percentiles=percentiles, dirs=dirs, answer=answer, light=light, _read=read
+        )
+        for ref in refs
+    ]
     ids = [r.run.id for r in runs]
     for i, r in enumerate(runs):
         if ids.count(r.run.id) > 1:
