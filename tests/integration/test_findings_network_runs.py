@@ -96,8 +96,7 @@ class ShapedS3:
             _stop(proc)
 
 
-@pytest.fixture(scope="module")
-def shaped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedS3]:
+def _skip_without_the_tools() -> None:
     if os.geteuid() != 0:
         pytest.skip("network namespaces and tc need root")
     missing = [c for c in ("ip", "tc", "iperf3") if shutil.which(c) is None]
@@ -105,21 +104,17 @@ def shaped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedS3]:
         pytest.skip(f"needs {', '.join(missing)} (iproute2, iperf3: make setup installs them)")
     if not os.access(VERSITYGW, os.X_OK) or "http" not in fio.available_engines():
         pytest.skip("needs versitygw and fio's http engine (scripts/build-*.sh)")
+
+
+@contextlib.contextmanager
+def _shaped_namespace(name: str, tag: str, near: str = "") -> Iterator[tuple[str, str, str]]:
+    """A namespace ``storbench-test-NAME-TOKEN`` joined to this one by a veth pair
+    ``sbTAGTOKENh``/``...n`` shaped to RATE both ways: (namespace, this end, its address
+    10.A.B.2); ``near``: give this end the address 10.A.B.1 too. Deleted on leaving, and
+    checked gone."""
     token = secrets.token_hex(2)
-    ns, here, there = f"storbench-test-net-{token}", f"sbn{token}h", f"sbn{token}n"
-    address = f"10.{random.randint(200, 250)}.{random.randint(1, 250)}.2"
-    root = tmp_path_factory.mktemp("s3")
-    (root / "bench").mkdir()
-    s3 = ShapedS3(
-        ns,
-        address,
-        f"http://{address}:7070",
-        "AKID" + secrets.token_hex(6),
-        secrets.token_hex(16),
-        root,
-        here,
-    )
-    proc = None
+    ns, here, there = f"storbench-test-{name}-{token}", f"sb{tag}{token}h", f"sb{tag}{token}n"
+    net = f"10.{random.randint(200, 250)}.{random.randint(1, 250)}"
     made_ns = made_link = False
     try:
         ip("netns", "add", ns)
@@ -129,34 +124,56 @@ def shaped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedS3]:
         ip("link", "set", there, "netns", ns)
         ip("-n", ns, "link", "set", "lo", "up")
         ip("-n", ns, "link", "set", there, "up")
-        ip("-n", ns, "addr", "add", f"{address}/32", "dev", there)
+        ip("-n", ns, "addr", "add", f"{net}.2/32", "dev", there)
         ip("-n", ns, "route", "add", "default", "dev", there)
+        if near:
+            ip("addr", "add", f"{net}.1/32", "dev", here)
         ip("link", "set", here, "up")
-        ip("route", "add", f"{address}/32", "dev", here)
+        ip("route", "add", f"{net}.2/32", "dev", here)
         tbf = ["root", "tbf", "rate", RATE, "burst", "64kb", "latency", "50ms"]
         for cmd in (
-            ["tc", "qdisc", "add", "dev", here, *tbf],  # toward the server: PUTs
+            ["tc", "qdisc", "add", "dev", here, *tbf],  # into the namespace
             ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", there, *tbf],
         ):
             shaped_ok = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
             if shaped_ok.returncode != 0:
                 pytest.skip(f"tc cannot shape a veth here: {shaped_ok.stderr.strip()}")
+        yield ns, here, f"{net}.2"
+    finally:
+        if made_link:
+            ip("link", "del", here, check=False)  # both ends, the route and the address
+        if made_ns:
+            ip("netns", "del", ns, check=False)
+        assert ns not in ip("netns", "list", check=False).stdout, "namespace left behind"
+        assert f"sb{tag}{token}" not in ip("link", "show", check=False).stdout, "veth left"
+
+
+@pytest.fixture(scope="module")
+def shaped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedS3]:
+    _skip_without_the_tools()
+    root = tmp_path_factory.mktemp("s3")
+    (root / "bench").mkdir()
+    with _shaped_namespace("net", "n") as (ns, here, address):
+        s3 = ShapedS3(
+            ns,
+            address,
+            f"http://{address}:7070",
+            "AKID" + secrets.token_hex(6),
+            secrets.token_hex(16),
+            root,
+            here,
+        )
         proc = subprocess.Popen(
             ["ip", "netns", "exec", ns, VERSITYGW, "--port", f"{address}:7070", "posix", str(root)],
             env={**os.environ, "ROOT_ACCESS_KEY": s3.key_id, "ROOT_SECRET_KEY": s3.secret},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        _wait_port(address, 7070, proc, "versitygw")
-        yield s3
-    finally:
-        _stop(proc)
-        if made_link:
-            ip("link", "del", here, check=False)  # both ends, and the route
-        if made_ns:
-            ip("netns", "del", ns, check=False)
-        assert ns not in ip("netns", "list", check=False).stdout, "namespace left behind"
-        assert f"sbn{token}" not in ip("link", "show", check=False).stdout, "veth left behind"
+        try:
+            _wait_port(address, 7070, proc, "versitygw")
+            yield s3
+        finally:
+            _stop(proc)
 
 
 def _run(s3: ShapedS3, tmp_path: Path, workloads: str) -> tuple[dict, str]:
@@ -252,76 +269,45 @@ class ShapedHost:
 
 @pytest.fixture(scope="module")
 def shaped_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedHost]:
-    if os.geteuid() != 0:
-        pytest.skip("network namespaces and tc need root")
-    missing = [c for c in ("ip", "tc", "iperf3") if shutil.which(c) is None]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)} (iproute2, iperf3: make setup installs them)")
-    if not os.access(VERSITYGW, os.X_OK) or "http" not in fio.available_engines():
-        pytest.skip("needs versitygw and fio's http engine (scripts/build-*.sh)")
-    token = secrets.token_hex(2)
-    ns, here, there = f"storbench-test-nethost-{token}", f"sbm{token}h", f"sbm{token}n"
-    net = f"10.{random.randint(200, 250)}.{random.randint(1, 250)}"
-    address, near = f"{net}.2", f"{net}.1"
+    _skip_without_the_tools()
     root = tmp_path_factory.mktemp("s3host")
     (root / "bench").mkdir()
     work = tmp_path_factory.mktemp("agent")
-    host = ShapedHost(
-        address, f"http://{near}:7070", "AKID" + secrets.token_hex(6), secrets.token_hex(16)
-    )
     procs: list[subprocess.Popen[bytes]] = []
-    made_ns = made_link = False
-    try:
-        ip("netns", "add", ns)
-        made_ns = True
-        ip("link", "add", here, "type", "veth", "peer", "name", there)
-        made_link = True
-        ip("link", "set", there, "netns", ns)
-        ip("-n", ns, "link", "set", "lo", "up")
-        ip("-n", ns, "link", "set", there, "up")
-        ip("-n", ns, "addr", "add", f"{address}/32", "dev", there)
-        ip("-n", ns, "route", "add", "default", "dev", there)
-        ip("addr", "add", f"{near}/32", "dev", here)  # the endpoint's, on this end
-        ip("link", "set", here, "up")
-        ip("route", "add", f"{address}/32", "dev", here)
-        tbf = ["root", "tbf", "rate", RATE, "burst", "64kb", "latency", "50ms"]
-        for cmd in (
-            ["tc", "qdisc", "add", "dev", here, *tbf],  # toward the host: its GETs
-            ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", there, *tbf],
-        ):
-            shaped_ok = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
-            if shaped_ok.returncode != 0:
-                pytest.skip(f"tc cannot shape a veth here: {shaped_ok.stderr.strip()}")
-        procs.append(
-            subprocess.Popen(
-                [VERSITYGW, "--port", f"{near}:7070", "posix", str(root)],
-                env={**os.environ, "ROOT_ACCESS_KEY": host.key_id, "ROOT_SECRET_KEY": host.secret},
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+    with _shaped_namespace("nethost", "m", near="yes") as (ns, _, address):
+        near = address.rsplit(".", 1)[0] + ".1"  # the endpoint's, on this end of the pair
+        host = ShapedHost(
+            address, f"http://{near}:7070", "AKID" + secrets.token_hex(6), secrets.token_hex(16)
         )
-        _wait_port(near, 7070, procs[-1], "versitygw")
-        agent = [sys.executable, "-m", "storbench", "agent", "--bind", address, "--foreground"]
-        procs.append(
-            subprocess.Popen(
-                ["ip", "netns", "exec", ns, *agent, "--pid-file", str(work / "agent.pid")],
-                cwd=work,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+        try:
+            procs.append(
+                subprocess.Popen(
+                    [VERSITYGW, "--port", f"{near}:7070", "posix", str(root)],
+                    env={
+                        **os.environ,
+                        "ROOT_ACCESS_KEY": host.key_id,
+                        "ROOT_SECRET_KEY": host.secret,
+                    },
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
             )
-        )
-        _wait_port(address, 8765, procs[-1], "the host's agent (fio server)")
-        _wait_port(address, 10765, procs[-1], "the host's agent (iperf3 server)")
-        yield host
-    finally:
-        for proc in reversed(procs):
-            _stop(proc)
-        if made_link:
-            ip("link", "del", here, check=False)  # both ends, the route and the address
-        if made_ns:
-            ip("netns", "del", ns, check=False)
-        assert ns not in ip("netns", "list", check=False).stdout, "namespace left behind"
-        assert f"sbm{token}" not in ip("link", "show", check=False).stdout, "veth left behind"
+            _wait_port(near, 7070, procs[-1], "versitygw")
+            agent = [sys.executable, "-m", "storbench", "agent", "--bind", address, "--foreground"]
+            procs.append(
+                subprocess.Popen(
+                    ["ip", "netns", "exec", ns, *agent, "--pid-file", str(work / "agent.pid")],
+                    cwd=work,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+            _wait_port(address, 8765, procs[-1], "the host's agent (fio server)")
+            _wait_port(address, 10765, procs[-1], "the host's agent (iperf3 server)")
+            yield host
+        finally:
+            for proc in reversed(procs):
+                _stop(proc)
 
 
 def test_findings_network_bound_on_a_remote_host_by_its_baseline(

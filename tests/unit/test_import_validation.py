@@ -106,6 +106,10 @@ CASES: dict[str, tuple[Callable[[], Any], str]] = {
         crafted(PLUS, lambda d: job(d)["read"]["clat_ns"]["bins"].update({"9" * 40: 1})),
         "no latency in ns",
     ),
+    "bins-key-superscript": (  # '²'.isdigit() is true, int('²') is an error
+        crafted(PLUS, lambda d: job(d)["read"]["clat_ns"]["bins"].update({"\u00b2": 1})),
+        "no latency in ns",
+    ),
     "version-number": (crafted(PLAIN, lambda d: d.update({"fio version": 10**30})), "version"),
     "error-text": (crafted(PLAIN, lambda d: job(d).update(error="bad")), "error"),
     # found by the fuzz test: os.strerror() of a huge error number overflowed

@@ -141,42 +141,34 @@ def beyond_direct(
 
 def _finding(point: Point, read: _Read, refs: list[_Read]) -> Finding | None:
     refs = [r for r in refs if r.concurrency >= read.concurrency]
-    target = point.target.label
-    if read.sequential:
+    if read.sequential:  # bytes/s, against direct reads with blocks at least this large
         floor = max(read.bs, READAHEAD)
-        large = [r for r in refs if r.bs >= floor]
-        if not large:
-            return None
-        ref = max(large, key=lambda r: r.bytes_per_s)
-        if read.bytes_per_s <= BEYOND * ref.bytes_per_s:
-            return None
-        said = (
-            f"buffered sequential reads at {fmt_rate(read.bytes_per_s)} MiB/s, more than "
-            f"{BEYOND:g}x the {fmt_rate(ref.bytes_per_s)} MiB/s {target} gave with direct=1 "
-            f"in this run (point {ref.index + 1}, {fmt_bytes(ref.bs)} blocks)"
-        )
-        data = {"read_bytes_per_s": read.bytes_per_s, "direct_bytes_per_s": ref.bytes_per_s}
-    else:
-        small = [r for r in refs if r.bs <= read.bs]
-        if read.bs < PAGE or not small:
-            return None
-        ref = max(small, key=lambda r: r.iops)
-        if read.iops <= BEYOND * ref.iops:
-            return None
-        said = (
-            f"buffered random reads at {fmt_iops(read.iops)} IOPS, more than {BEYOND:g}x "
-            f"the {fmt_iops(ref.iops)} IOPS {target} gave with direct=1 in this run (point "
-            f"{ref.index + 1}, {fmt_bytes(ref.bs)} blocks)"
-        )
-        data = {"read_iops": read.iops, "direct_iops": ref.iops}
+        fits = [r for r in refs if r.bs >= floor]
+        figure, kind = "bytes_per_s", "sequential"
+    else:  # IOPS, against direct reads with blocks at most this large
+        fits = [r for r in refs if r.bs <= read.bs] if read.bs >= PAGE else []
+        figure, kind = "iops", "random"
+    if not fits:
+        return None
+    ref = max(fits, key=lambda r: getattr(r, figure))
+    mine, theirs = getattr(read, figure), getattr(ref, figure)
+    if mine <= BEYOND * theirs:
+        return None
+
+    def shown(v: float) -> str:
+        return f"{fmt_rate(v)} MiB/s" if figure == "bytes_per_s" else f"{fmt_iops(v)} IOPS"
+
     return Finding(
         "page-cache",
-        f"{said} at the same concurrency or more: these reads came from the page cache, "
-        "not the device",
+        f"buffered {kind} reads at {shown(mine)}, more than {BEYOND:g}x the {shown(theirs)} "
+        f"{point.target.label} gave with direct=1 in this run (point {ref.index + 1}, "
+        f"{fmt_bytes(ref.bs)} blocks) at the same concurrency or more: these reads came "
+        "from the page cache, not the device",
         CODES["page-cache"].fix,
         {
             "direct": 0,
-            **{k: round(v, 3) for k, v in data.items()},
+            f"read_{figure}": round(mine, 3),
+            f"direct_{figure}": round(theirs, 3),
             "direct_point": ref.index + 1,
         },
     )
