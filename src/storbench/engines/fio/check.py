@@ -118,7 +118,8 @@ def _latency(lat: Any, where: str) -> None:
         for k, v in bins.items():
             if k in PLAT_KEYS:  # fio 2.12 to 2.1x: bins by index, with the layout's constants
                 continue
-            if not (isinstance(k, str) and k.isascii() and k.isdigit() and int(k) <= INT64):
+            ns = isinstance(k, str) and k.isascii() and k.isdigit() and len(k) < 20
+            if not (ns and int(k) <= INT64):
                 raise DocumentError(f"{where}.bins has a key that is no latency in ns: {k!r}")
             if not _is_int(v) or not 0 <= v <= INT64:
                 raise DocumentError(f"{where}.bins[{k}] is not a count: {v!r}")
