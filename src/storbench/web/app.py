@@ -34,7 +34,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from storbench.model.errors import NotFoundError, UserError
+from storbench.model.errors import NotFoundError, UserError, clipped
 from storbench.model.units import when
 from storbench.report import html as html_report
 from storbench.store import Store
@@ -207,6 +207,35 @@ def create_app(db_path: str | None, *, write: bool = False, host: str = "127.0.0
     return app
 
 
+def bind_refusal(host: str, any_address: bool) -> str | None:
+    """Why ``storbench serve`` must not listen on ``host``, or None. There is no
+    authentication: whoever reaches the server reads every result and the test bed, so it
+    listens on loopback, and on any other address only with ``any_address`` (as
+    ``storbench agent`` binds its fio server)."""
+    if any_address:
+        return None
+    if host in ("", "*", "0.0.0.0", "::", "[::]"):
+        return (
+            f"serving on all addresses ({host or 'empty'}) exposes every result on every "
+            "network of this host, without authentication"
+        )
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):  # UnicodeError: a label longer than DNS allows
+        return f"{clipped(host)!r} is not an address or a name this host can resolve"
+    for info in infos:
+        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if ip.is_unspecified:
+            return f"{host} means all addresses of this host"
+        if not ip.is_loopback:
+            shown = host if host == str(ip) else f"{host} ({ip})"
+            return (
+                f"{shown} is not loopback: whoever reaches it reads every result, "
+                "without authentication"
+            )
+    return None
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host``:``port`` (0: a free port); a UserError when it cannot
     be had (in use, no such address)."""
@@ -216,9 +245,10 @@ def bind(host: str, port: int) -> socket.socket:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(addr)
         sock.listen(128)
-    except OSError as e:
+    except (OSError, UnicodeError) as e:  # UnicodeError: a label longer than DNS allows
+        why = e.strerror if isinstance(e, OSError) and e.strerror else "not a name it resolves"
         raise UserError(
-            f"cannot serve on {host} port {port}: {e.strerror or e}",
+            f"cannot serve on {clipped(host)} port {port}: {why}",
             fix="choose another --port (0: any free one) or --host",
         ) from None
     sock.set_inheritable(True)
