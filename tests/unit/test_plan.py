@@ -258,6 +258,8 @@ def test_fio_size_and_time_syntax_accepted(opt: str, value: object) -> None:
         ("rwmixread", "170", "must be 0 to 100"),
         ("direct", "2", "must be 0 to 1"),
         ("bs", "", "has no value"),
+        ("size", '"' + "9" * 400 + '"', "is larger than fio can count"),  # float(): inf
+        ("bs", '"' + "9" * 400 + '.5k"', "is larger than fio can count"),
     ],
 )
 def test_bad_values_rejected_at_their_line(opt: str, value: str, says: str) -> None:
