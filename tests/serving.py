@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 
 
@@ -27,20 +28,23 @@ def end_group(proc: subprocess.Popen[str]) -> None:
 
 @contextlib.contextmanager
 def serving(db: str, timeout: float) -> Iterator[tuple[str, str]]:
-    """``storbench serve --db DB --port 0``: (its base URL, the line it printed first)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "storbench", "serve", "--db", db, "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group: ended whole at the end
-    )
-    try:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], timeout)
-        assert ready, "storbench serve said nothing"
-        line = proc.stdout.readline()
-        assert line.startswith("storbench serve: http://127.0.0.1:"), line
-        yield line.split()[2].rstrip("/"), line
-    finally:
-        end_group(proc)
+    """``storbench serve --db DB --port 0``: (its base URL, the line it printed first). Its
+    log (stderr) goes to a file: a pipe no one reads would fill with the tracebacks of a
+    failing server and stop it mid-request."""
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "storbench", "serve", "--db", db, "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            start_new_session=True,  # its own process group: ended whole at the end
+        )
+        try:
+            assert proc.stdout is not None
+            ready, _, _ = select.select([proc.stdout], [], [], timeout)
+            assert ready, "storbench serve said nothing"
+            line = proc.stdout.readline()
+            assert line.startswith("storbench serve: http://127.0.0.1:"), line
+            yield line.split()[2].rstrip("/"), line
+        finally:
+            end_group(proc)

@@ -48,6 +48,9 @@ def _plan(targets: str, actions: str, more: str = "", top: str = "") -> str:
             "must be a command with `{id}`",
         ),
         (_plan(FILE, "[{at: 5s, run: ''}]"), "`run` takes a command"),
+        # an osd_daemons: that is refused was still used for the steps (TypeError)
+        (_plan(RBD, "[{at: 5s, osd_stop: 1}]", top="osd_daemons: true\n"), "must be a mapping"),
+        (_plan(RBD, "[{at: 5s, osd_stop: 1}]", top="osd_daemons: [a]\n"), "must be a mapping"),
     ],
 )
 def test_drill_plan_errors_name_the_key_and_the_fix(text: str, words: str) -> None:

@@ -258,6 +258,8 @@ def test_fio_size_and_time_syntax_accepted(opt: str, value: object) -> None:
         ("rwmixread", "170", "must be 0 to 100"),
         ("direct", "2", "must be 0 to 1"),
         ("bs", "", "has no value"),
+        ("size", '"' + "9" * 400 + '"', "is larger than fio can count"),  # float(): inf
+        ("bs", '"' + "9" * 400 + '.5k"', "is larger than fio can count"),
     ],
 )
 def test_bad_values_rejected_at_their_line(opt: str, value: str, says: str) -> None:
@@ -267,6 +269,40 @@ def test_bad_values_rejected_at_their_line(opt: str, value: str, says: str) -> N
     assert e.file == "p.yaml"
     assert e.line == 5  # the option's line
     assert e.fix
+
+
+@pytest.mark.parametrize(
+    ("opt", "value", "says"),
+    [
+        # fio lays out 200% of a file it may not extend, does no I/O and says error 0
+        ("size", "200%", "a percentage from 1% to 100%"),
+        ("size", "101%", "a percentage from 1% to 100%"),
+        ("size", "0%", "a percentage from 1% to 100%"),
+        ("size", "50.5%", "a whole percentage"),  # fio reads it as 50 bytes
+        ("io_size", "150%", "a percentage from 1% to 100%"),
+        ("offset", "200%", "a percentage from 0% to 100%"),  # fio: no valid offset, no I/O
+        ("offset_increment", "101%", "a percentage from 0% to 100%"),
+        ("filesize", "200%", "takes no percentage"),  # read as a size of exabytes
+        ("bs", "50%", "takes no percentage"),  # "blocksize is larger than data set range"
+    ],
+)
+def test_plan_fio_percentages_out_of_fios_range_are_refused(
+    opt: str, value: str, says: str
+) -> None:
+    first = "rw: read" if opt == "size" else "size: 1g"
+    e = plan_error(one_workload(f"{first}\n{opt}: {value}"))
+    assert says in e.message and value in e.message, e.message
+    assert e.line == 5 and e.fix
+
+
+@pytest.mark.parametrize(
+    ("opt", "value"),
+    [("size", "1%"), ("size", "100%"), ("io_size", "50%"), ("offset", "0%"), ("offset", "50%")],
+)
+def test_plan_fio_percentages_fio_reads_are_accepted(opt: str, value: str) -> None:
+    first = "rw: read" if opt == "size" else "size: 1g"
+    (wl,) = parse_plan(one_workload(f"{first}\n{opt}: {value}"), "p.yaml").workloads
+    assert wl.options[opt] == value
 
 
 def test_list_item_error_points_at_the_item_line() -> None:

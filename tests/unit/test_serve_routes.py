@@ -211,3 +211,24 @@ def test_serve_big_run_draws_its_charts_when_asked(
     drawn = client.get("/runs/1", params={"charts": "1"})
     assert '<figure class="chart"' in drawn.text
     assert 'href="?page=2&amp;charts=1#summary"' in drawn.text  # paging keeps them
+
+
+def test_serve_a_failing_handler_answers_a_500_page_with_the_headers(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever a handler did not expect, its answer carries the security headers (the
+    server's last-resort 500 had none) and the error still reaches the server's log."""
+
+    def broken(self: object, limit: int | None = None) -> None:
+        raise RuntimeError("a defect not yet found")
+
+    monkeypatch.setattr("storbench.web.views.Views.rows", broken)
+    app = web.create_app(str(db))
+    with TestClient(app, base_url=BASE, raise_server_exceptions=False) as c:
+        r = c.get("/")
+    assert r.status_code == 500
+    assert "Internal error" in r.text and "a defect" not in r.text
+    for name, value in web.HEADERS:
+        assert r.headers[name.decode()] == value.decode(), name
+    with TestClient(app, base_url=BASE) as c, pytest.raises(RuntimeError, match="not yet found"):
+        c.get("/")  # and the error goes on to the server

@@ -16,6 +16,7 @@ from storbench.store import Store
 from stored_runs import recorded, stored_run
 
 HUGE = "99999999999999999999"
+LONG = "9" * 5000  # beyond the digits Python's int() converts (4,300)
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,12 @@ def sb(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
         (["show", "9223372036854775808"], "there is no run 9223372036854775808"),
         (["show", f"latest~{HUGE}"], f"there is no run latest~{HUGE}"),
         (["show", "²"], "'²' is not a run"),
+        (["show", LONG], f"there is no run {LONG[:40]}… (5,000 characters)"),
+        (["show", f"latest~{LONG}"], "there is no run latest~999999999"),
+        (["compare", "1", LONG], f"there is no run {LONG[:40]}… (5,000 characters)"),
+        # a filter's value beyond any float: matched as text (float() of it was inf)
+        (["compare", "1", f"1:rw={'9' * 400}"], "no point of run 1 (1:rw=999"),
+        (["compare", "1", f"1:rw={LONG}k"], "no point of run 1 (1:rw=999"),
         (["show", "1", "--point", HUGE], f"run 1 has no measurement for point {HUGE}"),
         (["show", HUGE, "--point", "1"], f"there is no run {HUGE}"),
         (["export", HUGE], f"there is no run {HUGE}"),

@@ -68,7 +68,7 @@ def _number(v: Any) -> float | None:
         return float(v)
     try:
         return float(parse_size(str(v)))
-    except (UnitError, ValueError):
+    except (UnitError, ValueError, OverflowError):  # OverflowError: beyond any float
         return None
 
 

@@ -74,3 +74,9 @@ def suggestion(word: str, candidates: Iterable[str], otherwise: str | None = Non
     """Fix text ``did you mean "iodepth"?``, else ``otherwise``."""
     near = did_you_mean(word, candidates)
     return f'did you mean "{near}"?' if near else otherwise
+
+
+def clipped(text: str, limit: int = 40) -> str:
+    """What a message shows of a value the user gave: the value, or its first ``limit``
+    characters and how long it is (a 5,000-digit number is not echoed whole)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

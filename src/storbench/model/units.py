@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from fractions import Fraction
+
+from storbench.model.errors import clipped
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_MULT = {
@@ -19,6 +22,8 @@ _SIZE_MULT = {
     "p": 1 << 50,
     "e": 1 << 60,
 }
+#: The most digits a size may have (Python's int() converts at most 4,300).
+_MAX_DIGITS = 4000
 _TIME_RE = re.compile(
     r"^\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|d)?\s*$", re.IGNORECASE
 )
@@ -53,7 +58,12 @@ def parse_size(value: object) -> int:
     number, suffix, _ = m.groups()
     if suffix == "" and m.group(3).lower() not in ("", "b"):
         raise UnitError(f"{value!r} is not a size (examples: 4k, 1m, 10g, 4096)")
-    return int(float(number) * _SIZE_MULT[suffix.lower()])
+    mult = _SIZE_MULT[suffix.lower()]
+    if len(number) <= 15:  # what a float holds exactly enough
+        return int(float(number) * mult)
+    if len(number) > _MAX_DIGITS:  # int() converts no more digits (float() gives inf)
+        raise UnitError(f"{clipped(str(value))!r} is larger than any size")
+    return int(Fraction(number) * mult)  # exact: float() of 400 nines is inf
 
 
 def parse_time(value: object) -> float:

@@ -110,8 +110,11 @@ class Action:
 
 def actions(value: Any, daemons: Mapping[str, str] | None = None) -> list[Action]:
     """The actions of ``actions:`` (checked by :func:`problem` first), in time order, an
-    OSD's stop and start with their commands from ``daemons`` (``osd_daemons:``)."""
-    how = {**OSD_DAEMONS, **(daemons or {})}
+    OSD's stop and start with their commands from ``daemons`` (``osd_daemons:``; one that
+    is refused -- its own error, said with the plan's others -- leaves the defaults)."""
+    how = dict(OSD_DAEMONS)
+    if daemons_problem(daemons, {}) is None:
+        how |= daemons or {}
     out = []
     for item in value or []:
         step = next(k for k in item if k in STEPS)

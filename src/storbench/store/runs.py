@@ -12,12 +12,22 @@ import uuid
 from typing import Any
 
 import storbench.store.liveness as liveness
-from storbench.model.errors import NotFoundError
+from storbench.model.errors import NotFoundError, clipped
 from storbench.plan import Point
-from storbench.store.base import Part, _locked, storable
+from storbench.store.base import MAX_KEY, Part, _locked, storable
 from storbench.store.dialect import returned_id
 from storbench.store.location import hide_passwords
 from storbench.store.rows import RunRow
+
+
+def _key(digits: str) -> int | None:
+    """The number ``digits`` (0-9 only) as the database keys it; None beyond any key it
+    holds (and beyond the 4,300 digits Python's int() converts)."""
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > len(str(MAX_KEY)):
+        return None
+    n = int(significant)
+    return n if storable(n) else None
 
 
 class Runs(Part):
@@ -152,36 +162,36 @@ class Runs(Part):
         text = str(ref).strip()
         m = re.fullmatch(r"latest(?:~([0-9]+))?", text)
         if m:
-            back = int(m.group(1) or 0)
+            back = _key(m.group(1) or "0")
             row = (  # further back than any database counts: no run
                 self.db.execute(
                     "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back,)
                 ).fetchone()
-                if storable(back)
+                if back is not None
                 else None
             )
             if row is None:
                 count = self.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
                 raise NotFoundError(
-                    f"there is no run {text} in {self.conn.path} "
+                    f"there is no run {clipped(text)} in {self.conn.path} "
                     f"({count} run{'s' if count != 1 else ''} recorded)",
                     fix="list runs with `storbench runs`",
                 )
             return int(row[0])
         if not re.fullmatch(r"[0-9]+", text):  # not str.isdigit: '²' is one, not a number
             raise NotFoundError(
-                f"{text!r} is not a run",
+                f"{clipped(text)!r} is not a run",
                 fix="give a run id (see `storbench runs`), `latest`, or `latest~N`",
             )
-        run_id = int(text)  # a number bigger than any id the database holds is no run
+        run_id = _key(text)  # a number bigger than any id the database holds is no run
         row = (
             self.db.execute("SELECT id FROM runs WHERE id=?", (run_id,)).fetchone()
-            if storable(run_id)
+            if run_id is not None
             else None
         )
         if row is None:
             raise NotFoundError(
-                f"there is no run {text} in {self.conn.path}",
+                f"there is no run {clipped(text)} in {self.conn.path}",
                 fix="list runs with `storbench runs` (or pick the database with --db)",
             )
         return int(row[0])

@@ -7,6 +7,11 @@ requests from the server only (no inline script, no eval, no other origin), and 
 styles, which the charts' SVG (matplotlib) is made of. A request whose Host header names
 another host than the one bound is refused (400) while the server is bound to loopback: a
 page of another site cannot read the results through a name rebound to 127.0.0.1.
+
+A request the handlers do not expect still gets an error page with those headers (500),
+never the bare answer of the server's last resort; the numbers of a path are matched as
+digits and read by the handlers, so a number of any length is a 404 page, not int()'s
+error.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 from jinja2 import PackageLoader
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -28,7 +34,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from storbench.model.errors import NotFoundError, UserError
+from storbench.model.errors import NotFoundError, UserError, clipped
 from storbench.model.units import when
 from storbench.report import html as html_report
 from storbench.store import Store
@@ -67,9 +73,33 @@ def _host_of(header: str) -> str:
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
+class Digits(Convertor[str]):
+    """A path's number as its digits (``{run_id:digits}``): Starlette's ``int`` converts
+    while matching the route, and int() refuses more than 4,300 digits (a 500)."""
+
+    regex = "[0-9]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return str(value)
+
+
+register_url_convertor("digits", Digits())
+
+#: What a request answers when a handler fails unexpectedly (the error is logged).
+FAILED = (
+    b"<!doctype html><title>Internal error</title><h1>Internal error</h1>"
+    b"<p>storbench serve could not make this page; the server's log says why.</p>"
+)
+
+
 class Guard:
     """ASGI middleware: the headers of every answer; a loopback server answers only
-    requests whose Host header names loopback (``allowed``; None: any)."""
+    requests whose Host header names loopback (``allowed``; None: any); a request whose
+    handler failed before answering gets an error page (500) with the headers, and the
+    error goes on to the server, which logs it."""
 
     def __init__(self, app: ASGIApp, allowed: set[str] | None) -> None:
         self.app = app
@@ -84,7 +114,20 @@ class Guard:
             refused = PlainTextResponse("Invalid host header", status_code=400)
             await refused(scope, receive, self._with_headers(send))
             return
-        await self.app(scope, receive, self._with_headers(send))
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, self._with_headers(sending))
+        except Exception:
+            if not started:
+                failed = Response(FAILED, status_code=500, media_type="text/html")
+                await failed(scope, receive, self._with_headers(sending))
+            raise
 
     @staticmethod
     def _with_headers(send: Send) -> Send:
@@ -148,9 +191,9 @@ def create_app(db_path: str | None, *, write: bool = False, host: str = "127.0.0
     app = Starlette(
         routes=[
             Route("/", pages.runs_page),
-            Route("/runs/{run_id:int}", pages.run_page),
-            Route("/runs/{run_id:int}/points/{no:int}", pages.point_page),
-            Route("/runs/{run_id:int}/intervals/{idx:int}.json", pages.intervals_json),
+            Route("/runs/{run_id:digits}", pages.run_page),
+            Route("/runs/{run_id:digits}/points/{no:digits}", pages.point_page),
+            Route("/runs/{run_id:digits}/intervals/{idx:digits}.json", pages.intervals_json),
             Route("/compare", pages.compare_page),
             Route("/static/report.css", _report_css),
             Mount("/static", StaticFiles(packages=[("storbench.web", "static")])),
@@ -164,6 +207,35 @@ def create_app(db_path: str | None, *, write: bool = False, host: str = "127.0.0
     return app
 
 
+def bind_refusal(host: str, any_address: bool) -> str | None:
+    """Why ``storbench serve`` must not listen on ``host``, or None. There is no
+    authentication: whoever reaches the server reads every result and the test bed, so it
+    listens on loopback, and on any other address only with ``any_address`` (as
+    ``storbench agent`` binds its fio server)."""
+    if any_address:
+        return None
+    if host in ("", "*", "0.0.0.0", "::", "[::]"):
+        return (
+            f"serving on all addresses ({host or 'empty'}) exposes every result on every "
+            "network of this host, without authentication"
+        )
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):  # UnicodeError: a label longer than DNS allows
+        return f"{clipped(host)!r} is not an address or a name this host can resolve"
+    for info in infos:
+        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if ip.is_unspecified:
+            return f"{host} means all addresses of this host"
+        if not ip.is_loopback:
+            shown = host if host == str(ip) else f"{host} ({ip})"
+            return (
+                f"{shown} is not loopback: whoever reaches it reads every result, "
+                "without authentication"
+            )
+    return None
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host``:``port`` (0: a free port); a UserError when it cannot
     be had (in use, no such address)."""
@@ -173,9 +245,10 @@ def bind(host: str, port: int) -> socket.socket:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(addr)
         sock.listen(128)
-    except OSError as e:
+    except (OSError, UnicodeError) as e:  # UnicodeError: a label longer than DNS allows
+        why = e.strerror if isinstance(e, OSError) and e.strerror else "not a name it resolves"
         raise UserError(
-            f"cannot serve on {host} port {port}: {e.strerror or e}",
+            f"cannot serve on {clipped(host)} port {port}: {why}",
             fix="choose another --port (0: any free one) or --host",
         ) from None
     sock.set_inheritable(True)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.model.errors import UserError
+from storbench.model.errors import UserError, clipped
 from storbench.model.units import fmt_duration, when
 from storbench.report.model import RunRow
 
@@ -33,20 +34,43 @@ def suite_of(run: RunRow) -> str:
     return "plan" if run.kind == "run" else run.kind
 
 
+#: A page number past any list's last page (a longer number means the same: the last page).
+LAST_PAGE = 10**9
+
+
 def _day(text: str, what: str) -> dt.date | None:
     if not text:
         return None
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
-        raise UserError(f"{what} {text!r} is not a date", fix="give it as YYYY-MM-DD") from None
+        raise UserError(
+            f"{what} {clipped(text)!r} is not a date", fix="give it as YYYY-MM-DD"
+        ) from None
 
 
-def _page(text: str) -> int:
+def _midnight(day: dt.date) -> float | None:
+    """The unix time of ``day``'s start (local time); None when the platform's clock
+    cannot say it (year 1, year 10,000): no bound, as every run is after or before it."""
     try:
-        return max(1, int(text or 1))
-    except ValueError:
-        raise UserError(f"page {text!r} is not a number", fix="give page=1, 2, ...") from None
+        return dt.datetime.combine(day, dt.time()).timestamp()
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def page_number(text: str) -> int:
+    """A page number of a query string: 1 for none, zero or a negative one; past the last
+    page for a number of any length (the list shows its last page); a UserError for one
+    that is not a whole number."""
+    text = text.strip()
+    if not text:
+        return 1
+    if not re.fullmatch(r"[+-]?[0-9]+", text):  # 0-9 only: int() takes '１' and '1_0'
+        raise UserError(f"page {clipped(text)!r} is not a number", fix="give page=1, 2, ...")
+    if text.startswith("-"):
+        return 1
+    digits = text.lstrip("+").lstrip("0")
+    return LAST_PAGE if len(digits) >= len(str(LAST_PAGE)) else max(1, int(digits or 0))
 
 
 @dataclass
@@ -69,7 +93,7 @@ class RunFilter:
             status=query.get("status", ""),
             since=query.get("since", ""),
             until=query.get("until", ""),
-            page=_page(query.get("page", "")),
+            page=page_number(query.get("page", "")),
         )
         f.bounds()  # checks the dates
         return f
@@ -77,8 +101,8 @@ class RunFilter:
     def bounds(self) -> tuple[float | None, float | None]:
         """The dates as unix times: from the start of ``since`` to the end of ``until``."""
         lo, hi = _day(self.since, "since"), _day(self.until, "until")
-        start = dt.datetime.combine(lo, dt.time()).timestamp() if lo else None
-        end = dt.datetime.combine(hi + dt.timedelta(days=1), dt.time()).timestamp() if hi else None
+        start = _midnight(lo) if lo else None
+        end = _midnight(hi + dt.timedelta(days=1)) if hi and hi < dt.date.max else None
         return start, end
 
     def keeps(self, run: RunRow) -> bool:

@@ -4,7 +4,9 @@ interactive chart) and the comparison of two runs. Each reads the report model t
 web/templates, which include the HTML report's sections (report/templates) for what the
 report shows too.
 
-A run or point that is none raises NotFoundError: app.py turns it into a 404 page.
+A run or point that is none raises NotFoundError: app.py turns it into a 404 page. The
+numbers of a path come as their digits (app.py's ``digits``), of any length: a number
+beyond any run or point a database holds is one that is not there.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from storbench import __version__
-from storbench.model.errors import NotFoundError
+from storbench.model.errors import NotFoundError, clipped
 from storbench.model.series import Interval
 from storbench.report import html as html_report
-from storbench.web.listing import RunFilter, run_list, suite_of
+from storbench.web.listing import RunFilter, page_number, run_list, suite_of
 from storbench.web.views import Views
 
 #: Points a page of a run's summary table shows (a 20,000-point run: 200 pages).
@@ -62,9 +64,10 @@ def site(request: Request) -> Site:
     return request.app.state.site  # type: ignore[no-any-return]
 
 
-def _number(request: Request, name: str, default: int = 1) -> int:
-    text = request.query_params.get(name, "")
-    return max(1, int(text)) if text.isdigit() else default
+def _index(digits: str) -> int | None:
+    """A point's number or index of a path (its digits); None beyond any a run can have."""
+    significant = digits.lstrip("0") or "0"
+    return int(significant) if len(significant) <= 18 else None
 
 
 # --------------------------------------------------------------------------- runs
@@ -88,15 +91,14 @@ def _page_numbers(page: int, pages: int) -> list[int]:
 
 def run_page(request: Request) -> HTMLResponse:
     s = site(request)
-    run_id = request.path_params["run_id"]
-    row = s.views.row(run_id)
+    row = s.views.row(request.path_params["run_id"])
     draw = row.measured <= DRAW_POINTS or request.query_params.get("charts") == "1"
-    view = s.views.run_page(run_id, draw=draw)
+    view = s.views.run_page(row.id, draw=draw)
     r = view["runs"][0]
     table = r["summary"]
     points = [row for row in table.rows if row["first"]]
     pages = max(1, math.ceil(len(points) / POINTS_PER_PAGE))
-    page = min(_number(request, "page"), pages)
+    page = min(page_number(request.query_params.get("page", "")), pages)
     shown = {row["no"] for row in points[(page - 1) * POINTS_PER_PAGE : page * POINTS_PER_PAGE]}
     paged = html_report.SummaryTable(
         columns=table.columns,
@@ -134,13 +136,15 @@ def run_page(request: Request) -> HTMLResponse:
 
 def point_page(request: Request) -> HTMLResponse:
     s = site(request)
-    run_id, no = request.path_params["run_id"], request.path_params["no"]
-    res = s.views.run(run_id)
-    m = next((m for m in res.rows if m.point_idx == no - 1 and m.point is not None), None)
-    if m is None or m.point is None:
-        if res.records is None or not res.records.planned(no - 1):
+    res = s.views.run(request.path_params["run_id"])
+    text = request.path_params["no"]
+    no = _index(text)
+    at = no - 1 if no is not None else None
+    m = next((m for m in res.rows if m.point_idx == at and m.point is not None), None)
+    if at is None or m is None or m.point is None:
+        if at is None or res.records is None or not res.records.planned(at):
             raise NotFoundError(
-                f"run {res.run.id} has no point {no} ({res.run.points} planned)",
+                f"run {res.run.id} has no point {clipped(text)} ({res.run.points} planned)",
                 fix=f"pick a point on the run's page, /runs/{res.run.id}",
             )
         return s.page("point.html", title=f"{res.label}: point {no}", res=res, no=no, p=None)
@@ -167,7 +171,15 @@ def intervals_json(request: Request) -> JSONResponse:
     """A point's own series (the aggregate of its hosts) for the interactive chart: times in
     s from the engine's start; per direction IOPS, MiB/s, mean and p99 latency in µs."""
     s = site(request)
-    rows = s.views.series(request.path_params["run_id"], request.path_params["idx"])
+    run = s.views.row(request.path_params["run_id"])
+    text = request.path_params["idx"]
+    idx = _index(text)
+    rows = s.views.series(run.id, idx) if idx is not None else []
+    if not rows and (idx is None or not s.views.planned(run.id, idx)):
+        raise NotFoundError(
+            f"run {run.id} has no point of index {clipped(text)} ({run.points} planned)",
+            fix=f"the index counts a run's points from 0; pick a point on /runs/{run.id}",
+        )
     return JSONResponse(series_data(rows))
 
 

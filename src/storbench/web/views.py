@@ -56,6 +56,10 @@ class Views:
         """A point's own series, read anew (a running point's grows)."""
         return model.point_records(self.store, ref).series(point_idx)
 
+    def planned(self, ref: str | int, point_idx: int) -> bool:
+        """Whether run ``ref`` planned a point of index ``point_idx`` (from 0)."""
+        return model.point_records(self.store, ref).planned(point_idx)
+
     def version(self, ref: str | int) -> tuple[int, str, int, int]:
         """What identifies a run as it is now: id, status and counts of measurements (a
         running run changes); a run that is none raises NotFoundError (a 404 page)."""
@@ -78,12 +82,12 @@ class Views:
                     self._kept.popitem(last=False)
         return value
 
-    def run(self, run_id: int) -> RunReport:
+    def run(self, run_id: str | int) -> RunReport:
         """The run as charts and reports load it (summaries, measurements without raw output)."""
         v = self.version(run_id)
         return self._cached(("run", *v), lambda: model.load_run(self.store, str(v[0])))
 
-    def run_page(self, run_id: int, *, draw: bool = True) -> dict[str, Any]:
+    def run_page(self, run_id: str | int, *, draw: bool = True) -> dict[str, Any]:
         """The report's context of one run, without point details (each point has a page);
         ``draw``: with its charts."""
         v = self.version(run_id)

@@ -25,7 +25,7 @@ import click
 # what serving needs (sockets, processes, the counters, iperf3) is imported where it is used:
 # `storbench --help` lists this command, and loads this module for it
 from storbench.engines import fio
-from storbench.model.errors import PreflightError, UserError
+from storbench.model.errors import PreflightError, UserError, clipped
 
 
 def _say(text: str) -> None:
@@ -137,14 +137,16 @@ def agent(
     reason = bind_refusal(bind, any_address)
     if reason:
         raise UserError(
-            f"will not bind the fio server to {bind}: {reason}",
+            f"will not bind the fio server to {clipped(bind)}: {reason}",
             fix="give this host's address on the benchmark network (--bind 10.0.0.5) or "
             "loopback; --any-address overrides this",
         )
     try:
         addr = resolve_bind(bind)
-    except OSError:
-        raise UserError(f"cannot resolve {bind!r} to an IPv4 address", fix="--bind ADDR") from None
+    except (OSError, UnicodeError):  # UnicodeError: a label longer than DNS allows
+        raise UserError(
+            f"cannot resolve {clipped(bind)!r} to an IPv4 address", fix="--bind ADDR"
+        ) from None
     unavailable = bind_unavailable(addr)
     if unavailable:
         raise UserError(unavailable, fix="--bind one of this host's addresses (ip -br addr)")
@@ -218,8 +220,8 @@ def bind_refusal(address: str, any_address: bool) -> str | None:
         )
     try:
         infos = socket.getaddrinfo(address, None)
-    except OSError:
-        return f"{address!r} is not an address or a name this host can resolve"
+    except (OSError, UnicodeError):  # UnicodeError: a label longer than DNS allows
+        return f"{clipped(address)!r} is not an address or a name this host can resolve"
     for info in infos:
         ip = ipaddress.ip_address(info[4][0].split("%")[0])
         if ip.is_unspecified:

@@ -21,22 +21,70 @@ direction over all jobs:
 The last document usually comes moments after the last status report (measured: 18 ms
 after it with a 500 ms interval); an interval shorter than half of T at the end is merged
 into the one before, so the series has no tail of a few ms with a meaningless rate.
+
+A document no fio writes (check.py; or a counter or time that is no whole number the
+database can hold) is no report: it stays in the output as text, and the next report's
+interval spans the time since the last good one (the counters are cumulative). Were it
+the last, the point's result is fio's error (parse.final_document).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.engines.fio.check import DocumentError, check_document
 from storbench.model.metrics import DIRECTIONS, pct_key, percentiles_from_bins
 from storbench.model.series import Interval
 
 #: How a fio JSON document begins (fio's json output: "{", newline, two spaces).
 _MARK = '{\n  "fio version"'
 _PCTS = (50.0, 99.0, 99.9)
+#: The largest whole number the database holds (a signed 64-bit integer).
+_MAX = 2**63 - 1
+#: What the stream reads of a direction as whole numbers.
+_COUNTERS = ("total_ios", "io_bytes", "runtime")
+#: A json+ histogram bin: a latency in ns (a whole number the database holds).
+_BIN = re.compile(r"[0-9]{1,18}")
+
+
+def _whole(v: Any) -> bool:
+    """A count fio writes: a whole number from 0 to what the database holds (as fio
+    prints it, or as a float with no fraction)."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _MAX
+
+
+def report_problem(doc: Any) -> str | None:
+    """Why ``doc`` is no status report the stream can read (None: it is one)."""
+    try:
+        check_document(doc)
+    except DocumentError as e:
+        return str(e)
+    if "timestamp_ms" in doc and not _whole(doc["timestamp_ms"]):
+        return f"timestamp_ms is not a time in ms: {doc['timestamp_ms']!r}"
+    for i, job in enumerate(doc.get("jobs") or []):
+        for ddir in DIRECTIONS:
+            d = job.get(ddir)
+            if not isinstance(d, dict):
+                continue
+            where = f"jobs[{i}].{ddir}"
+            clat = d.get("clat_ns") if isinstance(d.get("clat_ns"), dict) else {}
+            counts = [(k, d[k]) for k in _COUNTERS if k in d]
+            counts += [("clat_ns.N", clat["N"])] if "N" in clat else []
+            for key, v in counts:
+                if not _whole(v):
+                    return f"{where}.{key} is not a count: {v!r}"
+            for k, v in (clat.get("bins") or {}).items():
+                if not (_BIN.fullmatch(k) and _whole(v)):  # by bucket index: fio 2.12 to 2.1x
+                    return f"{where}.clat_ns.bins has {k!r}: {v!r}, not a latency in ns: a count"
+    return None
 
 
 @dataclass
@@ -75,7 +123,12 @@ def _cumulative(doc: dict[str, Any]) -> dict[str, _Cumulative]:
 
 def _restarted(now: _Cumulative, before: _Cumulative) -> bool:
     """A direction's counters went down: fio started them again."""
-    return now.ios < before.ios or now.runtime_ms < before.runtime_ms
+    return (
+        now.ios < before.ios
+        or now.runtime_ms < before.runtime_ms
+        or now.bytes < before.bytes
+        or now.lat_n < before.lat_n
+    )
 
 
 @dataclass
@@ -132,8 +185,9 @@ class StatusStream:
                     return
                 self._keep(self._buf[:later])  # a broken document: kept as text
                 continue
-            self._keep(self._buf[:end], document=True)
-            if isinstance(doc, dict):
+            good = report_problem(doc) is None
+            self._keep(self._buf[:end], document=good)
+            if good:
                 self.add(doc)
 
     def _keep(self, text: str, document: bool = False) -> None:
@@ -231,12 +285,19 @@ class StatusStream:
             direction=ddir,
             ios=c.ios - b.ios,
             bytes=c.bytes - b.bytes,
-            lat_mean_ns=round((c.lat_sum_ns - b.lat_sum_ns) / n, 1) if n > 0 else None,
+            lat_mean_ns=_mean(c.lat_sum_ns - b.lat_sum_ns, n),
             p50_ns=pcts.get(pct_key(50.0)),
             p99_ns=pcts.get(pct_key(99.0)),
             p999_ns=pcts.get(pct_key(99.9)),
             ramp=now.ramp,
         )
+
+
+def _mean(total_ns: float, n: int) -> float | None:
+    """The mean latency of ``n`` I/Os that took ``total_ns`` together; None when unknown
+    (no I/O, or a sum no fio's means give)."""
+    mean = round(total_ns / n, 1) if n > 0 else math.nan
+    return mean if math.isfinite(mean) and mean >= 0 else None
 
 
 def host_intervals(entries: list[dict[str, Any]], interval_ms: int, host: str) -> list[Interval]:

@@ -13,9 +13,7 @@ from storbench.engines.fio.jobfile import ceph_env, job_file
 from storbench.engines.fio.parse import _error_message, parse_output
 from storbench.engines.fio.spawn import FioRun, _command, _run_fio
 from storbench.engines.fio.tool import FioOutputError, fio_version
-from storbench.model.metrics import (
-    Measurement,
-)
+from storbench.model.metrics import DIRECTIONS, Measurement
 from storbench.model.series import Interval
 from storbench.plan import (
     Point,
@@ -98,7 +96,8 @@ def run_point(
 
 def _local_measurement(raw: str, stderr: str, rc: int | None) -> tuple[Measurement, list[str]]:
     """A local point's measurement from fio's output and exit status, failed with fio's
-    own words when it printed no result or exited with an error."""
+    own words when it printed no result, exited with an error or did no I/O (as a host's
+    measurement fails: hosts.py)."""
     meas: Measurement | None
     warnings: list[str] = []
     try:
@@ -118,5 +117,11 @@ def _local_measurement(raw: str, stderr: str, rc: int | None) -> tuple[Measureme
         meas.error = _error_message(stderr, raw) or f"fio exited with status {rc}"
     elif meas.status != "ok" and not meas.error:
         meas.error = _error_message(stderr, raw)
+    if meas.status == "ok" and not any(meas.direction(d) for d in DIRECTIONS):
+        # fio says error 0 and exits 0, yet did nothing: e.g. size=200% of a file it may
+        # not extend ("failed allocating random map"); 0 IOPS is no measurement
+        said = _error_message(stderr, raw)
+        meas.status, meas.error_code = "failed", -1
+        meas.error = "it did no I/O" + (f" (fio: {said.replace('fio: ', '')})" if said else "")
     meas.engine_version = meas.engine_version or fio_version()
     return meas, warnings

@@ -6,6 +6,7 @@ the plan loader, whose generic checks apply them. Light: ``plan check`` imports 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from storbench.engines.fio.files import FILE_OPTIONS, MEM_OPTIONS, flag_set, mmap_file
@@ -97,6 +98,35 @@ VALUES: dict[str, Value] = {
 }
 
 
+#: fio's options that take a percentage of the file or device, and the least each takes
+#: (fio 3.33 HOWTO: size and io_size "between 1 and 100", offset "between 0 and 100"). fio
+#: reads 200% as a size it cannot lay out -- no I/O, error 0 -- and 50.5% as 50 bytes.
+PERCENT_OPTIONS = {"size": 1, "io_size": 1, "io_limit": 1, "offset": 0, "offset_increment": 0}
+#: A value written as a percentage (a compound one, ``10%,20%``, is fio's to read).
+_PERCENT = re.compile(r"[0-9.\s]*%")
+
+
+def _percent_problem(opt: str, text: str) -> Problem | None:
+    """A percentage fio does not read as one: out of its range, not whole, or given to an
+    option that takes none."""
+    if not _PERCENT.fullmatch(text):
+        return None
+    if opt not in PERCENT_OPTIONS:
+        if VALUES.get(opt) is not None and VALUES[opt].kind == "size":
+            return (
+                f"takes no percentage, not {text} (fio reads it as a size it cannot use)",
+                f"give a size, e.g. `{opt}: {VALUES[opt].example or '4k'}`",
+            )
+        return None
+    lo = PERCENT_OPTIONS[opt]
+    example = f"e.g. `{opt}: 50%` (of the file or device)"
+    if not re.fullmatch(r"[0-9]+%", text):
+        return f"must be a whole percentage, not {text} (fio would misread it)", example
+    if not lo <= int(text[:-1]) <= 100:
+        return f"must be a percentage from {lo}% to 100%, not {text}", example
+    return None
+
+
 def _path_problem(opt: str, value: Any, text: str) -> Problem | None:
     """A file fio writes must be named by an absolute path fio opens as it is."""
     path: str | None = None
@@ -148,7 +178,7 @@ def check_value(opt: str, value: Any) -> Problem | None:
             "lets fio write to a mounted device: storbench never does",
             "remove it (unmount the device to benchmark it)",
         )
-    problem = _path_problem(opt, value, text)
+    problem = _path_problem(opt, value, text) or _percent_problem(opt, text)
     if problem:
         return problem
     if opt == "donorname":
