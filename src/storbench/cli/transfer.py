@@ -101,6 +101,8 @@ its inventory's `provenance`. An archive whose run is here already (imported or 
 before, or this database's own run: recognised by its token, as merge does) is skipped,
 so importing it twice makes one run. Several archives are read and stored one at a time,
 each in a transaction of its own: when one cannot be read, those before it stay imported.
+A run whose unfinished points `resume` would refuse (what no plan may say, or a command of
+the archive's author) is imported with a warning that names it.
 """,
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -140,6 +142,7 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
                 f"imported {path} as run {run_id} in {store.path}", markup=False, soft_wrap=True
             )
             print_run(store, run_id)
+            _warn_unresumable(store, run_id)
         if skipped:
             out.print(
                 f"imported {len(files) - skipped} of {len(files)} archive(s) into {store.path};"
@@ -152,6 +155,20 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
     groups = f" ({stored} reporting groups)" if stored > len(files) else ""
     out.print(f"imported {len(files)} file(s){groups} as run {run_id} in {store.path}")
     print_run(store, run_id)
+
+
+def _warn_unresumable(store: Store, run_id: int) -> None:
+    """Say so when the points of a run that came from elsewhere cannot be resumed here:
+    ``resume`` checks them by the rules of a plan, and refuses (cli/running.py)."""
+    from storbench.cli.running import checked_pending
+
+    r = store.runs.get(run_id)
+    if r.kind != "run":
+        return
+    try:
+        checked_pending(store, r)
+    except UserError as e:
+        err.print(f"warning: {e.message}", style="yellow", markup=False, soft_wrap=True)
 
 
 def _head(path: str) -> bytes:
@@ -263,7 +280,8 @@ Each run is copied whole (plan, inventory, events, measurements with their raw o
 series) as a new run here, in one transaction each; its inventory's `provenance` says
 which database and run it came from. A run that is here already (copied before, or this
 database's own) is skipped, so merging twice copies nothing twice; a run still running
-there is skipped too.
+there is skipped too. A run whose unfinished points `resume` would refuse (what no plan may
+say, or a command of its author) is copied with a warning that names it.
 """,
 )
 @click.argument("other", metavar="OTHER_DB")
@@ -299,6 +317,7 @@ def merge(other: str, db_path: str | None, runs: tuple[str, ...]) -> None:
         else:
             run_id = store.archive.load(source.archive.dump(r.id), source.path)
             out.print(f"run {r.id} ({r.name}) copied as run {run_id}", markup=False, soft_wrap=True)
+            _warn_unresumable(store, run_id)
             copied += 1
     out.print(
         f"merged {copied} run(s) of {source.path} into {store.path}", markup=False, soft_wrap=True
