@@ -4,7 +4,7 @@ plans using every key a point carries: hosts with ssh and shells, drills, steady
 preconditioning, intervals, repetitions, S3 and Ceph targets); each crafted spec, a real
 point's spec changed in one thing, is refused naming the key; a run that came from another
 database runs no command of its own. The end to end cases, with real fio, are
-tests/integration/test_resume_stored_specs.py."""
+tests/integration/test_resume_refuses_commands.py."""
 
 from __future__ import annotations
 
@@ -156,8 +156,8 @@ CRAFTED: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
     "unknown-option": ("quick", change("params.not_an_option", 1), "unknown fio option"),
     "option-newline": ("quick", change("params.bs", "4k\nexec_prerun=x"), "control character"),
     "iodepth": ("quick", change("params.iodepth", 10**9), "`iodepth` must be 1 to 65536"),
-    "runtime-nan": ("quick", change("params.runtime", float("nan")), "finite number"),
-    "params-list": ("quick", change("params.bs", ["4k"]), "`params` is not a mapping"),
+    "runtime-nan": ("quick", change("params.runtime", float("nan")), "`params.runtime` is nan"),
+    "params-list": ("quick", change("params.bs", ["4k"]), "`params.bs` is ['4k'], not one"),
     "extra-command": ("quick", change("extra.exec_prerun", "x"), "`exec_prerun` runs a"),
     "extra-unknown": ("quick", change("extra.dataset", "x"), "`dataset` is no fio option"),
     "engine": ("quick", change("params.engine", "shell"), "`engine` cannot be 'shell'"),
@@ -170,6 +170,9 @@ CRAFTED: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
     "target-relative": ("quick", change("target.path", "a.dat"), "`path` is 'a.dat'"),
     "target-newline": ("quick", change("target.path", "/tmp/a\nb"), "control character"),
     "target-dollar": ("quick", change("target.path", "/tmp/$HOME"), "holds `$`"),
+    "target-path-list": ("quick", change("target.path", ["/x"]), "`target.path` is ['/x'], not"),
+    "steady-metric-list": ("plan-steady", change("steady.metric", ["iops"]), "`steady.metric`"),
+    "host-agent-text": ("plan-hosts", change("hosts.1.agent", "sh -c x"), "`hosts` is"),
     "target-missing": ("quick", change("target", "-"), "not a whole point"),
     "workload-name": ("quick", change("workload", "w\nx"), "control character"),
     "est": ("quick", change("est_seconds", "soon"), "`est_seconds` is 'soon'"),

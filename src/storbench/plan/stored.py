@@ -21,7 +21,10 @@ never runs (:func:`commands`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import types
+import typing
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
@@ -173,10 +176,12 @@ class StoredPoint:
             raise self.err(f"`index` is {spec['index']} and `repetition` {spec['repetition']}")
         for key in ("params", "axes", "extra"):
             value = spec.get(key, {})
-            if not isinstance(value, dict) or not all(
-                isinstance(k, str) and isinstance(v, _SCALARS) for k, v in value.items()
-            ):
-                raise self.err(f"`{key}` is not a mapping of names to values: {_short(value)}")
+            if not isinstance(value, dict):
+                raise self.err(f"`{key}` is {_describe(value)}, not a mapping of names to values")
+            for k, v in value.items():
+                finite = not isinstance(v, float) or math.isfinite(v)
+                if not isinstance(k, str) or not isinstance(v, _SCALARS) or not finite:
+                    raise self.err(f"`{key}.{k}` is {_short(v)}, not one value a plan gives")
         est = spec.get("est_seconds")
         if est is not None and (
             isinstance(est, bool) or not isinstance(est, int | float) or not 0 <= est < math.inf
@@ -195,6 +200,9 @@ class StoredPoint:
                     f"`{key}` is {_short(spec.get(key))}, which is not what storbench "
                     f"stores of a point ({_short(again.get(key))})"
                 )
+        wrong = typed(p, "")
+        if wrong is not None:
+            raise self.err(f"`{wrong[0]}` is {_short(wrong[1])}, not {wrong[2]}")
         return p
 
     def same(self, what: str, stored: Any, read: Any) -> None:
@@ -304,3 +312,56 @@ class StoredPoint:
         why = precondition_problem(pre, {})
         if why is not None:
             raise self.err(why[0], why[1])
+
+
+def typed(value: Any, where: str, hint: Any = None) -> tuple[str, Any, str] | None:
+    """The first field of dataclass ``value`` (a Point and what it holds) whose value is
+    not of the type the dataclass declares -- (where, the value, the type) -- or None: a
+    spec's JSON may hold a list where a path goes, which the Point takes as it is."""
+    if hint is None or dataclasses.is_dataclass(hint):
+        if not dataclasses.is_dataclass(value) or isinstance(value, type):
+            return (where, value, getattr(hint, "__name__", "a mapping")) if hint else None
+        hints = _hints(type(value))
+        for f in dataclasses.fields(value):
+            found = typed(getattr(value, f.name), f"{where}.{f.name}".lstrip("."), hints[f.name])
+            if found is not None:
+                return found
+        return None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return None
+    if origin in (types.UnionType, typing.Union):
+        if value is None and type(None) in args:
+            return None
+        kinds = [a for a in args if a is not type(None)]
+        tried = [typed(value, where, a) for a in kinds]
+        if None in tried:
+            return None
+        return tried[0] if len(kinds) == 1 else (where, value, " or ".join(map(_name, args)))
+    if origin in (list, tuple, dict):
+        if not isinstance(value, origin):
+            return where, value, _name(hint)
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        inner = args[-1] if origin is dict else args[0]
+        for k, v in items:
+            if origin is dict and not isinstance(k, str):
+                return where, k, "a name"
+            found = typed(v, f"{where}[{k!r}]", inner)
+            if found is not None:
+                return found
+        return None
+    if hint is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and math.isfinite(value)
+    elif hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, hint)
+    return None if ok else (where, value, _name(hint))
+
+
+_hints = functools.cache(typing.get_type_hints)
+
+
+def _name(hint: Any) -> str:
+    return "null" if hint is type(None) else getattr(hint, "__name__", str(hint))

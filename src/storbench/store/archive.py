@@ -21,43 +21,14 @@ from typing import Any
 import storbench.store.liveness as liveness
 from storbench.model import histpack, rawpack
 from storbench.model.errors import UserError
-from storbench.store.archivecheck import FIX, check_members
+from storbench.store.archivecheck import FIX, MEASUREMENT_COLUMNS, RUN_COLUMNS, check_members
 from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id
 from storbench.store.measurements import pack_data, unpack_data
 
 FORMAT = "storbench-archive"
 VERSION = 1
-#: The run's own columns an archive carries (its id, token and liveness are this database's).
-RUN_COLUMNS = (
-    "kind",
-    "name",
-    "source",
-    "plan_text",
-    "overrides",
-    "status",
-    "started_at",
-    "ended_at",
-    "inventory",
-    "fio_version",
-    "storbench_version",
-    "hostname",
-    "pid",
-    "argv",
-)
 JSON_COLUMNS = ("overrides", "inventory", "argv")
-MEASUREMENT_COLUMNS = (
-    "point_idx",
-    "status",
-    "error",
-    "started_at",
-    "ended_at",
-    "engine",
-    "engine_version",
-    "command",
-    "job_file",
-    "stderr",
-)
 #: Tables of rows keyed by (run_id, ...) copied column for column.
 SERIES_TABLES = ("intervals", "host_samples")
 #: How many times its own size an archive file may unpack to, and at least how much

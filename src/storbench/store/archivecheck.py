@@ -25,6 +25,40 @@ from storbench.model.errors import UserError
 from storbench.model.metrics import DIRECTIONS, Measurement
 
 FIX = "give a file written by `storbench export RUN --format archive`"
+#: The run's own columns an archive carries (its id, token and liveness are this database's).
+RUN_COLUMNS = (
+    "kind",
+    "name",
+    "source",
+    "plan_text",
+    "overrides",
+    "status",
+    "started_at",
+    "ended_at",
+    "inventory",
+    "fio_version",
+    "storbench_version",
+    "hostname",
+    "pid",
+    "argv",
+)
+MEASUREMENT_COLUMNS = (
+    "point_idx",
+    "status",
+    "error",
+    "started_at",
+    "ended_at",
+    "engine",
+    "engine_version",
+    "command",
+    "job_file",
+    "stderr",
+)
+#: The members of an archive besides its format, version and origin (``from``); the
+#: series tables (SERIES_COLUMNS) may be left out.
+MEMBERS = ("run", "points", "measurements", "events", "intervals", "host_samples")
+#: What a measurement of an archive holds besides its columns.
+MEASUREMENT_MORE = ("raw_output", "data", "histograms")
 #: The latest time (unix seconds) a run, a measurement or an event may carry: the end of
 #: the year 9999, the last a date shows.
 MAX_TIME = 253402300799.0
@@ -144,6 +178,12 @@ class Member:
         ):
             raise self.fail(where, "is not a time (seconds since 1970, up to the year 9999)", value)
 
+    def known(self, value: dict[str, Any], where: str, keys: Iterable[str]) -> None:
+        """Every key of mapping ``value`` is one storbench writes there."""
+        other = next((k for k in value if k not in tuple(keys)), None)
+        if other is not None:
+            raise self.fail(where, "holds a key storbench does not write there", other)
+
     def point(self, value: Any, where: str, points: set[int]) -> None:
         """The index of one of the archive's points."""
         if isinstance(value, bool) or not isinstance(value, int) or value not in points:
@@ -182,8 +222,10 @@ def check_members(doc: dict[str, Any], source: str) -> None:
     """UserError naming the first member of archive ``doc`` that storbench does not write
     (module comment); ``doc`` has every member (store/archive.check)."""
     m = Member(source)
+    m.known(doc, "the archive", (*MEMBERS, "format", "version", "from"))
     if "from" in doc:
         _origin(m, m.mapping(doc["from"], "from"), "from")
+    m.known(doc["run"], "run", RUN_COLUMNS)
     _run(m, doc["run"])
     points = _points(m, m.listed(doc["points"], "points"))
     measurements = m.listed(doc["measurements"], "measurements")
@@ -193,6 +235,7 @@ def check_members(doc: dict[str, Any], source: str) -> None:
     for i, e in enumerate(m.listed(doc["events"], "events")):
         where = f"events[{i}]"
         e = m.mapping(e, where)
+        m.known(e, where, ("at", "kind", "message", "data"))
         m.time(e.get("at"), f"{where}.at")
         m.text(e.get("kind"), f"{where}.kind")
         m.text(e.get("message"), f"{where}.message")
@@ -240,6 +283,7 @@ def _points(m: Member, points: list[Any]) -> set[int]:
     for i, p in enumerate(points):
         where = f"points[{i}]"
         p = m.mapping(p, where)
+        m.known(p, where, ("idx", "key", "repetition", "spec"))
         m.whole(p.get("idx"), f"{where}.idx")
         m.whole(p.get("repetition"), f"{where}.repetition")
         m.text(p.get("key"), f"{where}.key")
@@ -255,6 +299,10 @@ def _points(m: Member, points: list[Any]) -> set[int]:
 
 def _measurement(m: Member, meas: Any, where: str, points: set[int]) -> None:
     meas = m.mapping(meas, where)
+    for key in (*MEASUREMENT_COLUMNS, *MEASUREMENT_MORE):
+        if key not in meas:
+            raise m.fail(where, f"has no `{key}`", sorted(meas))
+    m.known(meas, where, (*MEASUREMENT_COLUMNS, *MEASUREMENT_MORE))
     m.point(meas.get("point_idx"), f"{where}.point_idx", points)
     m.choice(meas.get("status"), f"{where}.status", MEASUREMENT_STATUSES)
     m.text(meas.get("engine"), f"{where}.engine")
@@ -269,6 +317,7 @@ def _measurement(m: Member, meas: Any, where: str, points: set[int]) -> None:
     for i, h in enumerate(hists):
         at = f"{where}.histograms[{i}]"
         h = m.mapping(h, at)
+        m.known(h, at, ("host", "direction", "metric", "bins"))
         for key in ("host", "direction", "metric"):
             m.text(h.get(key), f"{at}.{key}")
         for k, v in m.mapping(h.get("bins"), f"{at}.bins").items():
@@ -349,10 +398,11 @@ def _same(
 def _series(m: Member, table: str, part: Any, points: set[int]) -> None:
     """A table of rows (``columns``, ``rows``): known columns, each value its column's."""
     part = m.mapping(part, table)
+    m.known(part, table, ("columns", "rows"))
     cols = m.listed(part.get("columns"), f"{table}.columns")
     kinds = SERIES_COLUMNS[table]
     for c in cols:
-        if c not in kinds:
+        if not isinstance(c, str) or c not in kinds:
             raise m.fail(f"{table}.columns", "names a column the table does not have", c)
     m.unique(cols, f"{table}.columns", "a column")
     missing = [c for c, kind in kinds.items() if not kind.endswith("?") and c not in cols]
