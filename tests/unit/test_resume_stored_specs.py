@@ -9,7 +9,12 @@ tests/integration/test_resume_refuses_commands.py."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import os
+import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +25,7 @@ from storbench.model.errors import PlanError
 from storbench.plan import Point, load_plan, parse_plan
 from storbench.plan.stored import check
 
+DATA = Path(__file__).resolve().parents[1] / "data"
 SUITES = {
     "quick": ["{d}/a.dat"],
     "qualify": ["{d}/a.dat"],
@@ -214,3 +220,30 @@ def test_resume_refuses_a_crafted_spec_naming_what_no_plan_may_say(
     assert e.value.file == f"point {p.index + 1}"
     assert says in e.value.message, e.value.message
     assert e.value.fix
+
+
+def test_resume_of_imported_fio_output_is_checked_like_every_other_origin(tmp_path: Path) -> None:
+    """A fio output whose job options ran a command: `import` stores them as the point's
+    options (what the file says), `resume` never runs an imported run, and were its kind
+    edited to a run's, the same check refuses its point."""
+    fio_doc = json.loads((DATA / "fio" / "psync-randread-json.json").read_text())
+    options = fio_doc["jobs"][0]["job options"]
+    options.update(filename=f"{tmp_path}/t.dat", exec_prerun=f"touch {tmp_path}/PWNED")
+    (tmp_path / "out.json").write_text(json.dumps(fio_doc))
+    db = tmp_path / "r.db"
+    env = {**os.environ, "STORBENCH_DB": str(db)}
+    run = functools.partial(subprocess.run, capture_output=True, text=True, env=env, timeout=120)
+    assert (
+        run([sys.executable, "-m", "storbench", "import", str(tmp_path / "out.json")]).returncode
+        == 0
+    )
+    with sqlite3.connect(db) as con:
+        (spec,) = con.execute("SELECT spec FROM points").fetchone()
+        con.execute("UPDATE runs SET kind='run', status='interrupted'")
+        con.execute("DELETE FROM measurements")
+    with pytest.raises(PlanError, match="`exec_prerun` runs a command"):
+        check(json.loads(spec), 0)
+    r = run([sys.executable, "-m", "storbench", "resume", "1"])
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "run 1 cannot be resumed: its point 1" in r.stderr, r.stderr
+    assert not (tmp_path / "PWNED").exists()
