@@ -20,14 +20,14 @@ from storbench.cli.app import (
 )
 from storbench.cli.plans import header, show_plan
 from storbench.model.constants import HEALTH_INTERVAL
-from storbench.model.errors import PreflightError, UserError
+from storbench.model.errors import PlanError, PreflightError, UserError
 from storbench.suites import names as suite_names
 
 if TYPE_CHECKING:
     from storbench.hosts.sshagents import Agents
     from storbench.plan import Plan, Point, Target
     from storbench.preflight import Preflight
-    from storbench.store import Store
+    from storbench.store import RunRow, Store
 
 
 @cli.command(
@@ -347,7 +347,10 @@ def resume(
 ) -> None:
     """Run the points of RUN that have no measurement yet (after Ctrl-C, a crash or a kill).
 
-    RUN is a run id, `latest`, or `latest~N`. The same preflight checks run again first.
+    RUN is a run id, `latest`, or `latest~N`. Each point to run is checked first by the
+    rules of a plan, whatever it came from (a plan, an archive, another database, a hand
+    edit); a run that came from another database runs no command of its own (drill `run`
+    steps, ssh hosts). The same preflight checks run again then.
     """
     from storbench.execute.leftovers import concurrent_refusal, remove_leftovers
     from storbench.hosts import sshagents
@@ -359,7 +362,7 @@ def resume(
         raise UserError(f"run {r.id} was imported, there is nothing to resume")
     if r.live:
         raise r.busy_error("resume")
-    pending = store.runs.pending_points(r.id)
+    pending = checked_pending(store, r)
     if not pending:
         out.print(f"run {r.id} has a measurement for every point; nothing to resume")
         return
@@ -447,6 +450,33 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
         err.print(f"{len(left)} object(s) could not be removed: {', '.join(left[:10])}")
         sys.exit(1)
     out.print(f"run {r.id}: its benchmark objects are removed")
+
+
+def checked_pending(store: Store, r: RunRow) -> list[Point]:
+    """The points of run ``r`` that ``resume`` would run, each checked by the rules of a
+    plan (plan/stored.py), whatever it came from: this machine's plan, an archive, another
+    database or a hand edit; a UserError naming the run, the point and the key when one
+    fails them (a run that came from elsewhere, its provenance, runs no command)."""
+    from storbench.plan import stored
+    from storbench.store.archive import provenance
+
+    foreign = bool(provenance(r.inventory))
+    points = []
+    for idx, spec in store.runs.pending_specs(r.id):
+        try:
+            points.append(stored.check(spec, idx, foreign=foreign))
+        except PlanError as e:
+            workload = spec.get("workload") if isinstance(spec, dict) else None
+            named = f" ({workload})" if isinstance(workload, str) and workload else ""
+            fix = (
+                stored.STORED_FIX if e.fix == stored.STORED_FIX else f"{e.fix}; {stored.STORED_FIX}"
+            )
+            raise UserError(
+                f"run {r.id} cannot be resumed: its point {idx + 1}{named} is not what a plan "
+                f"may run: {e.message}",
+                fix=fix,
+            ) from None
+    return points
 
 
 def _leaves_objects(t: Target) -> bool:

@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import sys
+import zlib
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -55,21 +56,39 @@ def write_archive(store: Store, r: RunRow, output: str | None) -> None:
 
 def read_archive(path: str, head: bytes) -> dict[str, Any] | None:
     """The archive document in file ``path`` (``head``: its first bytes), or None when it
-    is not one (fio's output, say)."""
+    is not one (fio's output, say). Its gzip is undone up to a bound (store/archive.py's
+    unpack_limit: a gzip bomb is refused, not unpacked), its JSON read whole; what it
+    holds is checked member by member when it is stored (store/archivecheck.py)."""
+    from storbench.store.archive import FIX, MAX_UNPACK_RATIO, MIN_UNPACK_LIMIT, unpack_limit
+
     if not _is_archive(head):
         return None
-    if head.startswith(GZIP_MAGIC):
-        try:
-            with gzip.open(path, "rb") as f:
-                doc = json.load(f)
-        except (OSError, EOFError, ValueError) as e:
-            raise UserError(
-                f"{path} is gzip'd but not a whole storbench archive ({e})",
-                fix="give a file written by `storbench export RUN --format archive`",
-            ) from None
-        return doc if isinstance(doc, dict) else {}
-    with open(path, "rb") as f:
-        doc = json.load(f)
+    try:
+        with open(path, "rb") as raw:
+            size = os.fstat(raw.fileno()).st_size
+            limit = unpack_limit(size)
+            if not head.startswith(GZIP_MAGIC):
+                data = raw.read()
+            else:
+                with gzip.GzipFile(fileobj=raw, mode="rb") as f:
+                    data = f.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as e:
+        raise UserError(
+            f"{path} is gzip'd but not a whole storbench archive ({e})", fix=FIX
+        ) from None
+    if len(data) > limit:
+        raise UserError(
+            f"{path} unpacks to more than {limit / 2**20:,.0f} MiB, the most storbench reads of "
+            f"an archive of {size:,} bytes ({MAX_UNPACK_RATIO} times its size, at least "
+            f"{MIN_UNPACK_LIMIT / 2**20:,.0f} MiB; its own archives unpack to about 5 times "
+            "theirs): it is no storbench archive",
+            fix=FIX,
+        )
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as e:
+        why = str(e) if isinstance(e, ValueError) else "it nests too deeply"
+        raise UserError(f"{path} is not a whole storbench archive ({why})", fix=FIX) from None
     return doc if isinstance(doc, dict) else {}
 
 
@@ -101,6 +120,11 @@ its inventory's `provenance`. An archive whose run is here already (imported or 
 before, or this database's own run: recognised by its token, as merge does) is skipped,
 so importing it twice makes one run. Several archives are read and stored one at a time,
 each in a transaction of its own: when one cannot be read, those before it stay imported.
+An archive is checked member by member before anything of it is stored (one that holds
+what storbench does not write is refused, naming the member), and is unpacked up to 100
+times its size (at least 256 MiB). A run whose unfinished points `resume` would refuse
+(what no plan may say, or a command of the archive's author) is imported with a warning
+that names it.
 """,
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -140,6 +164,7 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
                 f"imported {path} as run {run_id} in {store.path}", markup=False, soft_wrap=True
             )
             print_run(store, run_id)
+            _warn_unresumable(store, run_id)
         if skipped:
             out.print(
                 f"imported {len(files) - skipped} of {len(files)} archive(s) into {store.path};"
@@ -152,6 +177,20 @@ def import_(files: tuple[str, ...], db_path: str | None, name: str) -> None:
     groups = f" ({stored} reporting groups)" if stored > len(files) else ""
     out.print(f"imported {len(files)} file(s){groups} as run {run_id} in {store.path}")
     print_run(store, run_id)
+
+
+def _warn_unresumable(store: Store, run_id: int) -> None:
+    """Say so when the points of a run that came from elsewhere cannot be resumed here:
+    ``resume`` checks them by the rules of a plan, and refuses (cli/running.py)."""
+    from storbench.cli.running import checked_pending
+
+    r = store.runs.get(run_id)
+    if r.kind != "run":
+        return
+    try:
+        checked_pending(store, r)
+    except UserError as e:
+        err.print(f"warning: {e.message}", style="yellow", markup=False, soft_wrap=True)
 
 
 def _head(path: str) -> bytes:
@@ -263,7 +302,8 @@ Each run is copied whole (plan, inventory, events, measurements with their raw o
 series) as a new run here, in one transaction each; its inventory's `provenance` says
 which database and run it came from. A run that is here already (copied before, or this
 database's own) is skipped, so merging twice copies nothing twice; a run still running
-there is skipped too.
+there is skipped too. A run whose unfinished points `resume` would refuse (what no plan may
+say, or a command of its author) is copied with a warning that names it.
 """,
 )
 @click.argument("other", metavar="OTHER_DB")
@@ -297,9 +337,25 @@ def merge(other: str, db_path: str | None, runs: tuple[str, ...]) -> None:
                 soft_wrap=True,
             )
         else:
-            run_id = store.archive.load(source.archive.dump(r.id), source.path)
+            run_id = store.archive.load(
+                _dumped(source, r.id), source.path, f"run {r.id} of {source.path}"
+            )
             out.print(f"run {r.id} ({r.name}) copied as run {run_id}", markup=False, soft_wrap=True)
+            _warn_unresumable(store, run_id)
             copied += 1
     out.print(
         f"merged {copied} run(s) of {source.path} into {store.path}", markup=False, soft_wrap=True
     )
+
+
+def _dumped(source: Store, run_id: int) -> dict[str, Any]:
+    """Run ``run_id`` of the database ``merge`` copies from, as an archive document (checked
+    member by member as it is stored, as an archive file is); a UserError when what the
+    database holds of it cannot be read (edited by hand, or damaged)."""
+    try:
+        return source.archive.dump(run_id)
+    except (ValueError, TypeError, KeyError, zlib.error, RecursionError) as e:
+        raise UserError(
+            f"run {run_id} of {source.path} cannot be read to copy it ({type(e).__name__}: {e})",
+            fix=f"leave it out (merge it with --run for each other run), or repair {source.path}",
+        ) from None

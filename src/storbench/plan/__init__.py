@@ -26,7 +26,8 @@ declares: its keys, the kinds of their values, what it refuses), ``checks`` (sin
 values: names, paths, job values), ``yamlpos`` (where in the YAML), ``load`` (the loader;
 its parts ``options``, ``workloads`` and ``targets`` over the ``reading`` they share;
 ``targetargs``: ``--target`` arguments), ``model`` (Target, Point, Plan and
-the expansion), ``sources`` (files, suites).
+the expansion), ``sources`` (files, suites), ``stored`` (a stored point checked by the same
+rules before ``resume`` runs it).
 """
 
 from __future__ import annotations

@@ -21,45 +21,20 @@ from typing import Any
 import storbench.store.liveness as liveness
 from storbench.model import histpack, rawpack
 from storbench.model.errors import UserError
+from storbench.store.archivecheck import FIX, MEASUREMENT_COLUMNS, RUN_COLUMNS, check_members
 from storbench.store.base import Part, _locked
 from storbench.store.dialect import returned_id
 from storbench.store.measurements import pack_data, unpack_data
 
 FORMAT = "storbench-archive"
 VERSION = 1
-#: The run's own columns an archive carries (its id, token and liveness are this database's).
-RUN_COLUMNS = (
-    "kind",
-    "name",
-    "source",
-    "plan_text",
-    "overrides",
-    "status",
-    "started_at",
-    "ended_at",
-    "inventory",
-    "fio_version",
-    "storbench_version",
-    "hostname",
-    "pid",
-    "argv",
-)
 JSON_COLUMNS = ("overrides", "inventory", "argv")
-MEASUREMENT_COLUMNS = (
-    "point_idx",
-    "status",
-    "error",
-    "started_at",
-    "ended_at",
-    "engine",
-    "engine_version",
-    "command",
-    "job_file",
-    "stderr",
-)
 #: Tables of rows keyed by (run_id, ...) copied column for column.
 SERIES_TABLES = ("intervals", "host_samples")
-FIX = "give a file written by `storbench export RUN --format archive`"
+#: How many times its own size an archive file may unpack to, and at least how much
+#: (:func:`unpack_limit`).
+MAX_UNPACK_RATIO = 100
+MIN_UNPACK_LIMIT = 256 * 2**20
 
 
 def provenance(inventory: dict[str, Any]) -> list[dict[str, Any]]:
@@ -160,10 +135,11 @@ class Archive(Part):
         return self.conn.dialect.columns(self.db, table)
 
     @_locked
-    def load(self, doc: dict[str, Any], source: str) -> int:
-        """A new run made of archive ``doc`` (checked first: :func:`check`), in one
-        transaction; ``source`` (the file or database it came from) joins its provenance."""
-        check(doc, source)
+    def load(self, doc: dict[str, Any], source: str, shown: str | None = None) -> int:
+        """A new run made of archive ``doc`` (checked first: :func:`check`, its errors
+        naming ``shown``, else ``source``), in one transaction; ``source`` (the file or
+        database it came from) joins its provenance."""
+        check(doc, shown or source)
         run = dict(doc["run"])
         inventory = dict(run.get("inventory") or {})
         inventory["provenance"] = [
@@ -267,8 +243,16 @@ def _bins(stored: bytes | str) -> dict[int, int]:
     return histpack.decode(stored) if isinstance(stored, bytes) else json.loads(stored)
 
 
+def unpack_limit(size: int) -> int:
+    """The most an archive file of ``size`` bytes may unpack to (its gzip undone): a gzip
+    bomb grows a thousandfold (2 MB to 2 GB and more), storbench's archives (JSON, gzip
+    level 6) about fivefold; :data:`MAX_UNPACK_RATIO` times, or :data:`MIN_UNPACK_LIMIT`."""
+    return max(MIN_UNPACK_LIMIT, MAX_UNPACK_RATIO * size)
+
+
 def check(doc: Any, source: str) -> None:
-    """UserError unless ``doc`` is an archive this storbench reads, whole."""
+    """UserError unless ``doc`` is an archive this storbench reads, whole: the document,
+    then each of its members (store/archivecheck.py)."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UserError(f"{source} is not a storbench archive", fix=FIX)
     if doc.get("version") != VERSION:
@@ -288,3 +272,4 @@ def check(doc: Any, source: str) -> None:
         raise UserError(
             f"{source} is a damaged storbench archive (no {', '.join(missing)})", fix=FIX
         )
+    check_members(doc, source)

@@ -230,13 +230,27 @@ class Runs(Part):
 
     @_locked
     def pending_points(self, run_id: int) -> list[Point]:
+        return [Point.from_dict(spec) for _, spec in self.pending_specs(run_id)]
+
+    @_locked
+    def pending_specs(self, run_id: int) -> list[tuple[int, Any]]:
+        """The points of run ``run_id`` without a measurement, as stored: (index, spec),
+        the spec as its JSON says (its text when it is no JSON), for ``resume`` to check
+        before it makes points of them (plan/stored.py)."""
         rows = self.db.execute(
-            "SELECT p.spec FROM points p LEFT JOIN measurements m"
+            "SELECT p.idx, p.spec FROM points p LEFT JOIN measurements m"
             " ON m.run_id=p.run_id AND m.point_idx=p.idx"
             " WHERE p.run_id=? AND m.id IS NULL ORDER BY p.idx",
             (run_id,),
         )
-        return [Point.from_dict(json.loads(r[0])) for r in rows]
+        return [(int(idx), _json_or_text(spec)) for idx, spec in rows]
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
 
 
 _RUN_SELECT = (
