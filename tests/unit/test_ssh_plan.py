@@ -80,6 +80,14 @@ def test_ssh_plan_refuses_what_ssh_would_misread(extra: str, message: str) -> No
         plan(extra)
 
 
+def test_ssh_plan_refuses_a_host_address_that_reads_as_an_option() -> None:
+    """With ``ssh:`` or the default shell, the address reaches ssh (and fio's --client) as
+    an argument: one starting with '-' would be an option of theirs."""
+    text = PLAN.format(extra=", ssh: vm01").replace("10.0.0.12", "-oProxyCommand=evil")
+    with pytest.raises(PlanError, match="starts with '-': no host name does"):
+        parse_plan(text, "p.yaml")
+
+
 def test_ssh_plan_local_host_takes_no_ssh() -> None:
     text = PLAN.format(extra="").replace("address: 10.0.0.12", "address: local\n    ssh: vm02")
     with pytest.raises(PlanError, match="the `local` host is this machine: it takes no `ssh`"):

@@ -196,6 +196,11 @@ def _address(value: Any, _: Mapping[Any, Any]) -> Problem | None:
             f"host address {shown(address)} holds a control character ({c})",
             "give the address alone, e.g. `address: 192.0.2.10`",
         )
+    if address.startswith("-"):  # ssh and fio would read it as an option of theirs
+        return (
+            f"host address {address!r} starts with '-': no host name does",
+            "give the host's address or name, e.g. `address: 192.0.2.10`",
+        )
     if (
         address.startswith(("[", "ip6:"))
         or any(c in address for c in ",: ;#$")
