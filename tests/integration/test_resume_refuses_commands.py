@@ -184,3 +184,27 @@ def test_resume_runs_an_imported_archive_whose_points_a_plan_may_run(
     with sqlite3.connect(db) as con:
         rows = con.execute("SELECT point_idx, status FROM measurements ORDER BY point_idx")
         assert rows.fetchall() == [(0, "ok"), (1, "ok")]
+
+
+def test_resume_cleanup_of_an_imported_run_acts_on_nothing_outside_the_database(
+    tmp_path: Path, real: tuple[Path, dict[str, Any]]
+) -> None:
+    """An archive's events may name files and directories on this host and its targets an
+    S3 endpoint or a Ceph cluster: `cleanup` of a run that came from elsewhere refuses,
+    and a file its crafted events name as a scratch file of this host stays."""
+    _, doc = real
+    victim = tmp_path / "victim.dat"
+    victim.write_bytes(b"keep me")
+    crafted = copy.deepcopy(doc)
+    crafted["run"]["status"] = "interrupted"
+    event = copy.deepcopy(next(e for e in crafted["events"] if e.get("kind") == "workdir"))
+    event.update(kind="scratch-file", message=f"created scratch file {victim}")
+    event["data"]["path"] = str(victim)
+    crafted["events"].append(event)
+    db = tmp_path / "mine.db"
+    r = sb("import", str(write(tmp_path / "a.sbz", crafted)), db=db, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = sb("cleanup", "latest", db=db, cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "came from another database" in r.stderr and "Traceback" not in r.stderr
+    assert victim.read_bytes() == b"keep me"

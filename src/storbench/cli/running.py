@@ -418,7 +418,8 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
     points `storbench resume` would run; this removes them (and any object of fio's rados
     engine named after the run), and the objects of the run's S3 points (named after the
     run: the keys come from where the plan says, as for `run`). `storbench resume` does the
-    same at its start and end.
+    same at its start and end. A run imported or merged from another database is refused:
+    what it left is where it ran.
     """
     from storbench.execute.leftovers import (
         cleanup_engines,
@@ -427,11 +428,20 @@ def cleanup(run_ref: str, db_path: str | None) -> None:
         scratch_files,
     )
     from storbench.store import Store
+    from storbench.store.archive import provenance
 
     store = Store(db_path)
     r = store.runs.get(run_ref)
     if r.live:
         raise r.busy_error("clean up")
+    if provenance(r.inventory):  # its targets, files and objects are another machine's
+        raise UserError(
+            f"run {r.id} came from another database (import or merge): storbench removes "
+            "nothing outside this database for it (its scratch files, work directory and "
+            "objects are where it ran, and its S3 endpoint and Ceph cluster are not this "
+            "database's to act on)",
+            fix="run `storbench cleanup` with the database where it ran",
+        )
     points = store.runs.points(r.id)
     for done in remove_leftovers(store, r):
         out.print(f"run {r.id}: {done}", markup=False)
