@@ -32,6 +32,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from storbench.engines.fio.intervals import StatusStream
 from storbench.engines.fio.jobfile import (
     S3_PREFILL_CHECK,
     _job_line,
@@ -46,6 +47,7 @@ from storbench.engines.fio.keys import S3_FIO_OPTIONS
 from storbench.engines.fio.parse import parse_output
 from storbench.engines.fio.spawn import _run_fio
 from storbench.engines.fio.tool import FIO, FioOutputError, fio_path
+from storbench.engines.fio.watchdog import ANSWER_TIMEOUT, Watchdog
 from storbench.model.metrics import Measurement
 from storbench.plan import Point, Target
 
@@ -114,19 +116,36 @@ def remove(
             path = os.path.join(workdir, f"s3-cleanup-{len(done)}.fio")
             with open(path, "w") as f:
                 f.write(text)
-            cmd = [fio_path() or FIO, "--output-format=json", path]
-            rc, _, _, _, raw, stderr = _run_fio(
-                cmd, workdir, path[:-4], lambda: False, env=ceph_env([t])
+            # a status report each second: the watchdog sees the DELETEs complete
+            cmd = [fio_path() or FIO, "--output-format=json", "--status-interval=1", path]
+            watch = Watchdog.of(trim.params, f"the S3 service at {t.endpoint}")
+            stream = StatusStream(0.0, 1000)
+
+            def on_output(
+                _: float, text: str, stream: StatusStream = stream, watch: Watchdog = watch
+            ) -> None:
+                stream.feed(text)
+                watch.progress(stream.completed)
+
+            rc, _, _, _, _, stderr = _run_fio(
+                cmd,
+                workdir,
+                path[:-4],
+                lambda: False,
+                env=ceph_env([t]),
+                on_output=on_output,
+                stalled=watch,
             )
+            stream.close()
             try:
-                meas, _ = parse_output(raw)
+                meas, _ = parse_output(stream.kept()[0])
             except FioOutputError:
                 meas = None
             trims = meas.direction("trim") if meas is not None else None
             sent += trims.total_ios if trims is not None else 0
-            if rc != 0 or meas is None or meas.status != "ok":
+            if watch.fired or rc != 0 or meas is None or meas.status != "ok":
                 why = (meas.error if meas is not None else None) or stderr.strip()[-300:]
-                why = explain(why or f"fio exit {rc}", stderr)
+                why = watch.fired or explain(why or f"fio exit {rc}", stderr)
                 names = s3_object_prefix(t, tag, host) + dataset_of(trim)
                 failed.append(f"{t.label} ({dataset_of(trim)}, objects {names}.*): {why}")
     return sent, failed
@@ -298,12 +317,6 @@ def tls_refusal(t: Target) -> str | None:
         return f"its TLS certificate does not verify ({e.verify_message})"
     except (OSError, ValueError):
         return None
-
-
-#: How long the service may take to answer one request of the checks before any load
-#: (``STORBENCH_S3_TIMEOUT`` seconds): fio's http engine sets no timeout on its requests
-#: (curl then waits forever for a service that accepted the connection and never answers).
-ANSWER_TIMEOUT = float(os.environ.get("STORBENCH_S3_TIMEOUT") or 10)
 
 
 def unanswered(t: Target, timeout: float | None = None) -> str | None:
