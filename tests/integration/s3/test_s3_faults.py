@@ -1,10 +1,13 @@
 """S3 services that misbehave in the middle of a run, made by a relay on loopback in front of
-a real versitygw (tests/s3relay.py): one that accepts connections and stops answering while
-a point's fio runs (fio's http engine sets no timeout on its requests: storbench's watchdog
-must bound every point and every cleanup)."""
+a real versitygw (tests/s3relay.py) or by deleting objects behind a point's back: one that
+accepts connections and stops answering while a point's fio runs (fio's http engine sets
+no timeout on its requests: storbench's watchdog must bound every point and every
+cleanup), and GETs of a mixed point that get 503 or 404 (each an error of the point,
+counted, never a success)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -167,3 +170,95 @@ workloads:
     assert "no S3 request completed" in text.split("s3-cleanup", 1)[1]
     assert not left, left
     assert list(work.iterdir()) == [], list(work.iterdir())
+
+
+MIX = "{name: mix, rw: randrw, bs: 4k, objects: 8, numjobs: 2, runtime: 4, time_based: 1}"
+
+
+def test_s3_mixed_point_whose_gets_get_503_fails_counting_them(tmp_path: Path) -> None:
+    """A randrw point while the service answers every GET 503 (the relay answers them,
+    PUTs still reach versitygw): the point is failed, its error says how many requests the
+    service answered 503 and of what kind; never a success."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    plan = tmp_path / "mix.yaml"
+    with _gateway(tmp_path) as gw, relay(gw.endpoint) as r:
+        plan.write_text(
+            f"""\
+name: s3-mix-503
+targets:
+  - s3: bench
+    endpoint: {r.endpoint}
+workloads:
+  - {MIX}
+"""
+        )
+        db = tmp_path / "r.db"
+        proc = _start(plan, db, gw, r.endpoint, work)
+        # the prefill's 16 objects are there: from now on every GET is answered 503
+        wait_until("the prefill's objects", lambda: len(gw.objects("bench")) >= 16)
+        r.refuse_gets(503)
+        out, err = _finish(proc, db)
+        refused = r.refused["GET"]
+    text = out + err
+    assert proc.returncode == 1, text
+    ((status, error),) = sqlite3.connect(db).execute("SELECT status, error FROM measurements")
+    assert status == "failed", (status, error)
+    m = re.search(r"HTTP 503 to ([\d,]+) GETs?", error)
+    assert m, error
+    assert 0 < int(m.group(1).replace(",", "")) <= refused, (error, refused)
+    assert "Service Unavailable" in error
+
+
+def test_s3_mixed_point_whose_gets_find_no_object_fails_counting_them(tmp_path: Path) -> None:
+    """A randrw point's objects deleted behind its back, again and again while it runs:
+    fio's http engine reads a 404 as zeroes and counts the GET a success, and fio checks no
+    read of a mixed job; storbench's fio says so on stderr, and the point is failed with
+    the count of GETs that found no object."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    plan = tmp_path / "mix.yaml"
+    with _gateway(tmp_path) as gw:
+        plan.write_text(
+            f"""\
+name: s3-mix-404
+targets:
+  - s3: bench
+    endpoint: {gw.endpoint}
+workloads:
+  - {MIX}
+"""
+        )
+        db = tmp_path / "r.db"
+        proc = _start(plan, db, gw, gw.endpoint, work)
+        wait_until("the prefill's objects", lambda: len(gw.objects("bench")) >= 16)
+        while proc.poll() is None:  # the point's own PUTs write them again: delete again
+            _delete_objects(gw)
+            _settle(proc)
+        out, err = _finish(proc, db)
+    text = out + err
+    if "keeps quiet about a GET that finds no object" in text:  # its preflight said so
+        pytest.skip("this machine's fio predates scripts/fio-http-404.patch: run `make setup`")
+    assert proc.returncode == 1, text
+    ((status, error),) = sqlite3.connect(db).execute("SELECT status, error FROM measurements")
+    assert status == "failed", (status, error)
+    m = re.search(r"([\d,]+) of ([\d,]+) GETs failed: the object was not there \(HTTP 404", error)
+    assert m, error
+    failed, total = (int(g.replace(",", "")) for g in m.groups())
+    assert 0 < failed <= total
+
+
+def _delete_objects(gw: Gateway) -> None:
+    """Delete the bucket's objects in versitygw's directory (not its own hidden files: a
+    PUT in progress there would fail)."""
+    base = gw.root / "bench"
+    for f in base.rglob("*"):
+        hidden = any(part.startswith(".") for part in f.relative_to(base).parts)
+        if f.is_file() and not hidden:
+            f.unlink(missing_ok=True)
+
+
+def _settle(proc: subprocess.Popen[str]) -> None:
+    """A moment between two rounds of deletion (not a measure of anything)."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=0.05)
