@@ -27,6 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the harness modules
 from stored_runs import stored_text
+from waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -355,7 +356,8 @@ workloads:
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(4)  # preflight and about 2 s of load
+        # the point's load runs: its first objects are there
+        wait_until("the point's objects", lambda: any(".b4k." in k for k in gw.objects("bench")))
         assert gw.proc is not None
         gw.proc.kill()
         out, err = proc.communicate(timeout=120)
