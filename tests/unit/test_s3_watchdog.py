@@ -26,6 +26,9 @@ def test_s3_watchdog_limit_adds_the_points_time_and_its_objects_in_flight() -> N
     assert limit_s({"bsrange": "4k-100m"}) == pytest.approx(20)
     assert limit_s({"bssplit": "4k/50:100m/50"}) == pytest.approx(20)
     assert limit_s({"runtime": "soon", "bs": "big"}) == pytest.approx(10.0, abs=0.01)
+    # the pauses a plan asks for: a start's delay (a range: its end), time between I/Os (us)
+    assert limit_s({"startdelay": "5-20", "thinktime": 30_000_000}) == pytest.approx(60, abs=0.01)
+    assert limit_s({"thinktime": "2s"}) == pytest.approx(12, abs=0.01)
 
 
 def test_s3_watchdog_fires_only_after_the_limit_without_progress() -> None:

@@ -10,8 +10,9 @@ the run goes on.
 The limit is what a request may take on a service that answers: ``STORBENCH_S3_TIMEOUT``
 seconds (default 10, what each request of preflight's checks may take), plus the point's
 own ``runtime`` and ``ramp_time`` (no request of a working service takes longer than the
-point itself), plus the time its objects in flight (``bs`` x ``numjobs`` x ``iodepth``)
-take at :data:`SLOWEST_BYTES_S` (large objects over a slow link).
+point itself) and the pauses it asks for (``startdelay``, ``thinktime``), plus the time its
+objects in flight (``bs`` x ``numjobs`` x ``iodepth``) take at :data:`SLOWEST_BYTES_S`
+(large objects over a slow link).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ ANSWER_TIMEOUT = float(os.environ.get("STORBENCH_S3_TIMEOUT") or 10)
 #: The slowest that a load's objects in flight may move, all of them together, bytes/s.
 SLOWEST_BYTES_S = 10 * 2**20
 
-_TIMES = ("runtime", "timeout", "ramp_time")  # timeout: fio's alias of runtime
+#: The options of a load's own time, each with the unit of a bare number (fio's): its
+#: runtime (``timeout`` is its alias) and ramp, its start's delay, its pause between I/Os.
+_TIMES = {"runtime": 1.0, "timeout": 1.0, "ramp_time": 1.0, "startdelay": 1.0, "thinktime": 1e-6}
 _SIZES = ("bs", "blocksize", "bsrange", "blocksize_range", "bssplit")
 _SIZE_PARTS = re.compile(r"[,:\-/]")
 
@@ -41,10 +44,13 @@ def limit_s(params: Mapping[str, Any]) -> float:
     """How long fio may go without completing a request of the load ``params`` (fio's
     options) before it is taken for stuck (module docstring)."""
     seconds = ANSWER_TIMEOUT
-    for key in _TIMES:
-        if key in params:
-            with contextlib.suppress(UnitError):
-                seconds += parse_time(str(params[key]))
+    for key, unit in _TIMES.items():
+        parts = [p.strip() for p in str(params.get(key, "")).split("-")]  # 5-10: a range
+        values = [0.0]
+        for part in parts:
+            with contextlib.suppress(UnitError, ValueError):
+                values.append(float(part) * unit if part.isdigit() else parse_time(part))
+        seconds += max(values)
     size = max(n for key in _SIZES for n in _numbers(params, key, parse_size))
     jobs = max(_numbers(params, "numjobs", int))
     depth = max(_numbers(params, "iodepth", int))
