@@ -54,9 +54,17 @@ class Gateway:
         }
 
     def objects(self, bucket: str) -> dict[str, int]:
-        """Every object of the bucket and its size, from the backend's files."""
+        """Every object of the bucket and its size, from the backend's files; while a run
+        writes and deletes them (versitygw removes a directory it emptied), what is gone
+        before it is read is left out."""
         base = self.root / bucket
-        return {str(f.relative_to(base)): f.stat().st_size for f in base.rglob("*") if f.is_file()}
+        out: dict[str, int] = {}
+        for where, _, files in os.walk(base):  # a directory gone meanwhile: skipped
+            for name in files:
+                with contextlib.suppress(FileNotFoundError):
+                    f = Path(where) / name
+                    out[str(f.relative_to(base))] = f.stat().st_size
+        return out
 
     def listed(self, bucket: str) -> dict[str, int]:
         """Every object of the bucket and its size, as an independent S3 client lists them."""
