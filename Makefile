@@ -8,7 +8,7 @@ SCRATCH ?= ./storbench-scratch.dat
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml requirements.lock scripts/setup-system.sh scripts/build-fio-http.sh scripts/build-versitygw.sh
+$(VENV)/.installed: pyproject.toml requirements.lock scripts/setup-system.sh scripts/build-fio-http.sh scripts/fio-http-404.patch scripts/build-versitygw.sh
 	bash scripts/setup-system.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -c requirements.lock -e '.[dev]'

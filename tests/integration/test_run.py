@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from waiting import wait_until
+
 pytestmark = pytest.mark.integration
 
 SHORT = ["--set", "runtime=1", "--set", "ramp_time=0", "--set", "size=16m"]
@@ -83,6 +86,17 @@ def child_pids(pid: int) -> list[int]:
             if int(stat_fields[1]) == pid:
                 out.append(int(entry))
     return out
+
+
+def _running(pid: int, word: str) -> bool:
+    """Whether a child of ``pid`` has ``word`` in its command line."""
+    for child in child_pids(pid):
+        try:
+            if word.encode() in Path(f"/proc/{child}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _alive(pid: int) -> bool:
@@ -214,10 +228,9 @@ def test_sigkill_loses_no_finished_point_and_resume_runs_the_rest(tmp_path: Path
     proc.wait(timeout=10)
     before = q(db, "SELECT id, point_idx FROM measurements ORDER BY point_idx")
     assert len(before) >= 2
-    time.sleep(0.5)
-    # fio died with storbench (no orphan keeps writing)
-    alive = [pid for pid in children if _alive(pid)]
-    assert alive == [], "fio outlived storbench"
+    # fio dies with storbench (no orphan keeps writing); that it does not outlive a point
+    # of minutes is test_reliability_runs.py's test_orphans_sigkill_of_storbench_*
+    wait_until("fio to die with storbench", lambda: not [p for p in children if _alive(p)])
     runs = sb("runs", db=db)
     assert "aborted" in runs.stdout
 
@@ -238,7 +251,8 @@ def test_ctrl_c_stops_fio_keeps_finished_points_and_marks_interrupted(
     plan = write_plan(tmp_path / "p.yaml", SLOW_PLAN.format(dir=tmp_path))
     proc = start("run", str(plan), db=db, cwd=tmp_path)
     wait_for_measurements(db, 1, proc)
-    time.sleep(0.3)  # inside the next point
+    # inside the next point: its fio runs
+    wait_until("the second point's fio", lambda: _running(proc.pid, "point-00001.fio"))
     proc.send_signal(signal.SIGINT)
     out, errtext = proc.communicate(timeout=30)
     assert proc.returncode == 130, out + errtext

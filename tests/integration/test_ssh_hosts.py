@@ -21,6 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from sshlab import FIO_PORT, SSH_PORT, SshHost, listening, ssh_lab
+from waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -183,8 +184,11 @@ def test_ssh_host_agent_stops_when_the_controller_is_killed(tmp_path: Path, host
             assert line, f"storbench ended before its point: {seen}"
             seen += line
         assert "[1/1]" in seen, seen
-        time.sleep(1)  # the point's load runs on the host
-        assert listening(host.address, FIO_PORT) and sessions()
+        # the point runs on the host: its agent's session and fio server are up
+        wait_until(
+            "the host's agent and fio server",
+            lambda: listening(host.address, FIO_PORT) and sessions(),
+        )
         os.kill(proc.pid, signal.SIGKILL)  # no finally of storbench runs
         proc.wait(timeout=10)
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from storbench.engines import fio
-from storbench.engines.fio import s3objects
+from storbench.engines.fio import s3answers, s3objects
 from storbench.hosts import s3creds
 from storbench.model import redact
 from storbench.model.errors import PlanError, UserError
@@ -259,7 +259,7 @@ def test_s3_get_of_missing_objects_is_a_failed_point_with_the_count() -> None:
     data = Path(__file__).parents[1] / "data" / "s3"
     m, _ = fio.parse_output((data / "get-missing-4k-verify-jsonplus.json").read_text())
     assert m.status == "failed" and m.extra["io_errors"] == 16
-    m = s3objects.failed_gets(m)
+    m = s3answers.failed_gets(m)
     assert m.status == "failed"
     assert m.error and m.error.startswith("16 of 16 GETs failed: the object was not there")
     (pt,) = parse_plan(PLAN.format(keys=ENDPOINT).replace("write", "randread"), "p.yaml").expand()

@@ -112,6 +112,28 @@ def sweep(token: str, timeout: float = 10.0) -> int:
         time.sleep(0.02)
 
 
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and every process below it: fio's job processes are its children, in
+    sessions of their own (module docstring), and killing fio alone leaves them running."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):  # gone
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    tree, todo = [], [pid]
+    while todo:
+        tree.append(todo.pop())
+        todo += children.get(tree[-1], [])
+    for p in reversed(tree):  # listed before any is killed: none is missed as it reparents
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, signal.SIGKILL)
+
+
 class Guard:
     """The guard of one run (module docstring): :meth:`start` before the first engine
     process, :meth:`stop` at the end (it sweeps then too, so a straggler of a second

@@ -36,7 +36,7 @@ for _ in $(seq 100); do
 done
 echo "fio: $("$FIO" --version)   versitygw on 127.0.0.1:$PORT   out: $OUT"
 ONLY=${ONLY:-}
-[ -n "$ONLY" ] || rm -f "$OUT"/*.json "$OUT"/*.fio
+[ -n "$ONLY" ] || rm -f "$OUT"/*.json "$OUT"/*.fio "$OUT"/*.err
 
 # rec NAME RW BS [OPTION...]: the job file storbench writes for such a point (sized, not timed)
 rec() {
@@ -64,8 +64,10 @@ JOB
     sed -i '/^$/d' "$OUT/$name.fio"
     # fio's JSON echoes the expanded keys under "job options": taken out the way storbench
     # takes them out of what it stores (storbench.model.redact: "[redacted]"), nothing else changed
-    (cd "$WORK" && "$FIO" --output-format=json+ "$OUT/$name.fio") \
+    (cd "$WORK" && "$FIO" --output-format=json+ "$OUT/$name.fio" 2>"$WORK/stderr") \
         | sed "s/$STORBENCH_S3_SECRET/[redacted]/g" > "$OUT/$name.json"
+    # what fio said on stderr, where it said anything (the requests that failed)
+    if [ -s "$WORK/stderr" ]; then cp "$WORK/stderr" "$OUT/$name.err"; else rm -f "$OUT/$name.err"; fi
 }
 for bs in 4k 64k 1m; do
     rec "put-$bs-jsonplus" write "$bs"
@@ -77,7 +79,12 @@ rec "delete-64k-jsonplus" trim 64k
 # GETs of objects nobody wrote (HTTP 404, which fio reads as zeroes), with the check
 # storbench adds to a GET point (jobfile.S3_GET_CHECK): each one a verify error, counted
 rec "get-missing-4k-verify-jsonplus" read 4k verify=crc32c continue_on_error=verify
-if grep -l "recording-secret-not-real" "$OUT"/*.json; then
+# a mixed point (GETs and PUTs) over objects nobody wrote: fio checks no read of a mixed
+# job, and reads each missing object as zeroes; storbench's build of fio
+# (scripts/fio-http-404.patch) says so on stderr, once per GET (NAME.err)
+rec "mix-missing-4k-jsonplus" randrw 4k \
+    'filename_format=/bench/storbench/missing.b4k.$jobnum.$filenum'
+if grep -l "recording-secret-not-real" "$OUT"/*.json "$OUT"/*.err 2>/dev/null; then
     echo "record.sh: the secret is in an output (above)" >&2
     exit 1
 fi

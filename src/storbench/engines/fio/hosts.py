@@ -16,6 +16,7 @@ from storbench.engines.fio.jobfile import ceph_env, host_job_file, job_file
 from storbench.engines.fio.parse import _aggregate_jobs, _combine, _error_message, split_documents
 from storbench.engines.fio.spawn import FioRun, _run_fio, read_only
 from storbench.engines.fio.tool import FIO, fio_path, fio_version
+from storbench.engines.fio.watchdog import Watchdog
 from storbench.model.metrics import (
     DIRECTIONS,
     HostSeries,
@@ -117,8 +118,13 @@ def run_hosts_point(
     # go from this environment to the servers (in fio's protocol; never into a file)
     s3 = [h.target for h in point.hosts if h.target.kind == "s3"]
     env = ceph_env(s3) if s3 else None
+    # fio's client shows no progress until the point ends: an s3 point with a runtime is
+    # bounded by the watchdog's limit from its start (watchdog.py), one without is not
+    timed = any(k in point.params for k in ("runtime", "timeout"))
+    endpoints = ", ".join(dict.fromkeys(str(t.endpoint) for t in s3))
+    watch = Watchdog.of(point.params, f"the S3 service at {endpoints}") if s3 and timed else None
     rc, interrupted, started, ended, raw, stderr = _run_fio(
-        cmd, workdir, stem, should_stop, env=env
+        cmd, workdir, stem, should_stop, env=env, stalled=watch
     )
     meas, warnings, intervals = read_hosts_output(
         raw,
@@ -130,6 +136,8 @@ def run_hosts_point(
         names=ctx.names,
     )
     meas.engine_version = meas.engine_version or fio_version()
+    if watch is not None and watch.fired:
+        meas.status, meas.error = "failed", watch.fired
     if on_intervals is not None and intervals:
         on_intervals(intervals)
     return FioRun(

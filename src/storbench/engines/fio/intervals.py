@@ -164,6 +164,8 @@ class StatusStream:
         self._doc_at: int | None = None  # where the last document is in it
         self._reports = 0
         self._seq: dict[str, int] = {}  # the next seq of each direction, given at emit
+        #: the I/Os the last document counts, every direction together (watchdog.py)
+        self.completed = 0
 
     def feed(self, text: str) -> None:
         """More of fio's stdout (any piece of it)."""
@@ -224,6 +226,7 @@ class StatusStream:
         if t_ms is None:
             t_ms = int(doc.get("timestamp_ms", 0)) - round(self.started_ms)
         new = _Doc(t_ms=t_ms, dirs=_cumulative(doc))
+        self.completed = sum(c.ios for c in new.dirs.values())
         docs = self._docs
         short = bool(docs) and new.t_ms - docs[-1].t_ms < self.interval_ms / 2
         if short and not self._any_restart(docs[-1], new):

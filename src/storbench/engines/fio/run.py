@@ -13,6 +13,7 @@ from storbench.engines.fio.jobfile import ceph_env, job_file
 from storbench.engines.fio.parse import _error_message, parse_output
 from storbench.engines.fio.spawn import FioRun, _command, _run_fio
 from storbench.engines.fio.tool import FioOutputError, fio_version
+from storbench.engines.fio.watchdog import Watchdog
 from storbench.model.metrics import DIRECTIONS, Measurement
 from storbench.model.series import Interval
 from storbench.plan import (
@@ -57,12 +58,16 @@ def run_point(
         f.write(job_text)
     cmd = _command(job_path, point)
     stream: StatusStream | None = None
+    t = point.target
+    watch = Watchdog.of(point.params, f"the S3 service at {t.endpoint}") if t.kind == "s3" else None
 
     def on_output(started: float, text: str) -> None:
         nonlocal stream
         if stream is None:
             stream = StatusStream(started, point.interval_ms, on_intervals)
         stream.feed(text)
+        if watch is not None:
+            watch.progress(stream.completed)
 
     rc, interrupted, started, ended, raw, stderr = _run_fio(
         cmd,
@@ -71,6 +76,7 @@ def run_point(
         should_stop,
         env=ceph_env([point.target]),
         on_output=on_output,
+        stalled=watch,
     )
     intervals = stream.close() if stream is not None else []
     raw, reports = stream.kept() if stream is not None else ("", 0)
@@ -79,6 +85,8 @@ def run_point(
     meas, warnings = _local_measurement(raw, stderr, 0 if interrupted and raw.strip() else rc)
     if reports:
         meas.extra["status_reports"] = reports  # read into the series, not kept as text
+    if watch is not None and watch.fired:  # what it did until then stays, failed
+        meas.status, meas.error = "failed", watch.fired
     return FioRun(
         measurement=meas,
         command=cmd,

@@ -32,6 +32,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from storbench.engines.fio.intervals import StatusStream
 from storbench.engines.fio.jobfile import (
     S3_PREFILL_CHECK,
     _job_line,
@@ -44,9 +45,10 @@ from storbench.engines.fio.jobfile import (
 )
 from storbench.engines.fio.keys import S3_FIO_OPTIONS
 from storbench.engines.fio.parse import parse_output
+from storbench.engines.fio.s3answers import MISSING_LINE, STATUS, answers, explain
 from storbench.engines.fio.spawn import _run_fio
 from storbench.engines.fio.tool import FIO, FioOutputError, fio_path
-from storbench.model.metrics import Measurement
+from storbench.engines.fio.watchdog import ANSWER_TIMEOUT, Watchdog
 from storbench.plan import Point, Target
 
 #: The options that decide which objects a job touches (and how many).
@@ -114,111 +116,44 @@ def remove(
             path = os.path.join(workdir, f"s3-cleanup-{len(done)}.fio")
             with open(path, "w") as f:
                 f.write(text)
-            cmd = [fio_path() or FIO, "--output-format=json", path]
-            rc, _, _, _, raw, stderr = _run_fio(
-                cmd, workdir, path[:-4], lambda: False, env=ceph_env([t])
+            # a status report each second: the watchdog sees the DELETEs complete
+            cmd = [fio_path() or FIO, "--output-format=json", "--status-interval=1", path]
+            watch = Watchdog.of(trim.params, f"the S3 service at {t.endpoint}")
+            stream = StatusStream(0.0, 1000)
+
+            def on_output(
+                _: float, text: str, stream: StatusStream = stream, watch: Watchdog = watch
+            ) -> None:
+                stream.feed(text)
+                watch.progress(stream.completed)
+
+            rc, _, _, _, _, stderr = _run_fio(
+                cmd,
+                workdir,
+                path[:-4],
+                lambda: False,
+                env=ceph_env([t]),
+                on_output=on_output,
+                stalled=watch,
             )
+            stream.close()
             try:
-                meas, _ = parse_output(raw)
+                meas, _ = parse_output(stream.kept()[0])
             except FioOutputError:
                 meas = None
             trims = meas.direction("trim") if meas is not None else None
             sent += trims.total_ios if trims is not None else 0
-            if rc != 0 or meas is None or meas.status != "ok":
+            if watch.fired or rc != 0 or meas is None or meas.status != "ok":
                 why = (meas.error if meas is not None else None) or stderr.strip()[-300:]
-                why = explain(why or f"fio exit {rc}", stderr)
+                why = watch.fired or explain(why or f"fio exit {rc}", stderr)
                 names = s3_object_prefix(t, tag, host) + dataset_of(trim)
                 failed.append(f"{t.label} ({dataset_of(trim)}, objects {names}.*): {why}")
     return sent, failed
 
 
-#: What fio's http engine says when a request did not complete (no HTTP status at all).
-_NO_ANSWER = re.compile(r"engines/http\.c.*func=transfer|^fio exit \d+$")
-
-
-#: What an HTTP status met in the middle of a point means (where it differs from STATUS,
-#: which is what it means before any load).
-MID_RUN = {
-    "400": (
-        "the service answered HTTP 400 Bad Request, as radosgw does with an object larger "
-        "than it takes (rgw_max_put_size)"
-    ),
-}
-#: What fio's http engine prints (stderr) when the service answered with an error status.
-_STATUS_LINE = re.compile(r"DDIR_(READ|WRITE|TRIM) failed with HTTP status code (\d+)")
-_REQUEST = {"READ": "GET", "WRITE": "PUT", "TRIM": "DELETE"}
-
-
-def explain(error: str, stderr: str = "") -> str:
-    """fio's http engine's errors in words: what the service answered when it answered
-    (fio prints the HTTP status on stderr: ``DDIR_WRITE failed with HTTP status code
-    507``, and its JSON says only ``error=Unknown error -1``); otherwise that error from its
-    transfer is a request that got no answer (curl failed: the service stopped or closed
-    the connection)."""
-    answered = _STATUS_LINE.search(stderr) or _STATUS_LINE.search(error)
-    if answered is not None:
-        request, code = _REQUEST[answered.group(1)], answered.group(2)
-        meaning = (
-            MID_RUN.get(code) or STATUS.get(code, (f"the service answered HTTP {code}", ""))[0]
-        )
-        return f"{error} (a {request}: {meaning})"
-    if _NO_ANSWER.search(error) and "HTTP status" not in error:
-        return (
-            f"{error} (a request got no answer: the S3 service stopped, or closed the "
-            "connection, as radosgw does with an object larger than it takes)"
-        )
-    return error
-
-
-#: fio's error when verification failed (EILSEQ): on a GET, the object read is not one
-#: storbench wrote (jobfile.S3_GET_CHECK), mostly zeroes for an object that is not there.
-_VERIFY_FAILED = 84
-
-
-def failed_gets(m: Measurement) -> Measurement:
-    """An s3 point's measurement with its failed GETs in words: fio counts each GET whose
-    object did not verify (``io_errors``, its ``total_err``); the point is failed, its
-    error says how many of how many GETs, and why."""
-    if m.error_code != _VERIFY_FAILED or not m.extra.get("io_errors"):
-        return m
-    reads = m.direction("read")
-    n = int(m.extra["io_errors"])
-    total = f" of {reads.total_ios:,}" if reads is not None and reads.total_ios else ""
-    return dataclasses.replace(
-        m,
-        status="failed",
-        error=(
-            f"{n:,}{total} GETs failed: the object was not there (HTTP 404, which fio's http "
-            "engine reads as zeroes) or was not the one storbench wrote (its verify header "
-            "did not match); another run or client deleted or overwrote the run's objects?"
-        ),
-    )
-
-
 def dataset_of(point: Point) -> str:
     return s3_dataset(point.params)
 
-
-#: What an HTTP status fio's http engine met says about an S3 target, and its fix.
-STATUS = {
-    "403": (
-        "the service refuses the keys (HTTP 403)",
-        "check the access key and secret (`credentials:`; AWS_ACCESS_KEY_ID/"
-        "AWS_SECRET_ACCESS_KEY) and that they may write to the bucket",
-    ),
-    "404": (
-        "the bucket does not exist (HTTP 404)",
-        "create it, or set `create_bucket: true` on the target",
-    ),
-    "400": ("the service rejects the request (HTTP 400)", "check `region:` and the endpoint"),
-    "301": ("the bucket is elsewhere (HTTP 301)", "check `region:` and the endpoint"),
-    "507": (
-        "the service answered HTTP 507 Insufficient Storage (its storage is full)",
-        "free space on the service's storage (or use a smaller `objects:`/`size`)",
-    ),
-    "503": ("the service answered HTTP 503 Service Unavailable (busy)", "retry later"),
-    "500": ("the service answered HTTP 500 Internal Server Error", "see the service's log"),
-}
 
 #: S3 error codes that mean the service refuses the keys (whatever HTTP status it sends:
 #: versitygw answers an unknown access key with 404 XAdminUserNotFound).
@@ -300,12 +235,6 @@ def tls_refusal(t: Target) -> str | None:
         return None
 
 
-#: How long the service may take to answer one request of the checks before any load
-#: (``STORBENCH_S3_TIMEOUT`` seconds): fio's http engine sets no timeout on its requests
-#: (curl then waits forever for a service that accepted the connection and never answers).
-ANSWER_TIMEOUT = float(os.environ.get("STORBENCH_S3_TIMEOUT") or 10)
-
-
 def unanswered(t: Target, timeout: float | None = None) -> str | None:
     """Why the service at ``t``'s endpoint does not answer an HTTP request (a HEAD of the
     bucket, unsigned: any status is an answer) within ``timeout`` seconds, or None when it
@@ -348,19 +277,8 @@ def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
             None,
         )
     name = f"/{t.path}/{t.prefix or ''}storbench-probe-{os.getpid()}"
-    opts = {**s3_options(t), **S3_FIO_OPTIONS, "bs": "4k", "size": "4k"}
-    opts["filename_format"] = name
     for rw in ("write", "trim"):
-        lines = ["[probe]", *(_job_line(k, v) for k, v in {**opts, "rw": rw}.items())]
-        path = os.path.join(workdir, f"s3-probe-{rw}.fio")
-        with open(path, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        cmd = [fio_path() or FIO, "--output-format=json", path]
-        env = ceph_env([t])
-        deadline = time.monotonic() + 3 * ANSWER_TIMEOUT
-        rc, late, _, _, raw, stderr = _run_fio(
-            cmd, workdir, path[:-4], lambda end=deadline: time.monotonic() > end, env=env
-        )
+        rc, late, raw, stderr = _probe_job(t, workdir, rw, name)
         if late:
             what = "PUT" if rw == "write" else "DELETE"
             return (
@@ -396,3 +314,30 @@ def probe(t: Target, workdir: str) -> tuple[str, str, str | None] | None:
                 None,
             )
     return None
+
+
+def _probe_job(t: Target, workdir: str, rw: str, name: str) -> tuple[int | None, bool, str, str]:
+    """fio's ``rw`` of one 4 KiB object ``name`` on ``t``, stopped after 3 x
+    :data:`ANSWER_TIMEOUT`: (exit status, stopped, stdout, stderr)."""
+    opts = {**s3_options(t), **S3_FIO_OPTIONS, "bs": "4k", "size": "4k"}
+    opts.update(filename_format=name, rw=rw)
+    path = os.path.join(workdir, f"s3-probe-{rw}.fio")
+    with open(path, "w") as f:
+        f.write("\n".join(["[probe]", *(_job_line(k, v) for k, v in opts.items())]) + "\n")
+    cmd = [fio_path() or FIO, "--output-format=json", path]
+    deadline = time.monotonic() + 3 * ANSWER_TIMEOUT
+    rc, late, _, _, raw, stderr = _run_fio(
+        cmd, workdir, path[:-4], lambda: time.monotonic() > deadline, env=ceph_env([t])
+    )
+    return rc, late, raw, stderr
+
+
+def missing_gets_unseen(t: Target, workdir: str) -> bool:
+    """Whether this machine's fio keeps quiet about a GET that finds no object: a GET of a
+    4 KiB object nobody wrote, under ``t``'s prefix. fio's http engine reads it as zeroes
+    and counts a success; storbench's own build says so on stderr (s3answers.py), as fio
+    does of an error status (a service that answers 403 for a missing object)."""
+    name = f"/{t.path}/{t.prefix or ''}storbench-probe-{os.getpid()}-missing"
+    _, late, _, stderr = _probe_job(t, workdir, "read", name)
+    said = MISSING_LINE.search(stderr) or answers(stderr)
+    return not late and not said

@@ -16,6 +16,7 @@ from storbench.engines.fio.files import workload_writes
 from storbench.engines.fio.tool import FIO, fio_path
 from storbench.engines.process import start_logged, wait_logged
 from storbench.engines.process import started as started_hook
+from storbench.hosts import procguard
 from storbench.model import redact
 from storbench.model.metrics import (
     Measurement,
@@ -69,11 +70,13 @@ def _run_fio(
     should_stop: Callable[[], bool],
     env: dict[str, str] | None = None,
     on_output: Callable[[float, str], None] | None = None,
+    stalled: Callable[[], bool] | None = None,
 ) -> tuple[int | None, bool, float, float, str, str]:
     """Run fio, stdout and stderr to ``stem``.out/.err; (exit status, interrupted, start,
-    end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL 15 s later.
-    ``on_output(started, text)`` gets what fio printed to stdout as it prints it (and the
-    returned stdout is then empty)."""
+    end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL (fio and its job
+    processes) 15 s later, or at once when ``stalled`` turns true (watchdog.py: fio is stuck
+    in a request; that is no interruption). ``on_output(started, text)`` gets what fio
+    printed to stdout as it prints it (and the returned stdout is then empty)."""
     out_path = stem + ".out"
     err_path = stem + ".err"
     started = time.time()
@@ -97,12 +100,14 @@ def _run_fio(
                 proc.wait()
                 break
             read_more()
-            if should_stop() and sigint_at is None:
+            if stalled is not None and stalled():
+                procguard.kill_tree(proc.pid)
+            elif should_stop() and sigint_at is None:
                 interrupted = True
                 sigint_at = time.monotonic()
                 proc.send_signal(signal.SIGINT)
             elif sigint_at is not None and time.monotonic() - sigint_at > 15:
-                proc.kill()
+                procguard.kill_tree(proc.pid)
         wait_logged(proc)
         read_more()
     ended = time.time()
