@@ -251,11 +251,9 @@ workloads:
 def _delete_objects(gw: Gateway) -> None:
     """Delete the bucket's objects in versitygw's directory (not its own hidden files: a
     PUT in progress there would fail)."""
-    base = gw.root / "bench"
-    for f in base.rglob("*"):
-        hidden = any(part.startswith(".") for part in f.relative_to(base).parts)
-        if f.is_file() and not hidden:
-            f.unlink(missing_ok=True)
+    for name in gw.objects("bench"):
+        if not any(part.startswith(".") for part in Path(name).parts):
+            (gw.root / "bench" / name).unlink(missing_ok=True)
 
 
 def _settle(proc: subprocess.Popen[str]) -> None:
