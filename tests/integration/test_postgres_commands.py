@@ -5,7 +5,8 @@ imported from real fio outputs of two versions are recorded in a SQLite file, th
 into a second SQLite file and into a PostgreSQL database of the harness's own server, so
 both hold the same runs with the same provenance. Each command is then run on both and
 its output compared byte for byte, but for the database's name: the terminal tables, JSON,
-CSV, Markdown, HTML reports, SVG charts, archives, `cleanup`, `import` of fio files, and the
+CSV, Markdown, HTML reports, SVG charts, archives, `cleanup` (refused: the runs came from
+another database), `import` of fio files, and the
 pages of `storbench serve`. The commands that write runs (`run`, `resume`, `merge`, `import`
 of an archive) are tested on PostgreSQL in test_postgres_runs.py; the last test here checks
 that every command of the CLI is one or the other, so a new command cannot skip PostgreSQL."""
@@ -129,7 +130,6 @@ PRINTED = {
     "compare-json": ("compare", "1", "2", "--format", "json"),
     "compare-markdown-filtered": ("compare", "1:iodepth=4", "2:iodepth=4", "--format", "markdown"),
     "report-markdown": ("report", "1", "2", "--format", "markdown"),
-    "cleanup": ("cleanup", "1"),
 }
 
 
@@ -140,6 +140,20 @@ def test_postgres_commands_print_the_same_as_on_sqlite(
     out = {db: ok(sb(*args, db=db, cwd=twin["dir"])) for db in (twin["lite"], twin["pg"])}
     same_on_both(twin, out)
     assert out[twin["pg"]].strip(), "something was printed"
+
+
+def test_postgres_commands_refuse_cleanup_of_a_merged_run_as_on_sqlite(
+    twin: dict[str, Any],
+) -> None:
+    """Every run here came from another database (merge): `cleanup` acts on nothing outside
+    the database for it, and says so the same way on both."""
+    said = {}
+    for db in (twin["lite"], twin["pg"]):
+        r = sb("cleanup", "1", db=db, cwd=twin["dir"])
+        assert r.returncode == 2, r.stdout + r.stderr
+        said[db] = r.stderr
+    same_on_both(twin, said)
+    assert "came from another database" in said[twin["pg"]]
 
 
 #: commands that write a file (id: arguments before -o, the file's suffix)
@@ -237,7 +251,7 @@ def test_postgres_commands_cover_every_command() -> None:
     from storbench.cli import COMMANDS
 
     tested = {args[0] for args in PRINTED.values()}
-    tested |= {args[0] for args, _ in WRITTEN.values()} | {"export", "import", "serve"}
+    tested |= {args[0] for args, _ in WRITTEN.values()} | {"export", "import", "serve", "cleanup"}
     assert set(COMMANDS) == tested | NO_DATABASE | WRITE_RUNS, (
         "a command that reads results is tested here on both databases"
     )
