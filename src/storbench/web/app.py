@@ -34,6 +34,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from storbench.hosts import binding
 from storbench.model.errors import NotFoundError, UserError, clipped
 from storbench.model.units import when
 from storbench.report import html as html_report
@@ -211,29 +212,13 @@ def bind_refusal(host: str, any_address: bool) -> str | None:
     """Why ``storbench serve`` must not listen on ``host``, or None. There is no
     authentication: whoever reaches the server reads every result and the test bed, so it
     listens on loopback, and on any other address only with ``any_address`` (as
-    ``storbench agent`` binds its fio server)."""
-    if any_address:
-        return None
-    if host in ("", "*", "0.0.0.0", "::", "[::]"):
-        return (
-            f"serving on all addresses ({host or 'empty'}) exposes every result on every "
-            "network of this host, without authentication"
-        )
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except (OSError, UnicodeError):  # UnicodeError: a label longer than DNS allows
-        return f"{clipped(host)!r} is not an address or a name this host can resolve"
-    for info in infos:
-        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if ip.is_unspecified:
-            return f"{host} means all addresses of this host"
-        if not ip.is_loopback:
-            shown = host if host == str(ip) else f"{host} ({ip})"
-            return (
-                f"{shown} is not loopback: whoever reaches it reads every result, "
-                "without authentication"
-            )
-    return None
+    ``storbench agent`` binds its fio server; hosts/binding.py)."""
+    return binding.refusal(
+        host,
+        any_address,
+        scope="loopback",
+        exposes="whoever reaches it reads every result, without authentication",
+    )
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -25,6 +25,7 @@ import click
 # what serving needs (sockets, processes, the counters, iperf3) is imported where it is used:
 # `storbench --help` lists this command, and loads this module for it
 from storbench.engines import fio
+from storbench.hosts import binding
 from storbench.model.errors import PreflightError, UserError, clipped
 
 
@@ -207,32 +208,14 @@ def bind_refusal(address: str, any_address: bool) -> str | None:
     A fio server runs any job it is sent — including fio's ``exec`` engine, which runs
     commands — with no authentication and no encryption. So the agent binds to a benchmark
     network or loopback: all addresses (0.0.0.0, ::) and public (globally routable)
-    addresses only with ``any_address``.
+    addresses only with ``any_address`` (hosts/binding.py, as ``serve`` binds).
     """
-    import socket
-
-    if any_address:
-        return None
-    if address in ("", "*", "0.0.0.0", "::", "[::]"):
-        return (
-            f"binding the fio server to all addresses ({address or 'empty'}) exposes it on every "
-            "network of this host; fio's server runs any job it is sent, without authentication"
-        )
-    try:
-        infos = socket.getaddrinfo(address, None)
-    except (OSError, UnicodeError):  # UnicodeError: a label longer than DNS allows
-        return f"{clipped(address)!r} is not an address or a name this host can resolve"
-    for info in infos:
-        ip = ipaddress.ip_address(info[4][0].split("%")[0])
-        if ip.is_unspecified:
-            return f"{address} means all addresses of this host"
-        if ip.is_global:
-            shown = address if address == str(ip) else f"{address} ({ip})"
-            return (
-                f"{shown} is a public address; fio's server runs any job it is sent, "
-                "without authentication or encryption"
-            )
-    return None
+    return binding.refusal(
+        address,
+        any_address,
+        scope="private",
+        exposes="fio's server runs any job it is sent, without authentication or encryption",
+    )
 
 
 def resolve_bind(address: str) -> str:
