@@ -101,7 +101,7 @@ CASES: dict[str, tuple[Callable[[Path], Callable[[dict[str, Any]], None]], str]]
                 actions=[{"at_s": 0.1, "step": "run", "arg": pwned(d), "timeout_s": 60.0}]
             )
         ),
-        "a command of a run that came from another database",
+        "the run came from another database (someone else's plan)",
     ),
 }
 

@@ -126,9 +126,25 @@ def test_resume_commands_of_a_run_from_elsewhere_are_refused(tmp_path: Path) -> 
     ssh.actions = []
     with pytest.raises(PlanError, match="its host vm1 logs in with ssh to root@vm1"):
         check(stored(ssh), ssh.index, foreign=True)
-    for name in ("quick", "s3", "rados", "plan-steady"):
+    for name in ("quick", "plan-steady"):
         for p in points(name.removeprefix("plan-"), tmp_path):
             check(stored(p), p.index, foreign=True)
+
+
+def test_resume_of_a_run_from_elsewhere_signs_nothing_with_your_credentials(
+    tmp_path: Path,
+) -> None:
+    """An archive names the S3 endpoint or the Ceph pool: resuming it here would sign its
+    requests with this user's keys, or write that pool with this host's keyring."""
+    says = {"s3": "is the S3 endpoint http://127.0.0.1:7480", "rados": "writes to the Ceph pool"}
+    for name, text in says.items():
+        made = points(name, tmp_path)
+        assert made
+        for p in made:
+            check(stored(p), p.index)
+            with pytest.raises(PlanError, match="signs nothing for it") as e:
+                check(stored(p), p.index, foreign=True)
+            assert text in e.value.message
 
 
 def change(path: str, value: Any) -> Callable[[dict[str, Any]], None]:

@@ -13,9 +13,11 @@ the point does not have, a value in another form) is refused as well. One check,
 resume, whatever the spec's origin (:func:`check`).
 
 A plan's commands are its author's: drill ``run`` steps, the commands that stop and start
-an OSD, the ssh destinations and agents of hosts. A run that came from another database
-(an archive or a merge: its provenance says so) brings someone else's, which storbench
-never runs (:func:`commands`).
+an OSD, the ssh destinations and agents of hosts. So are the endpoints it acts on with the
+user's credentials: an S3 endpoint its requests are signed for with the user's keys, a
+Ceph pool written with the user's keyring. A run that came from another database (an
+archive or a merge: its provenance says so) brings someone else's, which storbench never
+runs or signs for (:func:`commands`).
 """
 
 from __future__ import annotations
@@ -59,17 +61,18 @@ def check(spec: Any, idx: int, *, foreign: bool = False) -> Point:
     found = commands(point) if foreign else []
     if found:
         raise PlanError(
-            f"{found[0]}: a command of a run that came from another database (someone "
-            "else's), which storbench does not run",
+            f"{found[0]}: the run came from another database (someone else's plan), and "
+            "storbench runs no command of it and signs nothing for it with your credentials",
             file=f"point {idx + 1}",
-            fix="if you trust it, put the command in a plan of your own (`storbench show "
+            fix="if you trust it, put the point in a plan of your own (`storbench show "
             "RUN` shows the run's plan) and run that",
         )
     return point
 
 
 def commands(p: Point) -> list[str]:
-    """What of point ``p`` runs commands of its plan's author (module comment)."""
+    """What of point ``p`` runs commands of its plan's author or acts on an endpoint it
+    named with the user's credentials (module comment)."""
     out = []
     for a in p.actions:
         if a.step == "run":
@@ -79,6 +82,16 @@ def commands(p: Point) -> list[str]:
     for h in p.hosts:
         if h.ssh:
             out.append(f"its host {h.label} logs in with ssh to {h.ssh} and runs {list(h.agent)}")
+    for t in dict.fromkeys([p.target, *(h.target for h in p.hosts)]):
+        if t.kind == S3_KIND:
+            out.append(
+                f"its target {t.label} is the S3 endpoint {t.endpoint}, whose requests would be "
+                "signed with your keys"
+            )
+        elif t.kind in CEPH_KINDS:
+            out.append(
+                f"its target {t.label} writes to the Ceph pool {t.pool} with your cluster's keyring"
+            )
     return out
 
 
