@@ -94,6 +94,26 @@ def test_dbfault_a_damaged_database_is_a_message_in_every_command(tmp_path: Path
         assert "damaged" in flat or "not a storbench" in flat, flat
 
 
+@pytest.mark.parametrize(
+    ("column", "text", "why"),
+    [
+        ("inventory", "{not json", "JSONDecodeError"),
+        ("inventory", "[1, 2]", "it is list, not dict"),
+        ("overrides", '{"a": 1}', "it is dict, not list"),
+    ],
+)
+def test_dbfault_a_hand_edited_run_row_is_a_message(
+    tmp_path: Path, column: str, text: str, why: str
+) -> None:
+    """A run whose inventory or overrides a hand edit broke: every reading command says
+    which run and column and how to repair it, no traceback."""
+    db = imported_db(tmp_path)
+    with sqlite3.connect(db) as c:
+        c.execute(f"UPDATE runs SET {column}=? WHERE id=1", (text,))
+    for args in READERS:
+        one_error(sb(db, *args, cwd=tmp_path), f"run 1 of {db}", f"its {column}", why, "UPDATE")
+
+
 def test_dbfault_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     db = tmp_path / "notes.txt"
     db.write_text("these are my notes, not a database\n" * 200)

@@ -16,6 +16,7 @@ from storbench.model.errors import NotFoundError, clipped
 from storbench.plan import Point
 from storbench.store.base import MAX_KEY, Part, _locked, storable
 from storbench.store.dialect import returned_id
+from storbench.store.faults import StoreError
 from storbench.store.location import hide_passwords
 from storbench.store.rows import RunRow
 
@@ -196,19 +197,37 @@ class Runs(Part):
             )
         return int(row[0])
 
-    @staticmethod
-    def _row(r: Any) -> RunRow:
+    def _json(self, r: Any, column: str, kind: type) -> Any:
+        """Run row ``r``'s JSON column ``column``, read as a ``kind``; a StoreError naming
+        the run, the column and the repair when its text is not that (a hand edit, damage)."""
+        try:
+            value = json.loads(r[column])
+        except (TypeError, ValueError, RecursionError) as e:
+            value, why = None, f"{type(e).__name__}: {clipped(str(e))}"
+        else:
+            why = f"it is {type(value).__name__}, not {kind.__name__}"
+        if isinstance(value, kind):
+            return value
+        empty = "{}" if kind is dict else "[]"
+        raise StoreError(
+            f"run {r['id']} of {self.conn.path} cannot be read: its {column} is not JSON "
+            f"storbench wrote ({why})",
+            fix=f"repair it: `UPDATE runs SET {column}='{empty}' WHERE id={r['id']}` in sqlite3 "
+            "(or psql) sets it to nothing known",
+        )
+
+    def _row(self, r: Any) -> RunRow:
         return RunRow(
             id=r["id"],
             kind=r["kind"],
             name=r["name"],
             source=r["source"],
             plan_text=r["plan_text"],
-            overrides=json.loads(r["overrides"]),
+            overrides=self._json(r, "overrides", list),
             status=r["status"],
             started_at=r["started_at"],
             ended_at=r["ended_at"],
-            inventory=json.loads(r["inventory"]),
+            inventory=self._json(r, "inventory", dict),
             fio_version=r["fio_version"],
             storbench_version=r["storbench_version"],
             hostname=r["hostname"],
