@@ -40,6 +40,7 @@ from storbench.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from stored_runs import stored_text
+from waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -356,14 +357,37 @@ def test_remote_files_need_destroy_data_naming_host_and_path(
         assert (s.workdir / "sb.dat").stat().st_size == 1 << 20  # fio made it; it stays
 
 
-def _kill_when_running(server: Server, marker: Path, after: float) -> threading.Thread:
-    """Kill ``server`` ``after`` seconds after fio laid out its file (the point runs)."""
+def _jobs(data: Path) -> list[str]:
+    """The processes that hold a file of ``data`` open (each lab host has its own): fio's
+    job on that host, while it runs, whoever its parent is by then."""
+    found = []
+    for pid in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError):
+            if not pid.isdigit():
+                continue
+            fds = Path(f"/proc/{pid}/fd")
+            if any(os.readlink(fd).startswith(f"{data}/") for fd in fds.iterdir()):
+                found.append(pid)
+    return found
+
+
+def _reads_of(data: Path) -> int:
+    """The read calls of the job on ``data`` (:func:`_jobs`) so far."""
+    total = 0
+    for pid in _jobs(data):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            io = Path(f"/proc/{pid}/io").read_text()
+            total += int(io.split("syscr:")[1].split()[0])
+    return total
+
+
+def _kill_when_running(server: Server, data: Path) -> threading.Thread:
+    """Kill ``server`` once its fio job has read for a status interval and a half (a
+    status report carries reads: the client keeps them), whatever the machine's load."""
 
     def go() -> None:
-        end = time.monotonic() + 60
-        while time.monotonic() < end and not list(marker.glob("*storbench*")):
-            time.sleep(0.02)
-        time.sleep(after)
+        wait_until("the victim's fio job reading", lambda: _reads_of(data) >= 1000)
+        time.sleep(1.5)  # the job's status reports come each second (the plan's interval)
         server.kill()
 
     t = threading.Thread(target=go, daemon=True)
@@ -377,7 +401,7 @@ KILL_PLAN = """\
     size: 4m
     ioengine: psync
     time_based: 1
-    runtime: 2.5
+    runtime: 5
     bs: [4k, 8k]
 """
 
@@ -392,7 +416,7 @@ def test_server_killed_mid_point_leaves_it_partial_and_the_run_goes_on(
     local = f"  - address: local\n    targets:\n      - file: {scratch}\n"
     plan = plan_file(tmp_path, lab, KILL_PLAN, local=local)
     try:
-        killer = _kill_when_running(victim, victim.workdir / "data", after=1.2)
+        killer = _kill_when_running(victim, victim.workdir / "data")
         r = sb("run", str(plan), db=db)
         killer.join(timeout=30)
         assert r.returncode == 1, r.stdout + r.stderr
@@ -419,7 +443,7 @@ def test_server_killed_mid_point_leaves_it_partial_and_the_run_goes_on(
         victim.start()
         for p in (victim.workdir / "data").glob("*"):
             p.unlink()
-        killer = _kill_when_running(victim, victim.workdir / "data", after=1.2)
+        killer = _kill_when_running(victim, victim.workdir / "data")
         r = sb("run", str(plan), "--fail-fast", db=db)
         killer.join(timeout=30)
         assert r.returncode == 1
@@ -428,6 +452,40 @@ def test_server_killed_mid_point_leaves_it_partial_and_the_run_goes_on(
     finally:
         if victim.proc is None:
             victim.start()
+
+
+def test_storbench_killed_mid_point_stops_the_hosts_jobs(
+    tmp_path: Path, db: Path, lab: Lab
+) -> None:
+    """SIGKILL of storbench during a point on hosts: fio's client is interrupted as
+    storbench dies (not killed with it), tells every host's server to quit the job, and the
+    jobs end at once, not at the end of their 60 s; the servers go on listening."""
+    for s in lab.servers:
+        for p in (s.workdir / "data").glob("*"):
+            p.unlink()
+    workload = "  - {name: long, rw: randread, size: 4m, ioengine: psync, runtime: 60, "
+    plan = plan_file(tmp_path, lab, workload + "time_based: 1, bs: 4k}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", str(plan)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "STORBENCH_DB": str(db)},
+    )
+    try:
+        for s in lab.servers:
+            wait_until(f"{s.address}'s job reading", lambda s=s: _reads_of(s.workdir / "data"))
+        proc.kill()
+        proc.wait(timeout=30)
+        for s in lab.servers:  # 30 s: well before the job's own end
+            wait_until(
+                f"{s.address}'s job ending",
+                lambda s=s: not _jobs(s.workdir / "data"),
+                timeout=30,
+            )
+            assert s.proc is not None and s.proc.poll() is None  # the server lives on
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def test_agent_starts_and_stops_a_fio_server_and_refuses_all_addresses(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from storbench.engines.fio import watchdog
-from storbench.engines.fio.watchdog import Watchdog, limit_s
+from storbench.engines.fio.watchdog import Watchdog, bound_s, limit_s
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +29,20 @@ def test_s3_watchdog_limit_adds_the_points_time_and_its_objects_in_flight() -> N
     # the pauses a plan asks for: a start's delay (a range: its end), time between I/Os (us)
     assert limit_s({"startdelay": "5-20", "thinktime": 30_000_000}) == pytest.approx(60, abs=0.01)
     assert limit_s({"thinktime": "2s"}) == pytest.approx(12, abs=0.01)
+
+
+def test_s3_watchdog_bound_of_a_whole_load_adds_its_bytes_when_it_has_no_runtime() -> None:
+    """Where fio shows no progress until the load ends (hosts), the whole load is bounded:
+    a timed one by its time, one that moves a size of objects by that size at 10 MiB/s."""
+    timed = {"bs": "4k", "size": "1g", "runtime": 30}
+    assert bound_s(timed) == limit_s(timed) == pytest.approx(40, abs=0.01)
+    # 100 MiB per job, 4 jobs, twice over: 800 MiB at 10 MiB/s
+    assert bound_s({"bs": "4k", "size": "100m", "numjobs": 4, "loops": 2}) == pytest.approx(
+        10 + 80, abs=0.01
+    )
+    # io_size, when given, is what each job moves (not size)
+    assert bound_s({"bs": "4k", "size": "1g", "io_size": "50m"}) == pytest.approx(15, abs=0.01)
+    assert bound_s({"bs": "4k"}) == pytest.approx(10.0, abs=0.01)
 
 
 def test_s3_watchdog_fires_only_after_the_limit_without_progress() -> None:

@@ -67,17 +67,19 @@ def start_logged(
     err_path: str,
     env: dict[str, str] | None = None,
     clean: Callable[[str], str] | None = None,
+    death: str = "KILL",
 ) -> subprocess.Popen[bytes]:
     """Start an engine's process, its stdout and stderr into files, in a session of its own
     (a terminal's Ctrl-C reaches storbench, which stops it), dying with storbench and
     watched by procguard. With ``clean``, what the process prints goes through a pipe and
     ``clean`` line by line before it reaches the files (fio echoes an S3 key it read from
     its environment: it never reaches the disk); :func:`wait_logged` waits for the last
-    line."""
+    line. ``death``: the signal it gets when storbench dies (procguard.pdeathsig_prefix)."""
+    prefix = procguard.pdeathsig_prefix(death)
     if clean is None:
         with open(out_path, "w") as out, open(err_path, "w") as err:
             return subprocess.Popen(
-                procguard.pdeathsig_prefix() + cmd,
+                prefix + cmd,
                 stdout=out,
                 stderr=err,
                 stdin=subprocess.DEVNULL,
@@ -86,7 +88,7 @@ def start_logged(
                 env=procguard.environment(env),
             )
     proc = subprocess.Popen(
-        procguard.pdeathsig_prefix() + cmd,
+        prefix + cmd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,

@@ -28,11 +28,13 @@ import time
 from collections.abc import Iterator, Mapping
 
 
-def pdeathsig_prefix() -> list[str]:
+def pdeathsig_prefix(signal_name: str = "KILL") -> list[str]:
     """``setpriv --pdeathsig KILL --``: the engine dies with storbench, even on SIGKILL, so no
-    orphan goes on writing. Empty when setpriv (util-linux) is missing."""
+    orphan goes on writing. Empty when setpriv (util-linux) is missing. ``INT`` for fio's
+    client of many hosts: killed, it could not tell the hosts' servers, whose jobs would run
+    on to their end; interrupted, it sends each server its quit and exits."""
     setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+    return [setpriv, "--pdeathsig", signal_name, "--"] if setpriv else []
 
 
 #: The environment variable that marks a run's processes.

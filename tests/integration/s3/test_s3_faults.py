@@ -135,12 +135,21 @@ workloads:
     assert list(work.iterdir()) == [], list(work.iterdir())
 
 
+@pytest.mark.parametrize(
+    "workload",
+    [
+        "{name: put, rw: write, bs: 4k, objects: 16, numjobs: 2, runtime: 3, time_based: 1}",
+        "{name: put, rw: write, bs: 4k, objects: 4000, numjobs: 2}",  # its size bounds it
+    ],
+    ids=["timed", "sized"],
+)
 def test_s3_service_that_stops_answering_a_hosts_point_fails_it_in_bounded_time(
-    tmp_path: Path,
+    tmp_path: Path, workload: str
 ) -> None:
     """The same through fio's client and the ``local`` host's fio server (hosts:), where fio
-    shows no progress until the point ends: a point with a runtime fails once the watchdog's
-    limit from its start has passed; the cleanup is bounded; the run ends, no fio left."""
+    shows no progress until the point ends: a point fails once the time its whole load may
+    take from its start has passed (its runtime, or its objects' bytes at the slowest rate
+    a service may move them); the cleanup is bounded; the run ends, no fio left."""
     work = tmp_path / "tmp"
     work.mkdir()
     plan = tmp_path / "stall.yaml"
@@ -154,7 +163,7 @@ hosts:
       - s3: bench
         endpoint: {r.endpoint}
 workloads:
-  - {{name: put, rw: write, bs: 4k, objects: 16, numjobs: 2, runtime: 3, time_based: 1}}
+  - {workload}
 """
         )
         db = tmp_path / "r.db"

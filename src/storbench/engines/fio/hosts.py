@@ -16,7 +16,7 @@ from storbench.engines.fio.jobfile import ceph_env, host_job_file, job_file
 from storbench.engines.fio.parse import _aggregate_jobs, _combine, _error_message, split_documents
 from storbench.engines.fio.spawn import FioRun, _run_fio, read_only
 from storbench.engines.fio.tool import FIO, fio_path, fio_version
-from storbench.engines.fio.watchdog import Watchdog
+from storbench.engines.fio.watchdog import Watchdog, bound_s
 from storbench.model.metrics import (
     DIRECTIONS,
     HostSeries,
@@ -118,13 +118,15 @@ def run_hosts_point(
     # go from this environment to the servers (in fio's protocol; never into a file)
     s3 = [h.target for h in point.hosts if h.target.kind == "s3"]
     env = ceph_env(s3) if s3 else None
-    # fio's client shows no progress until the point ends: an s3 point with a runtime is
-    # bounded by the watchdog's limit from its start (watchdog.py), one without is not
-    timed = any(k in point.params for k in ("runtime", "timeout"))
+    # fio's client shows no progress until the point ends: an s3 point is bounded by the
+    # time its whole load may take from its start (watchdog.bound_s)
     endpoints = ", ".join(dict.fromkeys(str(t.endpoint) for t in s3))
-    watch = Watchdog.of(point.params, f"the S3 service at {endpoints}") if s3 and timed else None
+    where = f"the S3 service at {endpoints}"
+    watch = Watchdog(bound_s(point.params), where) if s3 else None
+    # should storbench be killed, fio's client is interrupted, not killed: it then tells
+    # every host's server to stop the job (a killed client's jobs run on to their end)
     rc, interrupted, started, ended, raw, stderr = _run_fio(
-        cmd, workdir, stem, should_stop, env=env, stalled=watch
+        cmd, workdir, stem, should_stop, env=env, stalled=watch, death="INT"
     )
     meas, warnings, intervals = read_hosts_output(
         raw,

@@ -71,12 +71,14 @@ def _run_fio(
     env: dict[str, str] | None = None,
     on_output: Callable[[float, str], None] | None = None,
     stalled: Callable[[], bool] | None = None,
+    death: str = "KILL",
 ) -> tuple[int | None, bool, float, float, str, str]:
     """Run fio, stdout and stderr to ``stem``.out/.err; (exit status, interrupted, start,
     end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL (fio and its job
     processes) 15 s later, or at once when ``stalled`` turns true (watchdog.py: fio is stuck
     in a request; that is no interruption). ``on_output(started, text)`` gets what fio
-    printed to stdout as it prints it (and the returned stdout is then empty)."""
+    printed to stdout as it prints it (and the returned stdout is then empty). ``death``:
+    the signal fio gets should storbench die (process.start_logged)."""
     out_path = stem + ".out"
     err_path = stem + ".err"
     started = time.time()
@@ -84,7 +86,7 @@ def _run_fio(
     # a run with S3 keys: fio echoes them (its JSON's "job options"), cleaned before they
     # reach the .out file (model/redact.py)
     clean = redact.clean if redact.active() else None
-    proc = start_logged(cmd, workdir, out_path, err_path, env, clean=clean)
+    proc = start_logged(cmd, workdir, out_path, err_path, env, clean=clean, death=death)
     started_hook()  # the runner's bookkeeping of the point before, while fio starts up
     with open(out_path, errors="replace") as growing:
 

@@ -57,6 +57,22 @@ def limit_s(params: Mapping[str, Any]) -> float:
     return seconds + size * jobs * depth / SLOWEST_BYTES_S
 
 
+def bound_s(params: Mapping[str, Any]) -> float:
+    """How long the whole load ``params`` may take where fio shows no progress until it ends
+    (fio's client, for hosts): :func:`limit_s`, and for a load without a runtime (a size of
+    objects to move: a prefill, a point that writes them once) the time its bytes take at
+    :data:`SLOWEST_BYTES_S`."""
+    seconds = limit_s(params)
+    if any(k in params for k in ("runtime", "timeout")):
+        return seconds
+    size = max(_numbers(params, "io_size", parse_size) or [0])
+    if "io_size" not in params:
+        size = max(_numbers(params, "size", parse_size))
+    jobs = max(_numbers(params, "numjobs", int))
+    loops = max(_numbers(params, "loops", int))
+    return seconds + size * jobs * loops / SLOWEST_BYTES_S
+
+
 def _numbers(params: Mapping[str, Any], key: str, parse: Callable[[str], int]) -> list[int]:
     """Every number in the option ``key`` (``4k,64k``, ``4k-1m``, ``4k/50:64k/50``), or [1]."""
     out = []
