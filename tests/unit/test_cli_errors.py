@@ -426,6 +426,25 @@ def test_plan_check_refuses_a_missing_target_directory_as_run_does(
     assert shown.returncode == 0, shown.stderr
 
 
+def test_plan_check_refuses_a_new_file_sized_as_a_share_of_itself_as_run_does(
+    tmp_path: Path,
+) -> None:
+    """`size: 50%` of a file storbench is to create: fio failed the job with "error 22
+    (Invalid argument)", recorded as the point's only word; now refused before anything
+    runs, and accepted once the file exists."""
+    plan = write_plan(tmp_path, GOOD.replace("size: 1m", "size: 50%"))
+    says = (f"{tmp_path}/scratch.dat does not exist", "`size: 50%`", "you need to specify size=")
+    fix = ("give a size (size: 1g)",)
+    assert_one_error(storbench(tmp_path, "plan", "check", str(plan)), says=says, fix=fix)
+    if HAVE_FIO:
+        assert_one_error(storbench(tmp_path, "run", str(plan)), says=says, fix=fix)
+    assert recorded_runs(tmp_path) == 0
+    assert not (tmp_path / "scratch.dat").exists()
+    (tmp_path / "scratch.dat").write_bytes(b"\0" * 65536)
+    checked = storbench(tmp_path, "plan", "check", str(plan))
+    assert checked.returncode == 0, checked.stderr
+
+
 # ---------------------------------------------------------------------------- good plans
 
 

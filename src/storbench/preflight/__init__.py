@@ -244,12 +244,32 @@ def _check_file(points: list[Point], t: Target, writes: bool) -> None:
         reason = safety.file_write_refusal(t.path)
         if reason:
             raise PreflightError(reason, fix="choose a path in a writable directory")
+        _refuse_share_of_new_file(points, t)
     have = os.path.getsize(t.path) if os.path.isfile(t.path) else 0
     short = _planned_bytes(points, t) - have
     if short > 0:
         reason = safety.free_space_refusal(t.path, short)
         if reason:
             raise PreflightError(reason, fix="free space, or lower `size` (--set size=...)")
+
+
+def _refuse_share_of_new_file(points: list[Point], t: Target) -> None:
+    """A point that sizes the file ``t`` storbench is to create as a share of it (``size:
+    50%``): fio takes the share of the file as it finds it, and a new file has no size yet
+    (fio fails the job with "you need to specify size=", error 22)."""
+    for p in points:
+        size = p.params.get("size", p.params.get("filesize"))
+        if p.target != t or size is None or "%" not in str(size):
+            continue
+        if str(p.params.get("ioengine", "psync")) in NO_FILE_ENGINES:
+            continue
+        raise PreflightError(
+            f"{t.path} does not exist, so storbench creates it, and workload {p.workload!r} "
+            f"sizes it as `size: {size}`: a share of a file's size, which a new file does not "
+            "have yet (fio: 'you need to specify size=')",
+            fix=f"give a size (size: 1g) for storbench to lay out, or make {t.path} yourself "
+            "first at the size it is to have",
+        )
 
 
 def missing_directory(t: Target) -> PreflightError | None:
@@ -270,9 +290,20 @@ def missing_directory(t: Target) -> PreflightError | None:
 
 def missing_directories(points: list[Point]) -> list[PreflightError]:
     """:func:`missing_directory` of each local target of ``points`` (a remote host's
-    targets are not on this machine to look at), in the plan's order."""
-    targets = dict.fromkeys(p.target for p in local_points(points))
-    return [e for e in map(missing_directory, targets) if e is not None]
+    targets are not on this machine to look at), in the plan's order; and a new file sized
+    as a share of itself (:func:`_refuse_share_of_new_file`)."""
+    local = local_points(points)
+    found = []
+    for t in dict.fromkeys(p.target for p in local):
+        missing = missing_directory(t)
+        if missing is None and t.kind == "file" and not os.path.exists(t.path):
+            try:
+                _refuse_share_of_new_file(local, t)
+            except PreflightError as e:
+                missing = e
+        if missing is not None:
+            found.append(missing)
+    return found
 
 
 def _check_directory(points: list[Point], t: Target) -> None:
