@@ -151,6 +151,13 @@ for _kind, _doc, _rest in (
     ("s3", "requests/s, bytes/s and latency per object size", f"{_T}:every_point"),
 ):
     register_answer(_kind, f"{_A}:{_kind}_answer", f"{_T}:{_kind}_tables", rest=_rest, doc=_doc)
+register_answer(
+    "capacity",
+    "storbench.analysis.capacityanswer:capacity_answer",
+    "storbench.report.capacity:capacity_tables",
+    rest=f"{_T}:every_point",
+    doc="the highest offered load whose latency meets `slo:`",
+)
 
 
 # --------------------------------------------------------------------------- report formats

@@ -35,6 +35,7 @@ SUITES = {
     "rados": ["rados:bench"],
     "rbd": ["rbd:bench/img"],
     "s3": ["s3://bucket"],
+    "capacity": ["{d}/a.dat"],
 }
 SETS = {"soak": ["duration=60", "size=1g"], "rbd": ["size=1g"], "s3": [], "rados": []}
 
@@ -263,3 +264,24 @@ def test_resume_of_imported_fio_output_is_checked_like_every_other_origin(tmp_pa
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "run 1 cannot be resumed: its point 1" in r.stderr, r.stderr
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_resume_a_capacity_search_step_passes_and_a_forged_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A search's next step (execute/searches.py) is a point a plan makes; an offered rate
+    without an objective, or an objective no `slo:` gives, is not."""
+    from storbench.execute.searches import Searches
+
+    (probe,) = points("capacity", tmp_path)
+    step = Searches(1)._step(probe, 1000.0)
+    assert step.offered_iops == 1000 and step.params["rate_iops"] == 1000
+    assert check(stored(step), step.index) == step
+    forged = stored(step)
+    del forged["slo"]
+    with pytest.raises(PlanError, match="`offered_iops` is 1000, not a step a search makes"):
+        check(forged, step.index)
+    forged = stored(step)
+    forged["slo"]["latency_ns"] = -1.0
+    with pytest.raises(PlanError, match="`slo` is"):
+        check(forged, step.index)

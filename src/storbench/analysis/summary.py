@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from storbench.analysis.capacity import Step, step_of
 from storbench.analysis.stats import Spread, spread
 from storbench.analysis.steady import Verdict, verdict_of
 from storbench.model import histpack
@@ -59,6 +60,7 @@ from storbench.model.metrics import (
     pct_key,
 )
 from storbench.plan import Point, Target
+from storbench.plan.slokeys import Slo
 
 #: fio options that cap the rate of a job: such a point's IOPS are what the plan asked for,
 #: so comparisons judge it by its latency instead (see storbench.analysis.compare).
@@ -146,6 +148,11 @@ class PointSummary(ClatOrLat):
     rep_total_lat_mean: list[float] = field(default_factory=list)
     #: the traps found in its repetitions (model/findings.py), each code and host once
     findings: list[Finding] = field(default_factory=list)
+    #: a capacity search's step (``slo:``, analysis/capacity.py): its objective, what it
+    #: offered (None: the probe) and what it showed (None: it failed)
+    slo: Slo | None = None
+    offered_iops: int | None = None
+    capacity_step: Step | None = None
 
     def direction(self, name: str) -> DirSummary | None:
         return self.dirs.get(name)
@@ -268,7 +275,11 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
                 workload=point.workload,
                 params=point.params,
                 axes=point.axes,
+                slo=point.slo,
+                offered_iops=point.offered_iops,
             )
+        if point.slo is not None and s.capacity_step is None:  # repeat: 1 (plan/workloads.py)
+            s.capacity_step = step_of(point.slo, point.offered_iops, meas)
         if meas.status == "failed" or not any(meas.direction(d) for d in DIRECTIONS):
             s.failed += 1
             if meas.error:

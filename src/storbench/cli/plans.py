@@ -263,6 +263,7 @@ def header(p: Plan, points: list[Point]) -> None:
             f"storbench {__version__}: plan ",
             (p.name, "bold"),
             f" ({p.source}), {len(points)} point{'s' if len(points) != 1 else ''} on "
-            f"{targets}, planned {planned}",
+            f"{targets}, planned {planned}"
+            + (", and the steps its capacity search adds" if any(pt.slo for pt in points) else ""),
         )
     )

@@ -286,6 +286,11 @@ def _execute(
             pre.locks.release()
     out.print()
     print_run(store, run_id)
+    if outcome.skipped:
+        out.print(
+            f"{outcome.skipped} point(s) skipped beyond the knee of their sweep (stop_at); "
+            f"`storbench show {run_id}` says where each climb stopped and why"
+        )
     if outcome.status == "interrupted":
         out.print(f"run {run_id} interrupted; finish it with: storbench resume {run_id}")
         sys.exit(130)

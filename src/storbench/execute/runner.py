@@ -28,6 +28,7 @@ from storbench import engines
 from storbench.analysis import findings
 from storbench.analysis.steady import Verdict
 from storbench.engines.base import PointResult, RunContext, Session
+from storbench.execute.adaptive import Adaptive, measured_of
 from storbench.execute.drills import Drill
 from storbench.execute.later import Later
 from storbench.execute.leftovers import cleanup_engines, host_names
@@ -82,6 +83,7 @@ class Outcome:
     status: str  # completed | failed | interrupted
     ran: int = 0
     failed: int = 0
+    skipped: int = 0  # beyond the knee of their climb (climbs.py)
     failures: list[tuple[Point, str]] = field(default_factory=list)
 
 
@@ -265,6 +267,8 @@ def _run_points(
     moment the next point's engine has started (later.py), before anything looks at the
     next result (``paths``: the network toward each target, hosts/netpath.py)."""
     later = Later(stop=stop.request)
+    adapt = Adaptive(store, run, points, later)
+    points = adapt.points  # a capacity search adds its steps as it goes (searches.py)
     pre = Preconditioner(  # what it says comes after the progress lines waiting in `later`
         run.events,
         series,
@@ -272,11 +276,19 @@ def _run_points(
         lambda *a: later.call(observer.phase, *a),
     )
     try:
-        for n, point in enumerate(points, 1):
+        n = 0
+        while n < len(points):
+            point = points[n]
+            n += 1
             if run.should_stop():
                 outcome.status = "interrupted"
                 break
             later.call(observer.point_started, point, n, len(points))
+            skipped = adapt.skipped(point)
+            if skipped is not None:
+                outcome.skipped += 1
+                later.defer(observer.point_finished, point, skipped, n, len(points), 0.0)
+                continue
             if not _starts_at_once(point, sizes):
                 later.done()  # not kept waiting through a slow start
             try:
@@ -296,6 +308,7 @@ def _run_points(
                 break
             meas = result.measurement or Measurement(status="failed", error="no result")
             later.defer(_record, store, run.run_id, point, result, meas, outcome, paths)
+            adapt.measured(point, meas, n)
             seconds = result.ended_at - result.started_at
             later.defer(observer.point_finished, point, meas, n, len(points), seconds)
             if cut:  # a soak point, kept with what it ran until Ctrl-C: the run ends here
@@ -363,13 +376,9 @@ def _run_findings(store: Store, run_id: int, observer: Observer) -> None:
     points = store.runs.points(run_id)
     by_index = {p.index: p for p in points}
 
-    def measured(index: int) -> Measurement | None:
-        row = store.measurements.of_point(run_id, index)
-        return row.measurement if row is not None else None
-
     found: dict[int, list[Finding]] = {}
     for engine, pts in engines.of_points(points):
-        found.update(engine.run_findings(pts, measured))
+        found.update(engine.run_findings(pts, measured_of(store, run_id)))
     for index, added in store.measurements.add_findings(run_id, found).items():
         for f in added:
             observer.finding(by_index[index], f)

@@ -242,7 +242,7 @@ class DirectionResult(ClatOrLat):
 class Measurement:
     """What one point produced (or one host of it, see ``hosts``)."""
 
-    status: str = "ok"  # ok | failed | partial
+    status: str = "ok"  # ok | failed | partial | skipped (beyond a knee: execute/climbs.py)
     error_code: int = 0
     error: str | None = None
     directions: dict[str, DirectionResult] = field(default_factory=dict)

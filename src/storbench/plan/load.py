@@ -25,6 +25,7 @@ from storbench.plan.rules import (
     MAX_YAML_VALUES,
     TOP_KEYS,
 )
+from storbench.plan.slokeys import slo
 from storbench.plan.soakkeys import soak_limits
 from storbench.plan.steadykeys import steady_state
 from storbench.plan.targets import TargetReader
@@ -134,6 +135,8 @@ class Loader:
             schema.PLAN, doc, doc, None, origin=True, unset={"name": stem}, keep=True
         )
         name, repeat, report = values["name"], values["repeat"], values["report"]
+        if report is None and values["slo"] is not None:
+            report = "capacity"  # a plan that searches answers with the search's answer
         workloads, targets, hosts = self.read_parts(doc, values, target_args)
         self.reading.raise_kept()  # what follows spans the parts: each read without error
         if not targets and not (hosts and all(h.targets is not None for h in hosts)):
@@ -184,10 +187,12 @@ class Loader:
             soak=soak_limits(values["soak"]),
             preconditions={t: p.mode for t, p in pre.items()},
             purges={t: p.purge for t, p in pre.items() if p.purge},
+            slo=slo(values["slo"]),
         )
         self.targets.check_precondition(plan, doc)
         self.targets.check_purge(plan, doc)
         self.workloads.check_steady(plan, doc)
+        self.workloads.check_slo(plan, doc)
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
         self.check_points(plan, doc)
         return plan

@@ -18,6 +18,7 @@ from storbench.model.series import DEFAULT_INTERVAL_MS
 from storbench.model.units import UnitError, parse_time
 from storbench.plan.actionkeys import Action
 from storbench.plan.rules import CEPH_KINDS, DEFAULT_FIO_PORT, LOCAL, MAX_POINTS
+from storbench.plan.slokeys import Slo
 from storbench.plan.soakkeys import SoakLimits
 from storbench.plan.steadykeys import SteadyState
 
@@ -164,6 +165,7 @@ class Workload:
     options: dict[str, Any]  # global options, then the workload's own; lists are axes
     line: int | None = None
     actions: list[Action] = field(default_factory=list)  # a drill's steps (actionkeys.py)
+    stop_at: str | None = None  # the axis whose climb stops at its knee (analysis/climb.py)
 
 
 @dataclass
@@ -196,6 +198,12 @@ class Point:
     #: how its device is purged first, once per target and session (storbench.execute.purge):
     #: discard, secure, or None
     purge: str | None = None
+    #: the axis of load whose climb stops at its knee (``stop_at``, analysis/climb.py)
+    stop_at: str | None = None
+    #: the latency objective of the capacity search the point is a step of (``slo:``,
+    #: analysis/capacity.py), and the I/Os per second the step offers (None: the probe)
+    slo: Slo | None = None
+    offered_iops: int | None = None
 
     @property
     def writes(self) -> bool:
@@ -237,6 +245,9 @@ class Point:
             **({"actions": [a.to_dict() for a in self.actions]} if self.actions else {}),
             **({"precondition": self.precondition} if self.precondition != "none" else {}),
             **({"purge": self.purge} if self.purge else {}),
+            **({"stop_at": self.stop_at} if self.stop_at else {}),
+            **({"slo": self.slo.to_dict()} if self.slo else {}),
+            **({"offered_iops": self.offered_iops} if self.offered_iops is not None else {}),
         }
 
     @classmethod
@@ -258,6 +269,9 @@ class Point:
             actions=[Action.from_dict(a) for a in d.get("actions") or []],
             precondition=str(d.get("precondition") or "none"),
             purge=str(d["purge"]) if d.get("purge") else None,
+            stop_at=str(d["stop_at"]) if d.get("stop_at") else None,
+            slo=Slo.from_dict(d["slo"]) if d.get("slo") else None,
+            offered_iops=d.get("offered_iops"),
         )
 
 
@@ -282,6 +296,8 @@ class Plan:
     #: the targets purged before their preconditioning (discard, secure): ``precondition``'s
     #: ``purge``
     purges: dict[Target, str] = field(default_factory=dict)
+    #: the latency objective of a capacity search of every point (``slo:``), or None
+    slo: Slo | None = None
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""
@@ -335,6 +351,8 @@ class Plan:
                                 PointHost(h.label, h.address, h.port, t, h.ssh or "", h.agent)
                                 for h, t in slot[:clients]
                             ]
+                        if self.slo is not None:  # its steps judge total latency's
+                            params.setdefault("lat_percentiles", 1)
                         if decl.name not in expanders:
                             expanders[decl.name] = decl.expander(self.targets, self.repeat)
                         extra = expanders[decl.name](target, params, rep)
@@ -361,6 +379,8 @@ class Plan:
                                 actions=list(wl.actions),
                                 precondition=self.preconditions.get(target, "none"),
                                 purge=self.purges.get(target),
+                                stop_at=wl.stop_at,
+                                slo=self.slo,
                             )
                         )
         return points

@@ -24,6 +24,9 @@ TARGET_KEYS = (*TARGET_KINDS, *schema.TARGET_MORE.names())
 #: The ceph.conf used when neither the target, --ceph-conf nor $CEPH_CONF names one.
 DEFAULT_CEPH_CONF = "/etc/ceph/ceph.conf"
 HOST_KEYS = schema.HOST.names()
+#: The axes a sweep may stop climbing on (``stop_at: knee``, analysis/climb.py): each adds
+#: load as it grows.
+LOAD_AXES = ("iodepth", "numjobs", "clients", "rate_iops", "rate")
 #: Workload keys storbench reads itself and never passes to fio.
 RESERVED_KEYS = schema.WORKLOAD.names()[1:]
 #: How many values a plan's YAML may hold once its aliases are expanded (a "billion laughs"

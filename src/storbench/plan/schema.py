@@ -25,6 +25,7 @@ from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_pr
 from storbench.plan.precondkeys import PREFILL_DOC, prefill_problem
 from storbench.plan.precondkeys import problem as precondition_problem
 from storbench.plan.s3keys import KEY_DOCS as S3_KEY_DOCS
+from storbench.plan.slokeys import problem as slo_problem
 from storbench.plan.soakkeys import duration_problem, soak_problem
 from storbench.plan.steadykeys import problem as steady_problem
 from storbench.plan.yamlpos import _describe
@@ -322,6 +323,17 @@ PLAN = Section(
             check=steady_problem,
         ),
         Key(
+            "slo",
+            "mapping: latency, percentile, resolution",
+            "Find each workload's capacity at this latency objective (`report: capacity`): "
+            "the highest offered load (fio `rate_iops`, poisson arrivals) whose total latency "
+            "at `percentile` (or `mean`) is at most `latency`: a closed-loop probe, then "
+            "bracketing and bisection to `resolution`, each step a point of its own. Single-"
+            "direction fio workloads, `repeat: 1`.",
+            default="off (no search: each point as planned)",
+            check=slo_problem,
+        ),
+        Key(
             "duration",
             "time, whole seconds",
             "Run every workload this long (fio: `runtime` and `time_based`; rados bench: "
@@ -547,6 +559,14 @@ WORKLOAD = Section(
             "What runs the workload.",
             values=hooks.engine_names,
             default=hooks.DEFAULT_ENGINE,
+        ),
+        Key(
+            "stop_at",
+            "knee, or {AXIS: knee}",
+            "Stop climbing an axis of load (iodepth, numjobs, clients, rate_iops, rate; "
+            "listed from least to most) at its knee: once two steps in a row each gain "
+            "under 5 % throughput while mean latency grows, the rest of that climb is "
+            "skipped (recorded as skipped, with the figures that stopped it).",
         ),
         Key(
             "actions",

@@ -39,7 +39,7 @@ from storbench.model.errors import PlanError
 from storbench.plan.load import Loader
 from storbench.plan.model import Host, Plan, Point, PointHost, Target, Workload, slot_target
 from storbench.plan.precondkeys import problem as precondition_problem
-from storbench.plan.rules import CEPH_KINDS, LOCAL, S3_KIND
+from storbench.plan.rules import CEPH_KINDS, LOAD_AXES, LOCAL, S3_KIND
 from storbench.plan.steadykeys import FIELDS, steady_state
 from storbench.plan.steadykeys import problem as steady_problem
 from storbench.plan.yamlpos import _describe
@@ -325,6 +325,32 @@ class StoredPoint:
         why = precondition_problem(pre, {})
         if why is not None:
             raise self.err(why[0], why[1])
+        if p.stop_at is not None and (p.stop_at not in LOAD_AXES or p.stop_at not in p.axes):
+            raise self.err(f"`stop_at` is {_short(p.stop_at)}, not an axis of load it sweeps")
+        self.search(p)
+
+    def search(self, p: Point) -> None:
+        """A capacity search's step: its objective as ``slo:`` allows one, and what it
+        offers as the search sets it (a whole rate, fio's rate_iops with it)."""
+        if p.slo is not None:
+            o = p.slo
+            pct = o.percentile
+            if not (
+                _finite(o.latency_ns, 0, 3.6e12)
+                and (pct is None or _finite(pct, 0, 100))
+                and _finite(o.resolution, 0.0009, 0.5)
+                and (pct is None or 0 < pct < 100)
+            ):
+                raise self.err(f"`slo` is {_short(o.to_dict())}, not an objective `slo:` gives")
+        offered = p.offered_iops
+        if offered is not None and (
+            p.slo is None
+            or isinstance(offered, bool)
+            or not isinstance(offered, int)
+            or offered < 1
+            or "rate_iops" not in p.params
+        ):
+            raise self.err(f"`offered_iops` is {_short(offered)}, not a step a search makes")
 
 
 def typed(value: Any, where: str, hint: Any = None) -> tuple[str, Any, str] | None:
@@ -378,3 +404,13 @@ _hints = functools.cache(typing.get_type_hints)
 
 def _name(hint: Any) -> str:
     return "null" if hint is type(None) else getattr(hint, "__name__", str(hint))
+
+
+def _finite(value: Any, low: float, high: float) -> bool:
+    """Whether ``value`` is a number (not a bool) from ``low`` to ``high``."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and low <= value <= high
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import os
 from typing import Any
 
@@ -19,6 +20,7 @@ from storbench.plan.actionkeys import FIX, Action, actions
 from storbench.plan.model import Host, Plan, Target, Workload
 from storbench.plan.options import OptionReader
 from storbench.plan.reading import Reading
+from storbench.plan.rules import LOAD_AXES
 from storbench.plan.soakkeys import duration_s
 from storbench.plan.yamlpos import _compound, _describe, _position, _submap
 
@@ -171,7 +173,7 @@ class WorkloadReader:
                 fix="give each workload its own name",
             )
         seen.add(name)
-        opts = {k: v for k, v in item.items() if k not in ("name", "actions")}
+        opts = {k: v for k, v in item.items() if k not in ("name", "actions", "stop_at")}
         where = f"workload {name!r}"
         engine = opts.get("engine", global_opts.get("engine", hooks.DEFAULT_ENGINE))
         if engine not in hooks.engine_names():
@@ -193,7 +195,51 @@ class WorkloadReader:
             merged.setdefault("engine", engine)
         self.check_engine_keys(decl, name, merged, item, node, i)
         steps = actions(read["actions"], doc.get("osd_daemons"))
-        return Workload(name, merged, _position(node, i)[0], steps)
+        stop_at = self.stop_at(item, merged, where) if "stop_at" in item else None
+        return Workload(name, merged, _position(node, i)[0], steps, stop_at)
+
+    def stop_at(self, item: Any, opts: dict[str, Any], where: str) -> str:
+        """The axis a workload's ``stop_at: knee`` (or ``{AXIS: knee}``) stops climbing on
+        (analysis/climb.py): one of the axes that add load, swept upward over 3 values at
+        least."""
+        value = item["stop_at"]
+        swept = [a for a in LOAD_AXES if isinstance(opts.get(a), list)]
+        example = "`stop_at: knee` (the one axis of load it sweeps) or `stop_at: {iodepth: knee}`"
+        if value == "knee" and len(swept) == 1:
+            axis = swept[0]
+        elif isinstance(value, dict) and len(value) == 1 and list(value.values()) == ["knee"]:
+            axis = str(next(iter(value)))
+        else:
+            which = f"it sweeps {', '.join(swept)}" if swept else "it sweeps none of them"
+            raise self.reading.err(
+                f"{where}: `stop_at` is {_describe(value)}: it names an axis of load "
+                f"({', '.join(LOAD_AXES)}) to stop climbing at its knee, and {which}",
+                item,
+                "stop_at",
+                fix=f"write {example}",
+            )
+        values = opts.get(axis)
+        if axis not in LOAD_AXES or not isinstance(values, list):
+            raise self.reading.err(
+                f"{where}: `stop_at` names {axis!r}, which is not an axis of load it sweeps "
+                f"({', '.join(swept) or 'none'})",
+                item,
+                "stop_at",
+                fix=f"sweep one of {', '.join(LOAD_AXES)} as a list and name it: {example}",
+            )
+        order = [load_value(axis, v) for v in values]
+        rising = None not in order and all(
+            b > a for a, b in itertools.pairwise(order) if a is not None and b is not None
+        )
+        if len(values) < 3 or not rising:
+            raise self.reading.err(
+                f"{where}: `stop_at` climbs {axis} {values}: that is not 3 values or more, "
+                "each more load than the one before",
+                item,
+                "stop_at",
+                fix=f"list {axis} from the least load to the most, e.g. `{axis}: [1, 4, 16, 64]`",
+            )
+        return axis
 
     def check_engine_keys(
         self,
@@ -338,6 +384,32 @@ class WorkloadReader:
         wl.options["runtime"] = secs
         wl.options.update(enginekeys.of(wl.options).duration)
 
+    def check_slo(self, plan: Plan, doc: CommentedMap) -> None:
+        """A capacity search (``slo:``) offers fio one direction's rate, once: fio
+        workloads that read, write or trim (not a mix), ``repeat: 1``, no drill, no
+        rate of their own."""
+        if plan.slo is None:
+            return
+        fix = "search a workload of one direction with fio, once (`repeat: 1`)"
+        if plan.repeat != 1:
+            raise self.reading.err(
+                "`slo`: a capacity search runs once: `repeat` is not 1", doc, "slo", fix=fix
+            )
+        for wl in plan.workloads:
+            o = wl.options
+            rw = str(o.get("rw", o.get("readwrite", "read"))).split(":")[0]
+            why = None
+            if o.get("engine", hooks.DEFAULT_ENGINE) != "fio":
+                why = f"its engine is {o.get('engine')}, and the search sets fio's rate_iops"
+            elif rw in ("rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"):
+                why = f"it mixes directions (rw={rw}); the search offers one direction's rate"
+            elif any(k in o for k in ("rate", "rate_iops", "rate_min", "rate_iops_min")):
+                why = "it sets a rate of its own; the search sets the rate of each step"
+            elif wl.actions:
+                why = "it is a failure drill"
+            if why is not None:
+                raise self.reading.err(f"`slo`: workload {wl.name!r}: {why}", doc, "slo", fix=fix)
+
     def check_steady(self, plan: Plan, doc: CommentedMap) -> None:
         """Steady-state rounds rerun a workload for a fixed time each: rados bench's runs
         write and read named object sets, which rounds cannot repeat, and a drill's actions
@@ -466,3 +538,13 @@ def _memory_bytes() -> int | None:
 
 def _gib(n: int) -> str:
     return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"
+
+
+def load_value(axis: str, value: Any) -> float | None:
+    """A value of an axis of load as a number (``rate``: a size per second), or None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(parse_size(str(value))) if axis == "rate" else float(value)
+    except (UnitError, ValueError, TypeError):
+        return None

@@ -98,6 +98,8 @@ def round_line(point: Point, n: int, value: float, verdict: steady.Verdict | Non
 
 
 def _result_line(meas: Measurement) -> str:
+    if meas.status == "skipped":  # its error says so, and why (execute/climbs.py)
+        return meas.error or "skipped"
     if meas.status != "ok" and not (meas.status == "partial" and meas.hosts):
         return f"{meas.status.upper()}: {meas.error}"
     if meas.hosts:
@@ -163,6 +165,10 @@ class ProgressReporter:
 
     def point_started(self, point: Point, n: int, total: int) -> None:
         self.eta.current_started = time.monotonic()
+        while len(self.eta.planned) < total:  # a capacity search's next step (searches.py)
+            self.eta.planned.append(point.est_seconds)
+            if self.progress is not None:
+                self.progress.update(self.task, total=len(self.eta.planned))
         label = f"[{n}/{total}]"
         desc = f"{point.target.label} {point.label()}"
         if point.repetition:
@@ -176,10 +182,11 @@ class ProgressReporter:
         self, point: Point, meas: Measurement, n: int, total: int, seconds: float
     ) -> None:
         self.eta.done += 1
-        self.eta.actual.append(seconds)
+        if meas.status != "skipped":  # no time spent: not one to estimate the rest by
+            self.eta.actual.append(seconds)
         self.eta.current_started = None
         line = point_result_line(meas)
-        style = "red" if meas.status != "ok" else None
+        style = {"ok": None, "skipped": "dim"}.get(meas.status, "red")
         if self.progress is not None:
             self.progress.advance(self.task)
             self._say(f"[{n}/{total}] {point.label()}: {line}", style)

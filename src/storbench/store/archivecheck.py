@@ -66,7 +66,7 @@ MAX_TIME = 253402300799.0
 MAX_INT = 2**63 - 1
 RUN_KINDS = ("run", "import")
 RUN_STATUSES = ("running", "completed", "failed", "interrupted", "aborted")
-MEASUREMENT_STATUSES = ("ok", "failed", "partial")
+MEASUREMENT_STATUSES = ("ok", "failed", "partial", "skipped")
 #: The figures of a direction (bytes, I/Os, seconds, per second): numbers of 0 or more.
 DIRECTION_NUMBERS = ("iops", "bw_bytes", "io_bytes", "total_ios", "runtime_s")
 LATENCIES = ("slat", "clat", "lat")

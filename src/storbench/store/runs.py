@@ -83,6 +83,16 @@ class Runs(Part):
         return run_id
 
     @_locked
+    def add_point(self, run_id: int, point: Point) -> None:
+        """Plan one more point of run ``run_id`` while it runs (a capacity search's next
+        step: execute/searches.py); its index follows the run's last."""
+        with self.tx():
+            self.db.execute(
+                "INSERT INTO points (run_id, idx, key, repetition, spec) VALUES (?, ?, ?, ?, ?)",
+                (run_id, point.index, point.key, point.repetition, json.dumps(point.to_dict())),
+            )
+
+    @_locked
     def set_status(self, run_id: int, status: str, *, ended: bool = True) -> None:
         with self.tx():
             self.db.execute(
@@ -274,6 +284,7 @@ def _json_or_text(text: str) -> Any:
 
 _RUN_SELECT = (
     "SELECT r.*, (SELECT COUNT(*) FROM points p WHERE p.run_id=r.id) AS n_points,"
-    " COUNT(m.id) AS n_measured, COUNT(CASE WHEN m.status != 'ok' THEN 1 END) AS n_failed"
+    " COUNT(m.id) AS n_measured,"
+    " COUNT(CASE WHEN m.status NOT IN ('ok', 'skipped') THEN 1 END) AS n_failed"
     " FROM runs r LEFT JOIN measurements m ON m.run_id=r.id"
 )

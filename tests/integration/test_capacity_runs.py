@@ -1,0 +1,134 @@
+"""`storbench run capacity` on a real device that saturates at a known rate (tests/throttled.py:
+a loop device whose reads a blkio cgroup throttles to 2,000 IOPS). The search probes, then
+brackets and bisects: its capacity at p99 ≤ 2 ms lies just under the throttle (open-loop
+steps below it queue nothing; the closed-loop probe at queue depth 32 waits ~16 ms an I/O).
+Each step is a point of the run; the answer says the load, the target and the step above;
+and fio alone, given the job file of the step storbench found, meets the target again
+(what a reviewer would run to recheck it)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from storbench.engines.fio.tool import fio_path
+from throttled import sb, throttled_device
+from waiting import wait_until
+
+pytestmark = pytest.mark.integration
+
+IOPS = 2000
+
+
+def test_capacity_search_finds_the_load_under_the_throttle_and_fio_rechecks_it(
+    tmp_path: Path,
+) -> None:
+    with throttled_device(tmp_path, IOPS) as (dev, group):
+        db = tmp_path / "r.db"
+        args = ["run", "capacity", "-t", dev, "--set", "runtime=2", "--set", "ramp_time=0"]
+        r = sb(group, db, *args)
+        text = r.stdout + r.stderr
+        assert r.returncode == 0, text
+        exported = sb(group, db, "export", "latest", "--format", "json")
+        assert exported.returncode == 0, exported.stderr
+        doc = json.loads(exported.stdout)
+        (row,) = doc["answer"]["rows"]
+        found = row["capacity"]
+        assert found["iops"] is not None, found
+        # under the throttle, within the 5 % resolution of the probe's 2,000
+        assert 0.85 * IOPS < found["iops"] <= 1.02 * IOPS, found
+        assert found["text"].startswith(f"{found['iops']:,.0f} IOPS at p99 ≤ 2.00 ms"), found
+        steps = row["steps"]
+        assert steps[0]["offered_iops"] is None and not steps[0]["step"]["meets"]  # the probe
+        offered = [s["offered_iops"] for s in steps[1:]]
+        assert len(offered) >= 3 and len(set(offered)) == len(offered)
+        assert offered[0] == pytest.approx(steps[0]["step"]["achieved_iops"] / 2, abs=1)
+        measurements = doc["measurements"]
+        assert len(measurements) == len(steps)  # every step a point of the run
+        assert f"capacity: {found['text']}" in text and "probe (closed loop)" in text
+
+        # the reviewer's recheck: fio alone, with the job file of the step that met it
+        best = next(s for s in steps if s["step"] == found["met"])
+        shown = sb(group, db, "show", "latest", "--point", str(best["point"]))
+        assert shown.returncode == 0, shown.stderr
+        job = _job_file(shown.stdout)
+        assert f"rate_iops={best['offered_iops']}" in job and "rate_process=poisson" in job
+        (tmp_path / "recheck.fio").write_text(job)
+        procs = group / "cgroup.procs"
+        rerun = subprocess.run(
+            [fio_path() or "fio", "--output-format=json+", str(tmp_path / "recheck.fio")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=lambda: procs.write_text(f"{os.getpid()}\n"),
+        )
+        assert rerun.returncode == 0, rerun.stderr
+        read = json.loads(rerun.stdout[rerun.stdout.index("{") :])["jobs"][0]["read"]
+        assert read["lat_ns"]["percentile"]["99.000000"] <= 2e6, read["lat_ns"]["percentile"]
+        assert read["iops"] > 0.9 * best["offered_iops"]
+
+
+def _job_file(shown: str) -> str:
+    """The job file `show --point` prints (between its "# job file" line and the next #)."""
+    lines = shown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("# job file"))
+    body = []
+    for line in lines[start + 1 :]:
+        if line.startswith("# "):
+            break
+        body.append(line)
+    return "\n".join(body) + "\n"
+
+
+def test_capacity_search_interrupted_goes_on_where_it_was_on_resume(tmp_path: Path) -> None:
+    """Ctrl-C once two steps are recorded: the run is interrupted; `resume` runs the step
+    that was cut and the rest of the search, and the answer is whole."""
+    with throttled_device(tmp_path, IOPS) as (dev, group):
+        db = tmp_path / "r.db"
+        procs = group / "cgroup.procs"
+        args = ["run", "capacity", "-t", dev, "--set", "runtime=2", "--set", "ramp_time=0"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "storbench", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "STORBENCH_DB": str(db)},
+            preexec_fn=lambda: procs.write_text(f"{os.getpid()}\n"),
+        )
+        try:
+            wait_until("two steps recorded", lambda: _recorded(db) >= 2, timeout=300)
+            proc.send_signal(signal.SIGINT)
+            out, _ = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 130, out
+        before = _recorded(db)
+        r = sb(group, db, "resume", "latest")
+        assert r.returncode == 0, r.stdout + r.stderr
+        exported = sb(group, db, "export", "latest", "--format", "json")
+        doc = json.loads(exported.stdout)
+        (row,) = doc["answer"]["rows"]
+        assert len(row["steps"]) > before and row["capacity"]["iops"] is not None, row
+        assert 0.85 * IOPS < row["capacity"]["iops"] <= 1.02 * IOPS
+        offered = [s["offered_iops"] for s in row["steps"]]
+        assert offered[0] is None and len(set(offered)) == len(offered), offered
+
+
+def _recorded(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(db, timeout=30)) as c:
+        try:
+            return int(c.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+        except sqlite3.OperationalError:  # not made yet
+            return 0
