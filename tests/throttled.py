@@ -24,28 +24,44 @@ BLKIO = Path("/sys/fs/cgroup/blkio")
 def throttled_device(tmp_path: Path, iops: int) -> Iterator[tuple[str, Path]]:
     """(the loop device, its cgroup): reads of the device in the group at ``iops`` at most;
     skipped where there is no root, losetup or blkio controller. Removed afterwards."""
+    with throttled_devices(tmp_path, [iops]) as (devs, group):
+        yield devs[0], group
+
+
+@contextlib.contextmanager
+def throttled_devices(
+    tmp_path: Path, rates: list[int], op: str = "read"
+) -> Iterator[tuple[list[str], Path]]:
+    """(a loop device per rate, their cgroup): ``op`` (read or write) I/Os of each device
+    in the group at its rate at most; skipped where there is no root, losetup or blkio
+    controller. Removed afterwards."""
     if os.geteuid() != 0 or shutil.which("losetup") is None:
         pytest.skip("needs root and losetup (a loop device)")
-    if not (BLKIO / "blkio.throttle.read_iops_device").exists():
+    if not (BLKIO / f"blkio.throttle.{op}_iops_device").exists():
         pytest.skip("needs cgroup v1's blkio controller (blkio.throttle.*)")
-    image = tmp_path / "disk.img"
-    with open(image, "wb") as f:
-        f.truncate(64 << 20)
-    dev = subprocess.run(
-        ["losetup", "--find", "--show", "--direct-io=on", str(image)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=30,
-    ).stdout.strip()
-    group = BLKIO / f"storbench-test-{os.getpid()}-{image.parent.name}"
+    devs: list[str] = []
+    group = BLKIO / f"storbench-test-{os.getpid()}-{tmp_path.name}"
     try:
+        for i, _ in enumerate(rates):
+            image = tmp_path / f"disk{i}.img"
+            with open(image, "wb") as f:
+                f.truncate(64 << 20)
+            devs.append(
+                subprocess.run(
+                    ["losetup", "--find", "--show", "--direct-io=on", str(image)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    timeout=30,
+                ).stdout.strip()
+            )
         group.mkdir()
-        rdev = os.stat(dev).st_rdev
-        (group / "blkio.throttle.read_iops_device").write_text(
-            f"{os.major(rdev)}:{os.minor(rdev)} {iops}\n"
-        )
-        yield dev, group
+        for dev, iops in zip(devs, rates, strict=True):
+            rdev = os.stat(dev).st_rdev
+            (group / f"blkio.throttle.{op}_iops_device").write_text(
+                f"{os.major(rdev)}:{os.minor(rdev)} {iops}\n"
+            )
+        yield devs, group
     finally:
         for _ in range(50):  # its processes are gone once the run returned
             with contextlib.suppress(OSError):
@@ -53,7 +69,8 @@ def throttled_device(tmp_path: Path, iops: int) -> Iterator[tuple[str, Path]]:
             if not group.exists():
                 break
             time.sleep(0.1)
-        subprocess.run(["losetup", "-d", dev], check=False, timeout=30)
+        for dev in devs:
+            subprocess.run(["losetup", "-d", dev], check=False, timeout=30)
 
 
 def sb(group: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:

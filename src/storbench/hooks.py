@@ -158,6 +158,13 @@ register_answer(
     rest=f"{_T}:every_point",
     doc="the highest offered load whose latency meets `slo:`",
 )
+register_answer(
+    "until",
+    "storbench.analysis.untilanswer:until_answer",
+    "storbench.report.until:until_tables",
+    rest=f"{_T}:every_point",
+    doc="B against A, each pair repeated until its verdict is known (`repeat: {until: ...}`)",
+)
 
 
 # --------------------------------------------------------------------------- report formats

@@ -197,7 +197,13 @@ BAD_PLANS = {
     "mapping-for-repeat": (
         GOOD + "repeat:\n  times: 3\n",
         11,
-        ("`repeat` must be a whole number", "not a mapping"),
+        ("`repeat` has no key 'times'",),
+        ("repeat: 3", "until: significant"),
+    ),
+    "list-for-repeat": (
+        GOOD + "repeat: [3]\n",
+        11,
+        ("`repeat` must be a whole number ≥ 1 or a mapping", "not a list"),
         ("repeat: 3",),
     ),
     "missing-workloads": (

@@ -166,7 +166,7 @@ def test_verdicts_follow_welch_on_iops_per_repetition(verdicts: Comparison) -> N
         pct(iops_of(entries("psync-randread-json"))[0], iops_of(entries("warning-before-json"))[0])
     )
     assert all(m.verdict in VERDICTS for m in verdicts.matched)
-    assert [verdicts.count(v) for v in VERDICTS] == [1, 1, 1, 1, 0]
+    assert [verdicts.count(v) for v in VERDICTS] == [1, 1, 1, 0, 1, 0]  # none equal
 
 
 def test_compare_summary_is_the_geomean_of_ratios_and_counts_significant_verdicts(
@@ -410,7 +410,7 @@ def test_compare_formats_carry_the_summary(verdicts: Comparison) -> None:
     summary = doc["summary"]
     assert (summary["wins"], summary["losses"], summary["ties"]) == (1, 1, 1)
     assert summary["total"] == 4 and summary["higher"] == 3
-    assert summary["verdicts"] == {**{v: 1 for v in VERDICTS}, NOT_COMPARABLE: 0}
+    assert summary["verdicts"] == {**{v: 1 for v in VERDICTS}, NOT_COMPARABLE: 0, "equal": 0}
     assert [p["verdict"] for p in doc["points"]] == [BETTER, WORSE, NO_DIFFERENCE, UNTESTED]
     first = doc["points"][0]
     assert first["baseline"]["iops"]["n"] == 4 and first["other"]["iops"]["n"] == 2

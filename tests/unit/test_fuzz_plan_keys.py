@@ -1,6 +1,7 @@
 """Fuzzing the plan keys that came after the first fuzzing (test_fuzz_inputs.py): steady
 state, preconditioning and prefill, a workload's actions (drills) and ``osd_daemons``, S3
-targets, hosts (and a workload's ``clients``) -- each given well-formed and hostile values:
+targets, hosts (and a workload's ``clients``), repetitions until known (``repeat:
+{until: ...}``), ``slo`` and ``stop_at`` -- each given well-formed and hostile values:
 numbers out of range or of the wrong kind, units, percentages, text with control
 characters, URLs with ports that are none and passwords, mappings and lists where a value
 goes, unknown keys.
@@ -148,6 +149,27 @@ host = mostly(
     ),
 )
 hosts = mostly(st.lists(host, max_size=2))
+until = mostly(
+    some(
+        {
+            "until": st.sampled_from(["significant", "significant", "known", 1]),
+            "compare": st.sampled_from(["target", "bs", "direct", "iodepth", "", "rw"]),
+            "min": st.sampled_from([2, 3, 1, 0, 101, "2"]),
+            "max": st.sampled_from([2, 10, 100, 101, 1, 10**30]),
+            "equal": st.sampled_from(["2%", 2, "0.1%", "50%", "0%", "nan%", "51%"]),
+        }
+    )
+)
+slo = mostly(
+    some(
+        {
+            "latency": st.sampled_from(["2ms", "500us", "1s", "0ms", "2", "2h", "1e300ms"]),
+            "percentile": st.sampled_from([99, 99.9, "mean", 100, 0, "p99", "50%"]),
+            "resolution": st.sampled_from(["5%", "0.1%", 50, "0%", "60%"]),
+        }
+    )
+)
+stop_at = mostly(st.sampled_from(["knee", {"iodepth": "knee"}, {"bs": "knee"}, "top", ["knee"]]))
 
 
 @st.composite
@@ -173,10 +195,22 @@ def plan(draw: st.DrawFn) -> dict[str, Any]:
             doc[key] = draw(hosts)
             if draw(st.booleans()):
                 workload["clients"] = draw(mostly(st.sampled_from([1, 2, [1, 2]])))
+        elif key == "repeat":
+            doc[key] = draw(until)
+            if draw(st.booleans()):
+                doc["targets"] = [{"file": "a.dat"}, {"file": "b.dat"}]
+            if draw(st.booleans()):
+                workload["bs"] = draw(st.sampled_from([["4k", "8k"], ["4k"], ["4k", "8k", "16k"]]))
+        elif key == "slo":
+            doc[key] = draw(slo)
+        elif key == "stop_at":
+            workload["iodepth"] = draw(mostly(st.sampled_from([[1, 2, 4], [1, 2, 4, 8], [4, 1]])))
+            workload[key] = draw(stop_at)
     return doc
 
 
 SECTIONS = ["steady_state", "precondition", "prefill", "actions", "osd_daemons", "s3", "hosts"]
+SECTIONS += ["repeat", "slo", "stop_at"]
 
 
 @pytest.mark.skipif(not HAVE_FIO, reason="fio is not installed")
@@ -203,11 +237,12 @@ def test_fuzz_plan_keys_each_section_reaches_the_plan(capsys: Any) -> None:
         "steady_state": {"metric": "iops", "round": "1s", "window": 3, "rounds": 5},
         "precondition": "sequential",
         "osd_daemons": {"stop": "systemctl stop ceph-osd@{id}"},
+        "repeat": {"until": "significant", "compare": "target", "max": 4},
     }
     with sandbox() as root:
         doc = {
             "name": "p",
-            "targets": [{"file": "new.dat"}],
+            "targets": [{"file": "new.dat"}, {"file": "other.dat"}],
             "workloads": [{"name": "w", "rw": "randread", "bs": "4k", "size": "1m"}],
             **right,
         }

@@ -128,3 +128,20 @@ def test_knee_points_carry_their_axis_and_say_it_in_their_spec() -> None:
     text = PLAN.format(stop_at="knee", repeat=1).replace("    stop_at: knee\n", "")
     plain = parse_plan(text, "plain.yaml")
     assert "stop_at" not in plain.expand()[0].to_dict()  # older specs stay as they were
+
+
+def test_knee_skipped_points_are_skipped_in_a_comparison_not_failed() -> None:
+    from storbench.analysis.compare import UNTESTED, compare
+    from storbench.analysis.summary import summarize
+    from storbench.report.comparison import pair_note
+
+    pts = [p for p in points() if p.axes["bs"] == "4k"]
+    skipped = Measurement(status="skipped", error="skipped: beyond the knee of iodepth")
+    base = summarize([(p, recorded(min(p.axes["iodepth"], 8))) for p in pts])
+    other = summarize([(p, recorded(1) if p.axes["iodepth"] < 16 else skipped) for p in pts])
+    top = other[-1]
+    assert (top.skipped, top.failed, top.runs, top.errors) == (1, 0, 0, [])
+    c = compare(base, other, base_name="run 1", other_name="run 2")
+    m = next(m for m in c.matched if m.params["iodepth"] == 16)
+    assert m.verdict == UNTESTED and pair_note(m, c) == "skipped (beyond its knee) in run 2"
+    assert m.to_dict()["other"]["skipped"] == 1

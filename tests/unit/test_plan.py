@@ -343,7 +343,10 @@ def test_mapping_where_a_value_belongs() -> None:
     assert "not a mapping" in e.message
     e = plan_error(EXAMPLE.replace("repeat: 3", "repeat:\n  times: 3"))
     assert e.line == 14
-    assert "not a mapping" in e.message
+    assert "`repeat` has no key 'times'" in e.message  # a mapping is a rule: until ...
+    e = plan_error(EXAMPLE.replace("repeat: 3", "repeat: [3]"))
+    assert e.line == 14
+    assert "not a list" in e.message
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,10 @@ def test_plan_errors_are_reported_all_at_once(tmp_path: Path, command: str) -> N
     got = errors(r.stderr)
     wanted = [
         ("multi.yaml:2:1: unknown key 'colour'", "top-level keys: "),
-        ("multi.yaml:3:1: `repeat` must be a whole number ≥ 1, not -1", "e.g. `repeat: 3`"),
+        (
+            "multi.yaml:3:1: `repeat` must be a whole number ≥ 1 or a mapping, not -1",
+            "e.g. `repeat: 3`",
+        ),
         ("multi.yaml:12:5: workload 'one': unknown fio option 'iodeph'", 'did you mean "iodepth"'),
         ("multi.yaml:15:5: workload 'two': ", ""),
         ("multi.yaml:6:5: unknown target key 'speed'", ""),

@@ -366,7 +366,10 @@ def answer_data(answer: SuiteAnswer) -> dict[str, Any]:
     knees as objects, each point by its number (from 1: the ``point`` of the export's
     measurements),
     sweeps as {axis, figure, values: [value, throughput, point]} (throughput in IOPS, or
-    bytes/s along ``bs``), pairs as lists."""
+    bytes/s along ``bs``), pairs as lists; an answer that says its own (``to_dict``) as
+    it says."""
+    if hasattr(answer, "to_dict"):
+        return {"kind": answer.kind, **answer.to_dict()}
     return {"kind": answer.kind, "rows": [_plain(r) for r in answer.rows]}
 
 

@@ -51,22 +51,26 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from storbench.analysis import matching
+from storbench.analysis import matching, sequential
 from storbench.analysis.comparable import not_comparable
 from storbench.analysis.ratios import NONE, RatioSummary, ratio, summarize_ratios
+from storbench.analysis.sequential import Look
 from storbench.analysis.stats import Spread, change_pct, welch
 from storbench.analysis.summary import PointSummary
 
 BETTER = "better"
 WORSE = "worse"
 NO_DIFFERENCE = "no significant difference"
+#: known equal: repeated until the ratio's interval lay within the rule's margin
+EQUAL = "equal"
 UNTESTED = "untested"
 NOT_COMPARABLE = "not comparable"
-VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, UNTESTED, NOT_COMPARABLE)
+VERDICTS = (BETTER, WORSE, NO_DIFFERENCE, EQUAL, UNTESTED, NOT_COMPARABLE)
 
 #: Significance level of the verdict (95 % confidence).
 ALPHA = 0.05
@@ -92,6 +96,9 @@ class PointComparison:
     clat_mean_change_pct: float | None = None  # the completion latency, shown beside
     #: what p99_lat_change_pct is of: "lat", or "clat" when lat has no percentiles
     p99_metric: str | None = None
+    #: repeated until known (``repeat: {until: significant}``): the look that stopped it
+    #: (analysis/sequential.py), whose level, not 0.05, the verdict was held to
+    sequential: Look | None = None
 
     @property
     def by_latency(self) -> bool:
@@ -128,11 +135,16 @@ class PointComparison:
             "verdict": self.verdict,
             "reason": self.reason,
             "p_value": self.p_value,
+            **({"repeat_until": self._until_dict()} if self.sequential else {}),
             "judged_by": f"{self.lat_metric or 'latency'} mean" if self.by_latency else "IOPS",
             "higher": self.higher,
             "baseline": point_dict(self.base),
             "other": point_dict(self.other),
         }
+
+    def _until_dict(self) -> dict[str, Any]:
+        assert self.sequential is not None and self.base.until is not None
+        return {**self.sequential.to_dict(), "rule": self.base.until.to_dict()}
 
     @functools.cached_property
     def iops_ratio(self) -> float | None:
@@ -204,7 +216,7 @@ class Comparison:
 
     @property
     def ties(self) -> int:
-        return self.count(NO_DIFFERENCE)
+        return self.count(NO_DIFFERENCE) + self.count(EQUAL)
 
     @property
     def total(self) -> int:
@@ -275,6 +287,7 @@ def point_dict(s: PointSummary) -> dict[str, Any]:
         "params": s.params,
         "runs": s.runs,
         "failed": s.failed,
+        **({"skipped": s.skipped} if s.skipped else {}),
         "iops": _spread_dict(s.iops_spread),
         "bw_bytes": _spread_dict(s.bw_spread),
         "lat_mean_ns": tl.mean if tl is not None else None,
@@ -322,16 +335,38 @@ def _label(s: PointSummary, label_keys: list[str], with_target: bool) -> str:
     return f"{s.target.label} {text}" if with_target else text
 
 
-def _verdict(b: PointSummary, o: PointSummary) -> tuple[str, float | None]:
+def _sides(b: PointSummary, o: PointSummary) -> tuple[list[float], list[float], bool] | None:
+    """Each side's figure per repetition and whether higher is better; None: untested."""
     if b.rate_capped:
         if b.judged_latency_metric != o.judged_latency_metric:
-            return UNTESTED, None
-        a, c = b.rep_judged_latency_mean, o.rep_judged_latency_mean
-        higher_is_better = False
-    else:
-        a, c, higher_is_better = b.rep_iops, o.rep_iops, True
-    if b.runs == 0 or o.runs == 0:
+            return None
+        return b.rep_judged_latency_mean, o.rep_judged_latency_mean, False
+    return b.rep_iops, o.rep_iops, True
+
+
+def _sequential(b: PointSummary, o: PointSummary) -> tuple[str, float | None, Look] | None:
+    """The verdict of a pair repeated until known (A against B of one rule), judged at the
+    look that stopped it; None: not such a pair (compare's own test judges it)."""
+    if b.until is None or b.until != o.until or {b.side, o.side} != {0, 1}:
+        return None
+    sides = _sides(b, o)
+    if sides is None or b.runs == 0 or o.runs == 0:
+        return None
+    a, c, higher_is_better = sides
+    seen = sequential.replay(a, c, b.until)
+    if seen.state == sequential.EQUAL:
+        return EQUAL, seen.p, seen
+    if seen.state != sequential.SIGNIFICANT:
+        return NO_DIFFERENCE if seen.p is not None else UNTESTED, seen.p, seen
+    up = statistics.fmean(c[: seen.n]) > statistics.fmean(a[: seen.n])
+    return (BETTER if up == higher_is_better else WORSE), seen.p, seen
+
+
+def _verdict(b: PointSummary, o: PointSummary) -> tuple[str, float | None]:
+    sides = _sides(b, o)
+    if sides is None or b.runs == 0 or o.runs == 0:
         return UNTESTED, None
+    a, c, higher_is_better = sides
     res = welch(a, c)
     if res is None:
         return UNTESTED, None
@@ -369,7 +404,9 @@ def compare_point(
         p99_metric = "clat"
     clat_both = both and b.clat is not None and o.clat is not None
     reason = not_comparable(b, o, base_name=base_name, other_name=other_name)
-    verdict, p = (NOT_COMPARABLE, None) if reason else _verdict(b, o)
+    until = None if reason else _sequential(b, o)
+    seen = until[2] if until else None
+    verdict, p = (NOT_COMPARABLE, None) if reason else until[:2] if until else _verdict(b, o)
     return PointComparison(
         key=key,
         label=label or b.workload,
@@ -390,6 +427,7 @@ def compare_point(
         lat_metric=metric if lat_both else None,
         clat_mean_change_pct=change_pct(b.clat_mean, o.clat_mean) if clat_both else None,
         p99_metric=p99_metric,
+        sequential=seen,
     )
 
 

@@ -61,6 +61,7 @@ from storbench.model.metrics import (
 )
 from storbench.plan import Point, Target
 from storbench.plan.slokeys import Slo
+from storbench.plan.untilkeys import Until
 
 #: fio options that cap the rate of a job: such a point's IOPS are what the plan asked for,
 #: so comparisons judge it by its latency instead (see storbench.analysis.compare).
@@ -122,6 +123,10 @@ class PointSummary(ClatOrLat):
     #: of those, the ones a host or client missed (status partial): counted, never as full
     partial: int = 0
     failed: int = 0
+    #: repetitions never measured on purpose (beyond their climb's knee: status skipped),
+    #: and why (the first's)
+    skipped: int = 0
+    skip_reason: str | None = None
     errors: list[str] = field(default_factory=list)
     dirs: dict[str, DirSummary] = field(default_factory=dict)
     # figures over all the point's I/Os (every direction), one entry per usable repetition
@@ -153,9 +158,23 @@ class PointSummary(ClatOrLat):
     slo: Slo | None = None
     offered_iops: int | None = None
     capacity_step: Step | None = None
+    #: repeated until its verdict is known (``repeat: {until: significant}``): the rule and
+    #: its side of the comparison (0: A, 1: B); analysis/sequential.py
+    until: Until | None = None
+    side: int | None = None
 
     def direction(self, name: str) -> DirSummary | None:
         return self.dirs.get(name)
+
+    @property
+    def only_skipped(self) -> bool:
+        """Never measured, on purpose (every repetition skipped, none failed)."""
+        return self.runs == 0 and self.skipped > 0 and self.failed == 0
+
+    @property
+    def note(self) -> str:
+        """Why it has no figures: its first error, or why it was skipped ("" when none)."""
+        return self.errors[0] if self.errors else (self.skip_reason or "")
 
     @property
     def watts(self) -> float | None:
@@ -258,6 +277,36 @@ def _add_extras(s: PointSummary, meas: Measurement) -> None:
         s.engine_figures.append(figures)
 
 
+def _new_summary(point: Point) -> PointSummary:
+    return PointSummary(
+        key=point.key,
+        index=point.index,
+        target=point.target,
+        workload=point.workload,
+        params=point.params,
+        axes=point.axes,
+        slo=point.slo,
+        offered_iops=point.offered_iops,
+        until=point.until,
+        side=point.side,
+    )
+
+
+def _usable(s: PointSummary, meas: Measurement) -> bool:
+    """Whether a repetition has figures; one without is counted as skipped (never
+    measured, on purpose: beyond its climb's knee) or failed (with its error)."""
+    if meas.status == "skipped":
+        s.skipped += 1
+        s.skip_reason = s.skip_reason or meas.error
+        return False
+    if meas.status == "failed" or not any(meas.direction(d) for d in DIRECTIONS):
+        s.failed += 1
+        if meas.error:
+            s.errors.append(meas.error)
+        return False
+    return True
+
+
 def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
     """Fold measurements of the same point (its repetitions) into one summary per point."""
     by_key: dict[str, PointSummary] = {}
@@ -268,22 +317,10 @@ def summarize(items: Iterable[tuple[Point, Measurement]]) -> list[PointSummary]:
     for point, meas in items:
         s = by_key.get(point.key)
         if s is None:
-            s = by_key[point.key] = PointSummary(
-                key=point.key,
-                index=point.index,
-                target=point.target,
-                workload=point.workload,
-                params=point.params,
-                axes=point.axes,
-                slo=point.slo,
-                offered_iops=point.offered_iops,
-            )
+            s = by_key[point.key] = _new_summary(point)
         if point.slo is not None and s.capacity_step is None:  # repeat: 1 (plan/workloads.py)
             s.capacity_step = step_of(point.slo, point.offered_iops, meas)
-        if meas.status == "failed" or not any(meas.direction(d) for d in DIRECTIONS):
-            s.failed += 1
-            if meas.error:
-                s.errors.append(meas.error)
+        if not _usable(s, meas):
             continue
         s.runs += 1
         if meas.status == "partial":

@@ -106,7 +106,9 @@ def plan_check(
     by_engine = engines.of_points(points)
     checked = "; ".join(engine.validate(pts) for engine, pts in by_engine)
     planned = planned_time(points)
-    out.print(f"{p.source}: OK: {len(points)} points, planned {planned}; {checked}")
+    out.print(
+        f"{p.source}: OK: {len(points)} points{_until_more(points)}, planned {planned}; {checked}"
+    )
     for engine, pts in by_engine:
         for line in engine.advice(pts):
             out.print(f"warning: {line}", style="yellow", markup=False)
@@ -264,6 +266,17 @@ def header(p: Plan, points: list[Point]) -> None:
             (p.name, "bold"),
             f" ({p.source}), {len(points)} point{'s' if len(points) != 1 else ''} on "
             f"{targets}, planned {planned}"
-            + (", and the steps its capacity search adds" if any(pt.slo for pt in points) else ""),
+            + (", and the steps its capacity search adds" if any(pt.slo for pt in points) else "")
+            + _until_more(points),
         )
     )
+
+
+def _until_more(points: list[Point]) -> str:
+    """What repetitions until known may add to the planned points: at most ``max / min``
+    times them (every pair to its most)."""
+    rule = next((pt.until for pt in points if pt.until), None)
+    if rule is None:
+        return ""
+    most = len(points) * rule.max // rule.min
+    return f", up to {most} points as each pair repeats until its verdict is known"

@@ -1,6 +1,7 @@
 """What a run decides as it goes, from what it measured: the climbs that stop at their knee
-(climbs.py: the points beyond are recorded as skipped) and the capacity searches that add
-their next step (searches.py), each rebuilt from the run's records when it is resumed.
+(climbs.py: the points beyond are recorded as skipped), the capacity searches that add
+their next step (searches.py) and the pairs repeated until their verdict is known
+(repetitions.py), each rebuilt from the run's records when it is resumed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from storbench.analysis import climb
 from storbench.engines.base import RunContext
 from storbench.execute.climbs import Climbs
 from storbench.execute.later import Later
+from storbench.execute.repetitions import Repetitions
 from storbench.execute.searches import Searches
 from storbench.model.metrics import Measurement
 from storbench.plan import Point
@@ -27,8 +29,13 @@ class Adaptive:
         self.store, self.run, self.later = store, run, later
         self.climbs = _climbs(store, run.run_id, points)
         self.searches = _searches(store, run.run_id, points)
+        self.repetitions = _repetitions(store, run.run_id, points)
         self.points = list(points)
-        for nxt in self.searches.unfinished({p.index for p in points}):  # a resumed run's
+        pending = {p.index for p in points}
+        for nxt in [  # a resumed run's
+            *self.searches.unfinished(pending),
+            *self.repetitions.unfinished(pending),
+        ]:
             store.runs.add_point(run.run_id, nxt)
             self.points.append(nxt)
 
@@ -44,14 +51,15 @@ class Adaptive:
 
     def measured(self, point: Point, meas: Measurement, n: int) -> None:
         """``point`` (the ``n``-th) measured ``meas``: its climb may stop, its search's
-        next step runs next."""
+        next step runs next, and so do its pair's next repetitions."""
         stopped = self.climbs.observe(point, meas)
         if stopped is not None:
             self.later.defer(_climb_stopped, self.run, point, stopped)
         nxt = self.searches.observe(point, meas)
-        if nxt is not None:
-            self.store.runs.add_point(self.run.run_id, nxt)
-            self.points.insert(n, nxt)
+        again = [nxt] if nxt is not None else self.repetitions.observe(point, meas)
+        for i, p in enumerate(again):
+            self.store.runs.add_point(self.run.run_id, p)
+            self.points.insert(n + i, p)
 
 
 def measured_of(store: Store, run_id: int) -> Callable[[int], Measurement | None]:
@@ -80,6 +88,15 @@ def _searches(store: Store, run_id: int, points: list[Point]) -> Searches:
         return Searches(0)
 
     return Searches.of(store.runs.points(run_id), measured_of(store, run_id))
+
+
+def _repetitions(store: Store, run_id: int, points: list[Point]) -> Repetitions:
+    """The run's pairs repeated until their verdict is known (repetitions.py), with what
+    the run recorded before (a resume); none when no point has the rule."""
+    if not any(p.until for p in points):
+        return Repetitions(0)
+
+    return Repetitions.of(store.runs.points(run_id), measured_of(store, run_id))
 
 
 def _climb_stopped(run: RunContext, point: Point, stopped: climb.Stop) -> None:

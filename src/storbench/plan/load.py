@@ -29,6 +29,8 @@ from storbench.plan.slokeys import slo
 from storbench.plan.soakkeys import soak_limits
 from storbench.plan.steadykeys import steady_state
 from storbench.plan.targets import TargetReader
+from storbench.plan.untilcheck import check_until
+from storbench.plan.untilkeys import rounds, until
 from storbench.plan.workloads import WorkloadReader
 from storbench.plan.yamlpos import _describe, _line, _position, _too_deep
 
@@ -134,9 +136,12 @@ class Loader:
         values = self.reading.read_keys(
             schema.PLAN, doc, doc, None, origin=True, unset={"name": stem}, keep=True
         )
-        name, repeat, report = values["name"], values["repeat"], values["report"]
+        name, report = values["name"], values["report"]
+        repeat, rule = rounds(values["repeat"]), until(values["repeat"])
         if report is None and values["slo"] is not None:
             report = "capacity"  # a plan that searches answers with the search's answer
+        if report is None and rule is not None:
+            report = "until"  # B against A, as known as the rule made it
         workloads, targets, hosts = self.read_parts(doc, values, target_args)
         self.reading.raise_kept()  # what follows spans the parts: each read without error
         if not targets and not (hosts and all(h.targets is not None for h in hosts)):
@@ -188,11 +193,13 @@ class Loader:
             preconditions={t: p.mode for t, p in pre.items()},
             purges={t: p.purge for t, p in pre.items() if p.purge},
             slo=slo(values["slo"]),
+            until=rule,
         )
         self.targets.check_precondition(plan, doc)
         self.targets.check_purge(plan, doc)
         self.workloads.check_steady(plan, doc)
         self.workloads.check_slo(plan, doc)
+        check_until(plan, doc, self.reading)
         self.check_count(plan, doc)  # before anything expands the plan (check_reads does)
         self.check_points(plan, doc)
         return plan

@@ -21,6 +21,7 @@ from storbench.plan.rules import CEPH_KINDS, DEFAULT_FIO_PORT, LOCAL, MAX_POINTS
 from storbench.plan.slokeys import Slo
 from storbench.plan.soakkeys import SoakLimits
 from storbench.plan.steadykeys import SteadyState
+from storbench.plan.untilkeys import Until
 
 #: A target's fields that only an s3 target has.
 S3_FIELDS = (
@@ -204,6 +205,10 @@ class Point:
     #: analysis/capacity.py), and the I/Os per second the step offers (None: the probe)
     slo: Slo | None = None
     offered_iops: int | None = None
+    #: repetitions until the verdict is known (``repeat: {until: significant}``): the rule,
+    #: and which side of its comparison the point is (0: A, 1: B)
+    until: Until | None = None
+    side: int | None = None
 
     @property
     def writes(self) -> bool:
@@ -248,6 +253,7 @@ class Point:
             **({"stop_at": self.stop_at} if self.stop_at else {}),
             **({"slo": self.slo.to_dict()} if self.slo else {}),
             **({"offered_iops": self.offered_iops} if self.offered_iops is not None else {}),
+            **({"until": self.until.to_dict(), "side": self.side} if self.until else {}),
         }
 
     @classmethod
@@ -272,6 +278,8 @@ class Point:
             stop_at=str(d["stop_at"]) if d.get("stop_at") else None,
             slo=Slo.from_dict(d["slo"]) if d.get("slo") else None,
             offered_iops=d.get("offered_iops"),
+            until=Until.from_dict(d["until"]) if d.get("until") else None,
+            side=int(d["side"]) if d.get("until") else None,
         )
 
 
@@ -298,6 +306,8 @@ class Plan:
     purges: dict[Target, str] = field(default_factory=dict)
     #: the latency objective of a capacity search of every point (``slo:``), or None
     slo: Slo | None = None
+    #: repetitions until the verdict is known (``repeat: {until: significant}``), or None
+    until: Until | None = None
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""
@@ -381,9 +391,21 @@ class Plan:
                                 purge=self.purges.get(target),
                                 stop_at=wl.stop_at,
                                 slo=self.slo,
+                                until=self.until,
+                                side=self._side(target, wl, params),
                             )
                         )
         return points
+
+    def _side(self, target: Target, wl: Workload, params: dict[str, Any]) -> int | None:
+        """Which side of the comparison of ``repeat: {until: ...}`` a point is (0: A, the
+        first target or the first value of the axis; 1: B), None without the rule."""
+        if self.until is None:
+            return None
+        if self.until.compare == "target":
+            return self.targets.index(target)
+        values = wl.options[self.until.compare]
+        return [str(v) for v in values].index(str(params[self.until.compare]))
 
 
 def local_points(points: list[Point]) -> list[Point]:

@@ -28,6 +28,7 @@ from storbench.plan.s3keys import KEY_DOCS as S3_KEY_DOCS
 from storbench.plan.slokeys import problem as slo_problem
 from storbench.plan.soakkeys import duration_problem, soak_problem
 from storbench.plan.steadykeys import problem as steady_problem
+from storbench.plan.untilkeys import problem as until_problem
 from storbench.plan.yamlpos import _describe
 
 #: fio counts bytes in 64-bit integers.
@@ -97,10 +98,13 @@ def _description(value: Any, _: Mapping[Any, Any]) -> Problem | None:
 
 
 def _repeat(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if isinstance(value, Mapping):
+        return until_problem(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         return (
-            f"`repeat` must be a whole number ≥ 1, not {_describe(value)}",
-            "e.g. `repeat: 3` (runs every point 3 times)",
+            f"`repeat` must be a whole number ≥ 1 or a mapping, not {_describe(value)}",
+            "e.g. `repeat: 3` (runs every point 3 times), or `repeat: {until: significant}` "
+            "(each pair of two targets until its verdict is known)",
         )
     return None
 
@@ -298,8 +302,13 @@ PLAN = Section(
         Key("global", "fio options", "fio options for every workload (a workload's own win)."),
         Key(
             "repeat",
-            "whole number, 1 or more",
-            "Run the whole matrix this many times, in rounds; the tables show the mean and spread.",
+            "whole number, 1 or more; or a mapping: until, compare, min, max, equal",
+            "Run the whole matrix this many times, in rounds; the tables show the mean and "
+            "spread. As `{until: significant, compare: target}`: repeat each pair of points "
+            "(A: the first target, or the first value of the axis `compare` names; B: the "
+            "second) A, B, A, B... until B is known better, worse or equal to within `equal` "
+            "(2%), from `min` (2) to `max` (10) repetitions each, the looks paid for by "
+            "alpha spending.",
             default="1",
             check=_repeat,
             absent=1,

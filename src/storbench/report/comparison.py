@@ -121,10 +121,11 @@ def pair_note(m: PointComparison, c: Comparison) -> str:
     notes = []
     if m.reason:
         notes.append(m.reason)
-    if m.base.runs == 0:
-        notes.append(f"failed in {c.base_name}")
-    elif m.other.runs == 0:
-        notes.append(f"failed in {c.other_name}")
+    for name, side in ((c.base_name, m.base), (c.other_name, m.other)):
+        if side.runs == 0:  # one note: the baseline's before the other's
+            why = "skipped (beyond its knee)" if side.skipped and not side.failed else "failed"
+            notes.append(f"{why} in {name}")
+            break
     unsteady = [
         name
         for name, s in ((c.base_name, m.base), (c.other_name, m.other))

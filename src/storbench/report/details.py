@@ -156,6 +156,8 @@ def _repetition(res: RunReport, m: Any, raw: dict[str, Any], *, gz: bool = True)
 
 
 def _headline(s: PointSummary) -> str:
+    if s.only_skipped:
+        return s.note
     if s.runs == 0:
         return "failed" + (f": {s.errors[0]}" if s.errors else "")
     parts = []

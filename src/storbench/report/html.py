@@ -199,7 +199,7 @@ def summary_table(res: RunReport) -> SummaryTable:
     layout = SummaryLead.of(ss)
     t = SummaryTable(
         columns=layout.columns(),
-        show_err=any(s.failed for s in ss),
+        show_err=any(s.failed or s.skipped for s in ss),
         left_out=len(res.summaries) - len(ss),
     )
     for n, s in enumerate(ss):
@@ -224,8 +224,8 @@ def summary_table(res: RunReport) -> SummaryTable:
                     "p50": _lat_cell(ds, "50"),
                     "p99": _lat_cell(ds, "99"),
                     "p999": _lat_cell(ds, "99.9"),
-                    "failed": s.runs == 0,
-                    "error": (s.errors[0] if s.errors else "") if i == 0 else "",
+                    "failed": s.runs == 0 and not s.only_skipped,
+                    "error": s.note if i == 0 else "",
                 }
             )
     return t

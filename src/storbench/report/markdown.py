@@ -68,8 +68,8 @@ def summary_markdown(summaries: list[PointSummary]) -> str:
     for s in summaries:
         lead = layout.cells(s)
         if not s.dirs:
-            err = s.errors[0] if s.errors else "no measurement"
-            rows.append([*lead, "-", f"failed: {err}", *[""] * (len(headers) - len(lead) - 2)])
+            err = s.note if s.only_skipped else f"failed: {s.note or 'no measurement'}"
+            rows.append([*lead, "-", err, *[""] * (len(headers) - len(lead) - 2)])
             continue
         for d in DIRECTIONS:
             ds = s.dirs.get(d)

@@ -255,7 +255,7 @@ def summary_table(
     layout = SummaryLead.of(summaries)
     reps = layout.reps
     shown = summaries if limit is None else summaries[:limit]
-    show_err = any(s.failed for s in shown)
+    show_err = any(s.failed or s.skipped for s in shown)
     metrics = [ds.latency_metric for s in summaries for ds in s.dirs.values()]
     label = latency_label(metrics)
     t = Table(title=title, title_justify="left")
@@ -287,8 +287,9 @@ def summary_table(
                 fmt_direction_latency(ds, "99", label),
             ]
             if show_err:
-                row.append((s.errors[0] if s.errors else "") if i == 0 else "")
-            t.add_row(*row, style="red" if s.runs == 0 else None)
+                row.append(s.note if i == 0 else "")
+            empty = "dim" if s.only_skipped else "red"
+            t.add_row(*row, style=empty if s.runs == 0 else None)
     return t
 
 
