@@ -4,8 +4,9 @@ brackets and bisects: its capacity at a mean latency ≤ 5 ms lies under the thr
 objective is the mean, not a tail: the closed-loop probe at queue depth 32 waits 32/2,000 s
 = 16 ms an I/O on average (Little's law, whatever the machine's load), while a busy
 machine's scheduling delays reach a p99 of open-loop steps but hardly their mean.
-Each step is a point of the run; the answer says the load, the target and the step above;
-and fio alone, given the job file of the step storbench found, meets the target again
+Each step is a point of the run; the answer says the load, the target and the step above,
+beside the chart of every step (latency against offered load, the target line, the capacity
+found); and fio alone, given the job file of the step storbench found, meets the target again
 (what a reviewer would run to recheck it)."""
 
 from __future__ import annotations
@@ -59,8 +60,20 @@ def test_capacity_search_finds_the_load_under_the_throttle_and_fio_rechecks_it(
         assert len(measurements) == len(steps)  # every step a point of the run
         assert f"capacity: {found['text']}" in text and "probe (closed loop)" in text
 
-        # the reviewer's recheck: fio alone, with the job file of the step that met it
+        # the steps as the latency-against-load curve: a file, and beside the answer
         best = next(s for s in steps if s["step"] == found["met"])
+        curve = tmp_path / "curve.svg"
+        drawn = sb(group, db, "chart", "latest", "--kind", "capacity", "-o", str(curve))
+        assert drawn.returncode == 0, drawn.stderr
+        assert curve.read_text().count('class="pt"') == 2 * len(steps) - 1  # + achieved rates
+        page = tmp_path / "r.html"
+        reported = sb(group, db, "report", "latest", "-o", str(page))
+        assert reported.returncode == 0, reported.stderr
+        answer = page.read_text().split('<section id="answer">')[1].split("</section>")[0]
+        assert "target mean ≤ 5.00 ms" in answer, answer[:2000]
+        assert f"capacity {found['iops']:,.0f} IOPS (offered {best['offered_iops']:,}" in answer
+
+        # the reviewer's recheck: fio alone, with the job file of the step that met it
         shown = sb(group, db, "show", "latest", "--point", str(best["point"]))
         assert shown.returncode == 0, shown.stderr
         job = _job_file(shown.stdout)

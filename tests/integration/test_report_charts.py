@@ -94,7 +94,7 @@ def check_svg(path: Path, title: str) -> ET.Element:
     return root
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "capacity"])  # test_capacity_runs.py
 def test_every_kind_writes_png_and_svg(db: Path, tmp_path: Path, kind: str) -> None:
     runs = ["1", "2"] if kind == "compare" else ["1"]
     png, svg = tmp_path / f"{kind}.png", tmp_path / f"{kind}.svg"
@@ -144,6 +144,10 @@ def test_kind_the_run_cannot_give_exits_2(db: Path, tmp_path: Path) -> None:
 
     r = sb("chart", "1", "--kind", "compare", "-o", str(out), db=db)
     assert r.returncode == 2 and "needs two runs" in r.stderr
+
+    r = sb("chart", "1", "--kind", "capacity", "-o", str(out), db=db)
+    assert r.returncode == 2 and "has no capacity search to draw" in r.stderr
+    assert "storbench run capacity" in r.stderr
 
     r = sb("chart", "1", "--kind", "iops-vs-iodepth", "-o", str(tmp_path / "x.jpg"), db=db)
     assert r.returncode == 2 and ".png or .svg" in r.stderr

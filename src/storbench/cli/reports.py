@@ -204,6 +204,7 @@ Examples:
   storbench chart 3 4 --kind compare -o gain.png               % change of run 4 vs run 3
   storbench chart latest --kind iops-vs-numjobs -o jobs.svg
   storbench chart 12:rw=randread --kind lat-percentiles -o tail.png
+  storbench chart latest --kind capacity -o curve.svg          a capacity search's steps
 
 \b
 Kinds:
@@ -213,6 +214,9 @@ Kinds:
   iops-vs-bs, bw-vs-bs, lat-vs-bs                  against the block (s3: object) size
   lat-percentiles                                  clat p50 ... p99.99, a line per point
   compare                                          % change of each run against the first
+  capacity                                         a capacity search (slo:): latency against
+                                                   offered load, the target line, saturated
+                                                   steps and the capacity found marked
 A run's line is named by what tells it apart (name, filter, target, an option, a test-bed
 setting; else "run N"); a panel holds at most 6 lines, more are split over panels.
 The format follows the file name: .png (150 dpi) or .svg (each point shows its value on hover).

@@ -36,6 +36,7 @@ CHART_KINDS = (
     "lat-vs-bs",
     "lat-percentiles",
     "compare",
+    "capacity",
 )
 
 

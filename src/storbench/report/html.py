@@ -386,9 +386,30 @@ def _ceph_context(report: CephReport | None) -> dict[str, Any] | None:
     }
 
 
-def _answers(runs: list[RunReport]) -> list[tuple[str, list[AnswerTable]]]:
-    """Each run's suite answer, as the report model's tables."""
-    return [(res.label, res.tables) for res in runs if res.tables]
+def _answers(
+    runs: list[RunReport], draw: bool = True
+) -> list[tuple[str, list[AnswerTable], list[dict[str, Any]]]]:
+    """Each run's suite answer, as the report model's tables, and (``draw``) the charts
+    drawn beside them: a capacity search's latency against offered load (charts/capacity.py)."""
+    shown = [res for res in runs if res.tables]
+    built = [
+        (i, charts.build_chart("capacity", [res]))
+        for i, res in enumerate(shown)
+        if draw and charts.has_searches([res])
+    ]
+    svgs = charts.render_inline_svgs([(c, f"a{i}-") for i, c in built])
+    figures: dict[int, list[dict[str, Any]]] = {}
+    for (i, chart), svg in zip(built, svgs, strict=True):
+        figures.setdefault(i, []).append(
+            {
+                "id": f"chart-capacity-{i}",
+                "kind": "capacity",
+                "title": chart.title,
+                "svg": Markup(svg),  # built by charts/draw.py, which escapes all it inserts
+                "note": chart.note,
+            }
+        )
+    return [(res.label, res.tables, figures.get(i, [])) for i, res in enumerate(shown)]
 
 
 def _headline_figures(runs: Iterable[RunReport]) -> list[tuple[str, str]]:
@@ -414,9 +435,9 @@ def _headline_figures(runs: Iterable[RunReport]) -> list[tuple[str, str]]:
     return out
 
 
-def _drills(runs: list[RunReport]) -> list[tuple[str, list[AnswerTable]]]:
+def _drills(runs: list[RunReport]) -> list[tuple[str, list[AnswerTable], list[Any]]]:
     """Each run's failure drills (report/drill.py), beside the suites' answers."""
-    return [(f"{r.label}: failure drills", drill_tables(r.drills)) for r in runs if r.drills]
+    return [(f"{r.label}: failure drills", drill_tables(r.drills), []) for r in runs if r.drills]
 
 
 def render_report(store: Any, refs: list[str], *, raw: bool = False) -> str:
@@ -491,7 +512,7 @@ def report_context(
         "timecharts_left_out": left_out,
         "max_time_charts": pointcharts.MAX_TIME_CHARTS,
         "headlines": _headline_figures(runs),
-        "answers": _answers(runs) + _drills(runs),
+        "answers": _answers(runs, draw) + _drills(runs),
         "chart_sections": _charts(runs, cmps) if draw else [],
         "comparison": comparison_context(comparison) if comparison is not None else [],
         # one run's warnings (a comparison says those of both runs in its own section)

@@ -17,7 +17,10 @@ Kinds (``KINDS``):
   suite's object size: requests/s and MiB/s per object size, a line per operation, seed 003
   §5.2's charts);
 - ``lat-percentiles``: completion latency percentiles (p50 … p99.99), a line per point;
-- ``compare``: the % change of IOPS of each later run against the first (seed 004's bars).
+- ``compare``: the % change of IOPS of each later run against the first (seed 004's bars);
+- ``capacity``: every step of a capacity search (``slo:``) as latency against offered load,
+  with the target line, saturated steps marked and the capacity found (``capacity``; the
+  HTML report draws it beside the answer).
 
 Text from plans and hosts ends up in three places here: matplotlib's own ``<text>`` (or glyph
 paths), which matplotlib escapes (``$`` is escaped here so that a name is never read as
@@ -30,11 +33,11 @@ A chart of several runs names each run's lines by what tells the run apart from 
 ``run 7: matrix``; no panel holds more than ``MAX_SERIES`` lines: more are split over
 panels, each titled with the lines it holds and with a legend of its own (``facets``).
 
-Modules: ``model`` (runs, charts, panels, lines, marks; the figures), ``build`` (charts from
-runs), ``facets`` (what a run's lines are called, crowded panels split), ``draw``
-(matplotlib, SVG annotation); a point's time chart (its series over time, for
-the HTML report): ``timechart`` (downsampling, shaded spans, event markers, hover texts) and
-``timedraw`` (matplotlib, SVG annotation).
+Modules: ``model`` (runs, charts, panels, lines, marks, rules; the figures), ``build`` (charts
+from runs), ``capacity`` (a capacity search's chart), ``facets`` (what a run's lines are
+called, crowded panels split), ``draw`` (matplotlib, SVG annotation); a point's time chart
+(its series over time, for the HTML report): ``timechart`` (downsampling, shaded spans,
+event markers, hover texts) and ``timedraw`` (matplotlib, SVG annotation).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from storbench.report.charts.build import (  # noqa: F401
     percentile_chart,
     sweep_chart,
 )
+from storbench.report.charts.capacity import capacity_chart, has_searches  # noqa: F401
 from storbench.report.charts.draw import (  # noqa: F401
     render,
     render_inline_svg,

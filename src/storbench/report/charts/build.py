@@ -1,5 +1,5 @@
 """Building charts from runs: sweeps against iodepth or numjobs, latency percentiles, the
-comparison of runs (see the package docstring)."""
+comparison of runs, capacity searches (charts/capacity.py; see the package docstring)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from storbench.analysis.summary import PointSummary
 from storbench.model.errors import UserError
 from storbench.model.metrics import PERCENTILES, pct_key
 from storbench.model.units import fmt_iops, fmt_ns, parse_size
+from storbench.report.charts.capacity import capacity_chart, has_searches
 from storbench.report.charts.facets import run_labels, split_crowded
 from storbench.report.charts.model import (
     _METRICS,
@@ -468,6 +469,15 @@ def build_chart(kind: str, runs: list[RunReport]) -> Chart:
                 fix="compare runs of the same plan (or plans with the same axes)",
             )
         return chart
+    if kind == "capacity":
+        if not has_searches(runs):
+            raise UserError(
+                f"{_runs_title(runs)} has no capacity search to draw: none of its points is a "
+                "step of a search for the load that meets a latency target (`slo:`)",
+                fix="draw a run of the capacity suite (`storbench run capacity -t TARGET`) or "
+                "of a plan with `slo: {latency: 2ms, percentile: 99}`",
+            )
+        return _capped(capacity_chart(runs))
     if kind == "lat-percentiles":
         chart = percentile_chart(runs)
         if not chart.panels:
@@ -499,4 +509,6 @@ def available_kinds(runs: list[RunReport]) -> list[str]:
         kinds.append("lat-percentiles")
     if len(runs) > 1:
         kinds.append("compare")
+    if has_searches(runs):
+        kinds.append("capacity")
     return kinds

@@ -100,23 +100,13 @@ def _draw(chart: Chart, *, page: bool = False) -> tuple[Any, dict[int, Line]]:
             gid = _draw_bars(ax, panel, gid)
             continue
         for line in panel.lines:
-            xs = [m.x for m in line.marks]
-            ys = [m.y / panel.yunit for m in line.marks]
-            (h,) = ax.plot(
-                xs,
-                ys,
-                marker="o",
-                color=color_of.get(line.key) if line.color is None else colors[line.color],
-                label=_mpl_text(line.label),
-                gid=f"sbl{gid}",
-            )
+            color = color_of.get(line.key) if line.color is None else colors[line.color]
+            h = _draw_line(ax, panel, line, color, gid)
             drawn[gid] = line
             gid += 1
             handles.setdefault(line.key, h)
-            errs = [(m.err or 0.0) / panel.yunit for m in line.marks]
-            if any(errs):  # repetitions: the 95 % CI of each point
-                ax.errorbar(xs, ys, yerr=errs, fmt="none", ecolor=h.get_color(), capsize=3)
         _axes_style(ax, panel)
+        _draw_extras(ax, panel, rect[2] * fig.get_figwidth())
         if chart.panel_legends and panel.lines:
             ax.legend(fontsize=7.5, frameon=True, framealpha=0.85, edgecolor="none")
     if suptitle:
@@ -141,6 +131,122 @@ def _draw(chart: Chart, *, page: bool = False) -> tuple[Any, dict[int, Line]]:
             color="#555",
         )
     return fig, drawn
+
+
+#: Lines with a look of their own (Line.style): markers alone (matplotlib's plot keywords).
+#: The capacity chart's steps: green met the target, red missed it (a cross: saturated),
+#: a green star the capacity found, a grey square the closed-loop probe, a small hollow
+#: diamond the rate a step achieved.
+STYLES: dict[str, dict[str, Any]] = {
+    "meets": {"marker": "o", "color": "#2a9d5b", "ms": 6},
+    "capacity": {"marker": "*", "color": "#2a9d5b", "ms": 15, "mec": "#1b4332", "mew": 0.8},
+    "misses": {"marker": "o", "color": "#d1495b", "ms": 6, "mfc": "none", "mew": 1.6},
+    "saturated": {"marker": "X", "color": "#d1495b", "ms": 8},
+    "probe": {"marker": "s", "color": "#6c757d", "ms": 7},
+    "achieved": {"marker": "d", "color": "#8d99ae", "ms": 5, "mfc": "none", "mew": 1.0},
+}
+#: the target (a horizontal rule) and the capacity (a vertical one)
+RULE_COLORS = {"y": "#343a40", "x": "#1b4332"}
+
+
+def _draw_line(ax: Any, panel: Panel, line: Line, color: Any, gid: int) -> Any:
+    """One line (or a line's markers, in its own style) and its 95 % CIs; its handle."""
+    xs = [m.x for m in line.marks]
+    ys = [m.y / panel.yunit for m in line.marks]
+    look: dict[str, Any] = {"marker": "o", "color": color}
+    if line.style is not None:
+        look = {**STYLES[line.style], "linestyle": "none", "zorder": 4}
+    (h,) = ax.plot(xs, ys, label=_mpl_text(line.label), gid=f"sbl{gid}", **look)
+    errs = [(m.err or 0.0) / panel.yunit for m in line.marks]
+    if any(errs):  # repetitions: the 95 % CI of each point
+        ax.errorbar(xs, ys, yerr=errs, fmt="none", ecolor=h.get_color(), capsize=3)
+    tied = [(m.base, m.x, y) for m, y in zip(line.marks, ys, strict=True) if m.base is not None]
+    if tied:  # each mark tied to the x it stands beside (a step's offer)
+        ax.hlines(
+            [y for *_, y in tied],
+            [a for a, *_ in tied],
+            [b for _, b, _ in tied],
+            color=h.get_color(),
+            lw=0.8,
+            zorder=3,
+        )
+    return h
+
+
+def _draw_extras(ax: Any, panel: Panel, width_in: float) -> None:
+    """What a panel has beside its lines: the curve joining their marks, its reference
+    lines (labelled; a vertical one's label at its top, on the side away from the note),
+    its x axis from 0 with separated thousands, its note (top left)."""
+    import textwrap
+
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    from matplotlib.transforms import blended_transform_factory as blend
+
+    if panel.join:
+        pts = sorted(
+            (m.x, m.y / panel.yunit) for ln in panel.lines if not ln.aside for m in ln.marks
+        )
+        ax.plot([x for x, _ in pts], [y for _, y in pts], color="#adb5bd", lw=1.0, zorder=2)
+    if panel.xfmt == "plain":
+        ax.xaxis.set_major_locator(MaxNLocator(7))
+        ax.xaxis.set_major_formatter(FuncFormatter(_tick))
+        ax.set_xlim(left=0, right=ax.get_xlim()[1] * 1.04)
+    for rule in panel.rules:
+        color, label = RULE_COLORS[rule.axis], _mpl_text(rule.label)
+        if rule.axis == "y":
+            y = rule.value / panel.yunit
+            ax.axhline(y, color=color, ls="--", lw=1.2, zorder=3)
+            _headroom(ax, y)
+            ax.text(
+                0.01,
+                y,
+                label,
+                transform=blend(ax.transAxes, ax.transData),
+                va="bottom",
+                fontsize=8,
+                color=color,
+            )
+        else:
+            ax.axvline(rule.value, color=color, ls=":", lw=1.4, zorder=3)
+            x0, x1 = ax.get_xlim()
+            right = (rule.value - x0) / (x1 - x0) > 0.55  # clear of the note (top left)
+            ax.annotate(
+                label,
+                (rule.value, 0.97),
+                xycoords=blend(ax.transData, ax.transAxes),
+                xytext=(-3 if right else 3, 0),
+                textcoords="offset points",
+                rotation=90,
+                ha="right" if right else "left",
+                va="top",
+                fontsize=8,
+                color=color,
+            )
+    if panel.note:
+        width = max(24, int(width_in * 0.5 / 0.058))
+        text = "\n".join(textwrap.fill(_mpl_text(n), width) for n in panel.note.split("\n"))
+        ax.text(
+            0.02,
+            0.97,
+            text,
+            transform=ax.transAxes,
+            va="top",
+            fontsize=7.5,
+            color="#555",
+            zorder=5,
+            bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none"},
+        )
+
+
+def _headroom(ax: Any, y: float) -> None:
+    """Room above a horizontal rule at ``y`` (its label, the panel's note): the rule at most
+    60 % of the way up."""
+    lo, hi = ax.get_ylim()
+    if ax.get_yscale() == "log":
+        top = lo * (y / lo) ** (1 / 0.6) if y > lo else hi
+    else:
+        top = lo + (y - lo) / 0.6
+    ax.set_ylim(lo, max(hi, top))
 
 
 Rect = tuple[float, float, float, float]  # left, bottom, width, height: fractions of the figure

@@ -78,6 +78,7 @@ class Mark:
     text: str | None = None  # a label drawn beside it (bars: "+12.3%")
     label: str = ""  # bars: the category it stands for
     err: float | None = None  # half width of the 95 % CI over repetitions (drawn as a bar)
+    base: float | None = None  # an x it is tied to, drawn as a thin line to it (a step's offer)
 
 
 @dataclass
@@ -86,6 +87,21 @@ class Line:
     key: str  # same key, same colour in every panel
     marks: list[Mark]
     color: int | None = None  # the colour's index when panels have legends of their own
+    #: a look of its own (draw.STYLES: markers alone, no line; "meets", "saturated", ...),
+    #: None: a line with circles in the palette's colour
+    style: str | None = None
+    #: its marks restate marks of other lines (a step's achieved rate): not counted as points
+    aside: bool = False
+
+
+@dataclass
+class Rule:
+    """A reference line across a panel, labelled on it: ``axis`` "y" is horizontal at a
+    value of y (a latency target), "x" vertical at a value of x (the capacity found)."""
+
+    axis: str
+    value: float
+    label: str
 
 
 @dataclass
@@ -100,6 +116,12 @@ class Panel:
     xticks: list[tuple[float, str]] | None = None
     yunit: float = 1.0  # values are divided by this when drawn
     yfmt: str = "plain"  # plain | eng | pct
+    xfmt: str = "auto"  # auto (matplotlib's) | plain (from 0, thousands separated)
+    rules: list[Rule] = field(default_factory=list)
+    #: the marks of its lines (all but aside ones) joined in x order by one thin line: a curve
+    #: whose points are styled by what they are
+    join: bool = False
+    note: str = ""  # drawn in the panel, top left
 
 
 @dataclass
@@ -114,6 +136,6 @@ class Chart:
 
     @property
     def marks(self) -> int:
-        return sum(len(ln.marks) for p in self.panels for ln in p.lines) + sum(
+        return sum(len(ln.marks) for p in self.panels for ln in p.lines if not ln.aside) + sum(
             len(p.bars) for p in self.panels
         )
