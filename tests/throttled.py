@@ -30,14 +30,14 @@ def throttled_device(tmp_path: Path, iops: int) -> Iterator[tuple[str, Path]]:
 
 @contextlib.contextmanager
 def throttled_devices(
-    tmp_path: Path, rates: list[int], op: str = "read"
+    tmp_path: Path, rates: list[int], ops: tuple[str, ...] = ("read",)
 ) -> Iterator[tuple[list[str], Path]]:
-    """(a loop device per rate, their cgroup): ``op`` (read or write) I/Os of each device
-    in the group at its rate at most; skipped where there is no root, losetup or blkio
-    controller. Removed afterwards."""
+    """(a loop device per rate, their cgroup): the I/Os of each of ``ops`` (read, write) of
+    each device in the group at its rate at most; skipped where there is no root, losetup
+    or blkio controller. Removed afterwards."""
     if os.geteuid() != 0 or shutil.which("losetup") is None:
         pytest.skip("needs root and losetup (a loop device)")
-    if not (BLKIO / f"blkio.throttle.{op}_iops_device").exists():
+    if not all((BLKIO / f"blkio.throttle.{op}_iops_device").exists() for op in ops):
         pytest.skip("needs cgroup v1's blkio controller (blkio.throttle.*)")
     devs: list[str] = []
     group = BLKIO / f"storbench-test-{os.getpid()}-{tmp_path.name}"
@@ -58,9 +58,10 @@ def throttled_devices(
         group.mkdir()
         for dev, iops in zip(devs, rates, strict=True):
             rdev = os.stat(dev).st_rdev
-            (group / f"blkio.throttle.{op}_iops_device").write_text(
-                f"{os.major(rdev)}:{os.minor(rdev)} {iops}\n"
-            )
+            for op in ops:
+                (group / f"blkio.throttle.{op}_iops_device").write_text(
+                    f"{os.major(rdev)}:{os.minor(rdev)} {iops}\n"
+                )
         yield devs, group
     finally:
         for _ in range(50):  # its processes are gone once the run returned

@@ -35,13 +35,18 @@ workloads:
 
 
 def _run(tmp_path: Path, rates: list[int], most: int, equal: str) -> tuple[dict[str, Any], str]:
-    with throttled_devices(tmp_path, rates, op="write") as (devs, group):
+    """The run's export and what it printed, then its Markdown and HTML reports."""
+    with throttled_devices(tmp_path, rates, ops=("write",)) as (devs, group):
         plan = tmp_path / "ab.yaml"
         plan.write_text(PLAN.format(a=devs[0], b=devs[1], most=most, equal=equal))
         db = tmp_path / "r.db"
         r = sb(group, db, "run", str(plan))
         text = r.stdout + r.stderr
         assert r.returncode == 0, text
+        md = sb(group, db, "report", "latest", "--format", "markdown")
+        html = sb(group, db, "report", "latest", "-o", str(tmp_path / "r.html"))
+        assert md.returncode == 0 and html.returncode == 0, md.stderr + html.stderr
+        text += md.stdout + (tmp_path / "r.html").read_text()
         return _exported(group, db), text
 
 
@@ -68,6 +73,7 @@ def test_until_stops_once_the_faster_device_is_known_better(tmp_path: Path) -> N
     order = _order(doc)
     assert len(order) == 2 * until["n"]  # it stopped when it knew
     assert "repeated until known" in text and "significant: p" in text, text
+    assert text.count("repeated until known") >= 3  # the run's output, Markdown, HTML
 
 
 def test_until_two_alike_devices_are_known_equal_alternating(tmp_path: Path) -> None:
@@ -99,7 +105,7 @@ def test_until_not_known_at_the_most_runs_abab_to_it(tmp_path: Path) -> None:
 def test_until_interrupted_goes_on_with_its_pairs_on_resume(tmp_path: Path) -> None:
     """Ctrl-C once five repetitions are recorded: `resume` runs what was cut and the
     pair's further repetitions, to the verdict (here: the most, 4 each)."""
-    with throttled_devices(tmp_path, [800, 800], op="write") as (devs, group):
+    with throttled_devices(tmp_path, [800, 800], ops=("write",)) as (devs, group):
         plan = tmp_path / "ab.yaml"
         plan.write_text(PLAN.format(a=devs[0], b=devs[1], most=4, equal="0.1%"))
         db = tmp_path / "r.db"

@@ -180,6 +180,20 @@ def test_until_pair_known_stops_and_so_does_one_not_comparable() -> None:
     assert cached.observe(b1, recorded("throttled-qd8")) == []  # however often it ran
 
 
+def test_until_pair_a_side_of_which_lies_beyond_its_knee_is_done() -> None:
+    pts = points()
+    reps = Repetitions.of(pts, lambda i: None)
+    a0, b0, a1, b1 = _pair(pts)
+    for p, name in ((a0, "throttled-qd1"), (b0, "throttled-qd4"), (a1, "throttled-qd2")):
+        reps.observe(p, recorded(name))
+    beyond = Measurement(status="skipped", error="skipped: beyond the knee of iodepth")
+    assert reps.observe(b1, beyond) == []
+    text = PLAN.format(repeat=RULE).replace(
+        "bs: [4k, 8k]}", "bs: 4k, iodepth: [1, 2, 4], stop_at: knee}"
+    )
+    assert parse_plan(text, "ab.yaml").until is not None  # a climb may be repeated until known
+
+
 def test_until_pair_stops_at_the_most_repetitions() -> None:
     pts = points("{until: significant, max: 2, equal: 0.1%}")
     reps = Repetitions(len(pts))

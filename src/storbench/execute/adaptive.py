@@ -47,6 +47,7 @@ class Adaptive:
             return None
         skipped = Measurement(status="skipped", error=why)
         self.later.defer(_record_skipped, self.store, self.run.run_id, point, skipped)
+        self.repetitions.observe(point, skipped)  # its pair is done
         return skipped
 
     def measured(self, point: Point, meas: Measurement, n: int) -> None:

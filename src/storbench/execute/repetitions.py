@@ -10,7 +10,8 @@ cancels instead of favouring one side): each a point of its own, after the run's
 index, stored as the run goes. A resumed run rebuilds its pairs from what it recorded and
 goes on with those not done. A pair one of whose repetitions carries a finding that says
 its number is not the storage's (the page cache answered...) stops: it is not comparable,
-however often it runs.
+however often it runs; so does one a side of which lies beyond its climb's knee
+(``stop_at: knee``: skipped).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ class _Pair:
         pair is not comparable, however often it runs). A repetition's findings are known
         once it is recorded, while the next runs: the pair's earlier ones decide."""
         return any(unjudged(m.findings) for m in self.measured.values())
+
+    def skipped(self) -> bool:
+        """Whether a side lies beyond its climb's knee (``stop_at``): never measured again."""
+        return any(m.status == "skipped" for m in self.measured.values())
 
     def stored(self) -> list[Point]:
         return [*self.sides[0], *self.sides[1]]
@@ -124,7 +129,12 @@ class Repetitions:
         if len(a) < rule.min:  # the plan's own rounds are still to come
             return []
         seen = sequential.look(_figures(pair, a), _figures(pair, b), rule)
-        if seen.state != sequential.CONTINUE or len(a) >= rule.max or pair.unfit():
+        if (
+            seen.state != sequential.CONTINUE
+            or len(a) >= rule.max
+            or pair.unfit()
+            or pair.skipped()
+        ):
             pair.done = True
             return []
         return [self._again(a[-1], len(a)), self._again(b[-1], len(b))]

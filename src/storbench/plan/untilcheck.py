@@ -13,7 +13,8 @@ from storbench.plan.untilkeys import FIX, NOT_COMPARED
 def check_until(plan: Plan, doc: CommentedMap, reading: Reading) -> None:
     """What the rule needs of the plan: two sides to tell apart (two targets, or an axis of
     two values in every workload), and points that can run again as they were (no capacity
-    search, no climb to its knee, no drill)."""
+    search, no drill). A climb to its knee may: its points above the knee are skipped on
+    both sides' later rounds, and a pair with a skipped side is done."""
     rule = plan.until
     if rule is None:
         return
@@ -44,7 +45,7 @@ def check_until(plan: Plan, doc: CommentedMap, reading: Reading) -> None:
                     f"workload {wl.name!r} has no axis {rule.compare!r} of two values",
                     f"give it `{rule.compare}: [A, B]`, or `compare: target` with two targets",
                 )
-        why = "a failure drill" if wl.actions else "a climb to its knee" if wl.stop_at else ""
+        why = "a failure drill" if wl.actions else ""
         if plan.slo is not None:
             why = "a capacity search (`slo`)"
         if why:
