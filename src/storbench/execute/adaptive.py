@@ -50,6 +50,12 @@ class Adaptive:
         self.repetitions.observe(point, skipped)  # its pair is done
         return skipped
 
+    def decides(self, point: Point) -> bool:
+        """Whether what runs after ``point`` may depend on its measurement: a step of a
+        climb (the points beyond its knee are skipped) or of a capacity search (the next
+        step's rate follows from it)."""
+        return point.stop_at is not None or point.slo is not None
+
     def measured(self, point: Point, meas: Measurement, n: int) -> None:
         """``point`` (the ``n``-th) measured ``meas``: its climb may stop, its search's
         next step runs next, and so do its pair's next repetitions."""
