@@ -112,9 +112,9 @@ class _Observer:
     def finding(self, *_: Any) -> None: ...
 
 
-def _stored(tmp_path: Path, more: str = "") -> tuple[Store, int, list[Point]]:
-    """A new run of the plan's three points in a database of its own."""
-    points = parse_plan(PLAN.format(dir=tmp_path, more=more), "p.yaml").expand()
+def _stored(tmp_path: Path, more: str = "", plan: str = PLAN) -> tuple[Store, int, list[Point]]:
+    """A new run of the plan's points (three) in a database of its own."""
+    points = parse_plan(plan.format(dir=tmp_path, more=more), "p.yaml").expand()
     store = Store(str(tmp_path / "r.db"))
     run_id = store.runs.create(
         kind="run",
@@ -138,8 +138,9 @@ def _run(
     fail_fast: bool = False,
     stop_in: int | None = None,
     more: str = "",
+    plan: str = PLAN,
 ) -> tuple[list[str], Outcome, Store, int]:
-    store, run_id, points = _stored(tmp_path, more)
+    store, run_id, points = _stored(tmp_path, more, plan)
     said: list[str] = []
     stop = _Stop()
     observer = _Observer(said, store, run_id)
@@ -245,6 +246,27 @@ def test_runner_overlap_not_past_a_point_the_next_depends_on(tmp_path: Path, mor
     assert outcome.status == "completed"
     reads = [s for s in said if s.startswith(("read 1", "start 2"))]
     assert reads[0] == "read 1"  # point 1 read before point 2 starts
+
+
+UNTIL = """\
+name: ab
+targets: [{{file: {dir}/a.dat}}, {{file: {dir}/b.dat}}]
+global: {{size: 1m, runtime: 1, time_based: 1}}
+repeat: {{until: significant, max: 4, equal: 0.1%}}
+workloads:
+  - {{name: r, rw: randread, bs: 4k}}
+{more}"""
+
+
+def test_runner_overlap_not_past_a_side_of_a_pair_repeated_until_its_verdict(
+    tmp_path: Path,
+) -> None:
+    """``repeat: {until: ...}``: whether a pair runs again follows from each side's
+    measurement (execute/repetitions.py), so each is read before the next starts."""
+    said, outcome, _, _ = _run(tmp_path, plan=UNTIL)
+    assert outcome.status == "completed"
+    for n in range(1, len([s for s in said if s.startswith("start ")])):
+        assert said.index(f"read {n}") < said.index(f"start {n + 1}")
 
 
 def test_runner_overlap_an_engine_without_run_ended_runs_whole() -> None:
