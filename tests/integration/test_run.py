@@ -204,37 +204,6 @@ workloads:
     assert q(db, "SELECT status FROM runs WHERE id=2") == [("failed",)]
 
 
-def test_fail_fast_stops_the_point_started_beside_the_failed_one(tmp_path: Path, db: Path) -> None:
-    """A point's result is read while the next point's fio starts (runner.py): with
-    --fail-fast a failed point stops that fio at once (a 30 s point), and the point leaves
-    no trace: no measurement, no series, no host samples, no progress line."""
-    plan = write_plan(
-        tmp_path / "p.yaml",
-        f"""\
-name: fails-fast
-targets:
-  - file: {tmp_path}/f.dat
-workloads:
-  - name: w
-    rw: read
-    bs: 4k
-    size: 1m
-    time_based: 1
-    runtime: 30
-    ioengine: [sg, psync]
-""",
-    )
-    began = time.monotonic()
-    r = sb("run", str(plan), "--fail-fast", db=db, cwd=tmp_path)
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert time.monotonic() - began < 25  # the psync point would run 30 s
-    assert q(db, "SELECT point_idx, status FROM measurements") == [(0, "failed")]
-    assert q(db, "SELECT status FROM runs") == [("failed",)]
-    for table in ("intervals", "host_samples"):
-        assert q(db, f"SELECT COUNT(*) FROM {table} WHERE point_idx=1") == [(0,)]
-    assert "[1/2]" in r.stdout and "[2/2]" not in r.stdout
-
-
 SLOW_PLAN = """\
 name: four-points
 targets:

@@ -31,25 +31,6 @@ def test_runner_later_waits_for_the_next_start_in_order() -> None:
     assert said[-1] == "now"
 
 
-def test_runner_later_work_deferred_by_the_work_is_done_in_its_place() -> None:
-    """The reading of point 1 waits for point 2's start; its record and progress line,
-    deferred from it, are done then, before point 2's progress line (not after it)."""
-    said: list[str] = []
-    later = Later(stop=lambda: None)
-
-    def read() -> None:
-        said.append("read 1")
-        later.defer(said.append, "recorded 1")
-        later.call(said.append, "finished 1")
-
-    later.defer(read)
-    later.call(said.append, "started 2")
-    assert said == []
-    process.started()
-    assert said == ["read 1", "recorded 1", "finished 1", "started 2"]
-    later.done()
-
-
 def test_runner_later_done_does_what_no_start_did() -> None:
     said: list[str] = []
     later = Later(stop=lambda: None)

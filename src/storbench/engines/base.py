@@ -11,9 +11,6 @@ The life of a run, as the engines see it::
     check(points, options)       before anything is created: tools, job options, hosts
     open(run, points) -> Session at the start of each session of the run (servers, ...)
       session.run(point)         per point: prepare what it reads, run, parse, validate
-      session.run_ended(point)   (optional) the same up to its process's end: the parse
-                                 waits for Ended.finish (run_ended below)
-      session.prepare(point)     (optional) a head start on the point that runs next
       session.close()            at the end of the session, whatever happened
     cleanup(run, points)         what the run left outside its files (Ceph objects)
 
@@ -47,25 +44,6 @@ class PointResult:
     started_at: float
     ended_at: float
     interrupted: bool = False
-
-
-@dataclass
-class Ended:
-    """A point whose engine process(es) have ended, before the engine has read what they
-    printed: when it ran and whether it was stopped, and :attr:`finish`, which reads,
-    parses and validates it into the point's result (called once). The runner starts the
-    next point's engine before it calls ``finish`` where nothing it decides waits for the
-    result (execute/runner.py): the parse overlaps the next engine's start-up."""
-
-    started_at: float
-    ended_at: float
-    interrupted: bool
-    finish: Callable[[], PointResult]
-
-    @classmethod
-    def of(cls, result: PointResult) -> Ended:
-        """A point whose result is read already."""
-        return cls(result.started_at, result.ended_at, result.interrupted, lambda: result)
 
 
 @dataclass
@@ -143,33 +121,10 @@ class Session(Protocol):
     def run(self, point: Point) -> PointResult:
         """Run one point: prepare what it needs, run the engine, parse and validate.
         Raises UserError for a fault of the setup (the run stops), KeyboardInterrupt when
-        interrupted twice; a failed measurement is a result with a failed status.
-
-        An engine may also have ``run_ended(point) -> Ended``: the same, returning the
-        moment its process ended, the rest done by ``Ended.finish()`` (:func:`run_ended`);
-        ``run`` is then ``run_ended(point).finish()``. And ``prepare(point)``: a head start
-        on a point that runs next, taken while the point before runs (fio: its job file
-        written), used when that point runs; it never raises (:func:`prepare`)."""
+        interrupted twice; a failed measurement is a result with a failed status."""
         ...
 
     def close(self) -> None: ...
-
-
-def prepare(session: Session, point: Point) -> None:
-    """The session's head start on ``point``, where its engine has one (else nothing)."""
-    ahead: Callable[[Point], None] | None = getattr(session, "prepare", None)
-    if ahead is not None:
-        ahead(point)
-
-
-def run_ended(session: Session, point: Point) -> Ended:
-    """Run ``point`` up to its engine process's end, reading its output left to
-    :attr:`Ended.finish`: the session's ``run_ended`` where its engine has one, else its
-    whole :meth:`Session.run`."""
-    early: Callable[[Point], Ended] | None = getattr(session, "run_ended", None)
-    if early is not None:
-        return early(point)
-    return Ended.of(session.run(point))
 
 
 class Engine(Protocol):

@@ -50,13 +50,6 @@ class Adaptive:
         self.repetitions.observe(point, skipped)  # its pair is done
         return skipped
 
-    def decides(self, point: Point) -> bool:
-        """Whether what runs after ``point`` may depend on its measurement: a step of a
-        climb (the points beyond its knee are skipped), of a capacity search (the next
-        step's rate follows from it) or a side of a pair repeated until its verdict is
-        known (whether it runs again follows from it)."""
-        return point.stop_at is not None or point.slo is not None or point.until is not None
-
     def measured(self, point: Point, meas: Measurement, n: int) -> None:
         """``point`` (the ``n``-th) measured ``meas``: its climb may stop, its search's
         next step runs next, and so do its pair's next repetitions."""

@@ -11,10 +11,6 @@ started. So a point is committed a few ms after the next one's load began, alway
 the next one's result is looked at, and the order of the records and of the progress
 lines is the order of the points.
 
-The work may be more than bookkeeping: the reading of the point before's result itself
-(runner.py, ``Ended.finish``), whose own bookkeeping is then done at once, in its place
-(:meth:`Later.defer` from the work being done: the start it waited for has come).
-
 Nothing of the work may be lost or hidden: an error in it (a full disk, a point another
 process recorded) asks the run to stop (the engine stops its process as on Ctrl-C) and is
 raised by :meth:`Later.done`, where the runner would have met it before.
@@ -35,22 +31,16 @@ class Later:
         self.stop = stop  # asks the run to stop: the running engine process ends
         self.work: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
         self.error: BaseException | None = None
-        self.running = False  # the work is being done (_run)
 
     def call(self, fn: Callable[..., Any], *args: Any) -> None:
-        """``fn(*args)`` after the work waiting already, or now when nothing waits (or
-        when called from that work)."""
-        if not self.work or self.running:
+        """``fn(*args)`` after the work waiting already, or now when nothing waits."""
+        if not self.work:
             fn(*args)
             return
         self.work.append((fn, args))
 
     def defer(self, fn: Callable[..., Any], *args: Any) -> None:
-        """``fn(*args)`` once the next engine process has started (or :meth:`done`); now
-        when called from the work being done (the start it waited for has come)."""
-        if self.running:
-            fn(*args)
-            return
+        """``fn(*args)`` once the next engine process has started (or :meth:`done`)."""
         if not self.work:
             process.when_started(self._run)
         self.work.append((fn, args))
@@ -58,19 +48,15 @@ class Later:
     def _run(self) -> None:
         """Do what waits, in order; never raises: the first error stops the run and waits
         for :meth:`done`."""
-        self.running = True
-        try:
-            while self.work:
-                fn, args = self.work.pop(0)
-                if self.error is not None:
-                    continue  # after an error nothing more is done (as when it was raised)
-                try:
-                    fn(*args)
-                except BaseException as e:
-                    self.error = e
-                    self.stop()
-        finally:
-            self.running = False
+        while self.work:
+            fn, args = self.work.pop(0)
+            if self.error is not None:
+                continue  # after an error nothing more is done (as when it was raised)
+            try:
+                fn(*args)
+            except BaseException as e:
+                self.error = e
+                self.stop()
 
     def done(self, *, raise_error: bool = True) -> None:
         """Everything that waits is done by now; its error raised (unless ``raise_error``

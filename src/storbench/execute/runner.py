@@ -14,6 +14,7 @@ with the other hosts' data); the run goes on unless ``fail_fast``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -26,17 +27,26 @@ from typing import Any, Protocol
 from storbench import engines
 from storbench.analysis import findings
 from storbench.analysis.steady import Verdict
-from storbench.engines.base import Ended, PointResult, RunContext, Session, prepare
+from storbench.engines.base import PointResult, RunContext, Session
 from storbench.execute.adaptive import Adaptive, measured_of
+from storbench.execute.drills import Drill
 from storbench.execute.later import Later
 from storbench.execute.leftovers import cleanup_engines, host_names
-from storbench.execute.measuring import measure
 from storbench.execute.monitor import HealthMonitor, HealthSample
 from storbench.execute.precondition import Preconditioner
+from storbench.execute.rounds import run_steady
 from storbench.execute.runstore import StoreEvents, StoreSeries, _Heartbeat
-from storbench.hosts import netpath, procguard
+from storbench.execute.sampling import (
+    CpuTally,
+    note_host_cpu,
+    note_power,
+    note_unsampled,
+    sample_sources,
+)
+from storbench.hosts import netpath, power, procguard
 from storbench.hosts.ceph import CephClient
 from storbench.hosts.inventory.host import memory_available
+from storbench.hosts.load import Sampler
 from storbench.model.constants import HEALTH_INTERVAL
 from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import Measurement
@@ -256,169 +266,64 @@ def _run_points(
     """Each point in turn through its engine's session, each result recorded at once: the
     moment the next point's engine has started (later.py), before anything looks at the
     next result (``paths``: the network toward each target, hosts/netpath.py)."""
-    each = _Points(store, run, series, points, sessions, sizes, paths, observer, outcome, stop)
-    each.fail_fast = fail_fast
-    each.all()
-
-
-class _FailedFast(Exception):
-    """A point read while the next one's engine started up failed, and the run fails fast
-    (raised in the work ``later`` does, which stops the next point's engine)."""
-
-
-class _Points:
-    """The runner's loop over the points (:func:`_run_points`): :meth:`run` each.
-
-    A point's result is read (``Ended.finish``: the engine's last output, its result
-    parsed, the last host sample) while the next point's engine starts (later.py) where
-    nothing waits for it (:meth:`overlaps`): the next point and the progress lines come
-    as they would have. Should the point have failed in a run that fails fast, the next
-    point's engine, just started, is stopped and that point forgotten (:meth:`abandon`),
-    as if never begun."""
-
-    def __init__(
-        self,
-        store: Store,
-        run: RunContext,
-        series: StoreSeries,
-        points: list[Point],
-        sessions: dict[str, Session],
-        sizes: dict[str, int],
-        paths: netpath.Paths,
-        observer: Observer,
-        outcome: Outcome,
-        stop: _Stop,
-    ) -> None:
-        self.store, self.ctx, self.series, self.sessions = store, run, series, sessions
-        self.sizes, self.paths, self.observer, self.outcome = sizes, paths, observer, outcome
-        self.fail_fast = False
-        self.later = later = Later(stop=stop.request)
-        self.adapt = Adaptive(store, run, points, later)
-        self.pre = Preconditioner(  # what it says comes after the progress lines in `later`
-            run.events,
-            series,
-            lambda *a: later.call(observer.round_finished, *a),
-            lambda *a: later.call(observer.phase, *a),
-        )
-
-    def all(self) -> None:
-        """Every point in turn (a capacity search adds its steps as it goes)."""
-        points, later = self.adapt.points, self.later
-        try:
+    later = Later(stop=stop.request)
+    adapt = Adaptive(store, run, points, later)
+    points = adapt.points  # a capacity search adds its steps as it goes (searches.py)
+    pre = Preconditioner(  # what it says comes after the progress lines waiting in `later`
+        run.events,
+        series,
+        lambda *a: later.call(observer.round_finished, *a),
+        lambda *a: later.call(observer.phase, *a),
+    )
+    try:
+        n = 0
+        while n < len(points):
+            point = points[n]
+            n += 1
+            if run.should_stop():
+                outcome.status = "interrupted"
+                break
+            later.call(observer.point_started, point, n, len(points))
+            skipped = adapt.skipped(point)
+            if skipped is not None:
+                outcome.skipped += 1
+                later.defer(observer.point_finished, point, skipped, n, len(points), 0.0)
+                continue
+            if not _starts_at_once(point, sizes):
+                later.done()  # not kept waiting through a slow start
             try:
-                n = 0
-                while n < len(points):
-                    point = points[n]
-                    n += 1
-                    if not self.run(point, n):
-                        break
-                later.done()  # the last point recorded, or the run's stop
-            except _FailedFast:
-                pass  # the point that failed is recorded, the run's status is "failed"
-        except BaseException:
-            later.done(raise_error=False)  # what waits is done; this exception goes on
-            raise
-
-    def run(self, point: Point, n: int) -> bool:
-        """Run the ``n``-th point; whether the run goes on."""
-        run, later, observer, total = self.ctx, self.later, self.observer, len(self.adapt.points)
-        if run.should_stop():
-            self.outcome.status = "interrupted"
-            return False
-        later.call(observer.point_started, point, n, total)
-        skipped = self.adapt.skipped(point)
-        if skipped is not None:
-            self.outcome.skipped += 1
-            later.defer(observer.point_finished, point, skipped, n, total, 0.0)
-            return True
-        if not _starts_at_once(point, self.sizes):
-            later.done()  # not kept waiting through a slow start
-        try:
-            restore_layout(point, self.sizes)
-            self.series.clear(point.index)  # of an earlier, interrupted try
-            session = self.sessions[point.engine]
-            self.prepare_next(point, n)
-            ended = measure(run, session, point, self.series, observer.round_finished, self.pre)
-            overlap = self.overlaps(point, ended, n)
-            if not overlap:  # read now: a second Ctrl-C while it is read interrupts it
-                ended = Ended.of(ended.finish())
-        except KeyboardInterrupt:
-            later.done()
-            self.outcome.status = "interrupted"
-            observer.point_interrupted(point)
-            return False
-        try:
+                restore_layout(point, sizes)
+                series.clear(point.index)  # of an earlier, interrupted try
+                result = _measure(run, sessions[point.engine], point, series, observer, pre)
+            except KeyboardInterrupt:
+                later.done()
+                outcome.status = "interrupted"
+                observer.point_interrupted(point)
+                break
             later.done()  # the point before is recorded by now
-        except _FailedFast:
-            self.abandon(point, ended)
-            raise
-        if overlap:  # read and recorded once the next point's engine has started
-            later.defer(self.finished, point, ended, n)
-            return True
-        return self.done(point, ended.finish(), n, ended.interrupted or run.should_stop())
-
-    def prepare_next(self, point: Point, n: int) -> None:
-        """The engine's head start on the point after the ``n``-th (its job file), taken
-        once this one's engine has started, where that point is known already (no step
-        of a climb or search decides it)."""
-        points = self.adapt.points
-        if n < len(points) and not self.adapt.decides(point):
-            upcoming = points[n]
-            self.later.defer(prepare, self.sessions[upcoming.engine], upcoming)
-
-    def overlaps(self, point: Point, ended: Ended, n: int) -> bool:
-        """Whether the point's result may be read while the next point's engine starts: its
-        engine ended by itself (no Ctrl-C, which decides now whether it is kept), a point
-        follows, and nothing the runner decides before it waits for this one's
-        measurement: a climb's or capacity search's step, a drill's, the rounds of steady
-        state (read already)."""
-        return (
-            not ended.interrupted
-            and not self.ctx.should_stop()
-            and n < len(self.adapt.points)
-            and not point.actions
-            and point.steady is None
-            and not self.adapt.decides(point)
-        )
-
-    def finished(self, point: Point, ended: Ended, n: int) -> None:
-        """The point's result read and recorded, the next point's engine started already
-        (in ``later``'s work); _FailedFast when the run fails fast on it."""
-        if not self.done(point, ended.finish(), n, cut=False):
-            raise _FailedFast
-
-    def done(self, point: Point, result: PointResult, n: int, cut: bool) -> bool:
-        """The point's result recorded (``cut``: it was cut short by Ctrl-C); whether the
-        run goes on."""
-        run, later, outcome, total = self.ctx, self.later, self.outcome, len(self.adapt.points)
-        if cut and not _keeps_cut(point, result):
-            outcome.status = "interrupted"
-            self.observer.point_interrupted(point)
-            return False
-        meas = result.measurement or Measurement(status="failed", error="no result")
-        later.defer(_record, self.store, run.run_id, point, result, meas, outcome, self.paths)
-        self.adapt.measured(point, meas, n)
-        seconds = result.ended_at - result.started_at
-        later.defer(self.observer.point_finished, point, meas, n, total, seconds)
-        if cut:  # a soak point, kept with what it ran until Ctrl-C: the run ends here
-            outcome.status = "completed" if n == total else "interrupted"
-            return False
-        if meas.status != "ok":
-            outcome.failed += 1
-            outcome.failures.append((point, meas.error or meas.status))
-            if self.fail_fast:
-                outcome.status = "failed"
-                return False
-        return True
-
-    def abandon(self, point: Point, ended: Ended) -> None:
-        """The point whose engine started beside one that failed fast: stopped by now
-        (``later`` asked the run to stop), its result and what it wrote of its series
-        dropped; never recorded nor said."""
-        try:
-            ended.finish()
-        finally:
-            self.series.clear(point.index)
+            cut = result.interrupted or run.should_stop()
+            if cut and not _keeps_cut(point, result):
+                outcome.status = "interrupted"
+                observer.point_interrupted(point)
+                break
+            meas = result.measurement or Measurement(status="failed", error="no result")
+            later.defer(_record, store, run.run_id, point, result, meas, outcome, paths)
+            adapt.measured(point, meas, n)
+            seconds = result.ended_at - result.started_at
+            later.defer(observer.point_finished, point, meas, n, len(points), seconds)
+            if cut:  # a soak point, kept with what it ran until Ctrl-C: the run ends here
+                outcome.status = "completed" if n == len(points) else "interrupted"
+                break
+            if meas.status != "ok":
+                outcome.failed += 1
+                outcome.failures.append((point, meas.error or meas.status))
+                if fail_fast:
+                    outcome.status = "failed"
+                    break
+    except BaseException:
+        later.done(raise_error=False)  # what waits is done; this exception goes on
+        raise
+    later.done()  # the last point recorded, or the run's stop
 
 
 def _starts_at_once(point: Point, sizes: dict[str, int]) -> bool:
@@ -497,6 +402,67 @@ def _findings(
     return findings.findings(
         meas, found, intervals, point.params, network=path, host_networks=hosts
     )
+
+
+def _measure(
+    run: RunContext,
+    session: Session,
+    point: Point,
+    series: StoreSeries,
+    observer: Observer,
+    pre: Preconditioner,
+) -> PointResult:
+    """A point's preconditioning (precondition.py), then the point: a phase that failed
+    fails the point (what it would measure is not what the plan asked for); one that was
+    interrupted is the point's interruption."""
+    engine = engines.get(point.engine)
+    phase = pre.run(engine, session, point)
+    if phase is not None:
+        meas = phase.measurement
+        if phase.interrupted or run.should_stop():
+            return phase
+        if meas is None or meas.status != "ok":
+            why = meas.error if meas is not None and meas.error else "no result"
+            failed = Measurement(status="failed", error=f"preconditioning failed: {why}")
+            return dataclasses.replace(phase, measurement=failed)
+    return _run_point(run, session, point, series, observer)
+
+
+def _run_point(
+    run: RunContext, session: Session, point: Point, series: StoreSeries, observer: Observer
+) -> PointResult:
+    """One point through its engine: in steady-state rounds when it asks for them, with its
+    drill's actions (drills.py) in a thread beside the load when it has some."""
+    drill = Drill(point, run.events, should_stop=run.should_stop) if point.actions else None
+    if drill is not None:
+        drill.start()
+    sink = CpuTally(series.host_sink(point))
+    sampler = Sampler(point.interval_ms, sink, sample_sources(point), power.meter())
+    try:
+        with sampler:
+            if point.steady is None:
+                result = session.run(point)
+            else:
+                engine = engines.get(point.engine)
+                result = run_steady(engine, session, point, series, observer.round_finished)
+        note_power(result, sampler.power_samples)
+        note_host_cpu(result, sink)
+    finally:
+        if drill is not None:
+            drill.stop()
+        note_unsampled(run.events, point, sampler.errors)
+    if drill is not None and drill.error is not None:
+        return _drill_failed(result, drill.error)
+    return result
+
+
+def _drill_failed(result: PointResult, why: str) -> PointResult:
+    """The point of a drill that storbench could not carry out as planned: failed, with
+    why (its load is not the load under the drill the plan asked for)."""
+    meas = result.measurement or Measurement()
+    error = f"the failure drill failed: {why}"
+    meas = dataclasses.replace(meas, status="failed", error=error)
+    return dataclasses.replace(result, measurement=meas)
 
 
 def _keeps_cut(point: Point, result: PointResult) -> bool:

@@ -34,19 +34,11 @@ class StoreSeries:
         self.failed: str | None = None
         self.shift: dict[int, tuple[int, int]] = {}  # point -> (ms, seq) added to its rows
         self.next_seq: dict[int, int] = {}
-        #: whether the run had rows of either kind before (a resume), and the points this
-        #: process wrote rows of: only those may hold rows to clear
-        self.earlier = _has_rows(store, run_id)
-        self.written: set[int] = set()
 
     def clear(self, point_idx: int) -> None:
-        """The point starts (again): what an earlier, interrupted try of it left goes
-        (nothing is asked of the database when there can be none: every point of a new
-        run, at its start)."""
-        if self.earlier or point_idx in self.written:
-            self.store.series.clear(self.run_id, point_idx)
-            self.store.host_samples.clear(self.run_id, point_idx)
-            self.written.discard(point_idx)
+        """The point starts (again): what an earlier, interrupted try of it left goes."""
+        self.store.series.clear(self.run_id, point_idx)
+        self.store.host_samples.clear(self.run_id, point_idx)
         self.shift.pop(point_idx, None)
         self.next_seq.pop(point_idx, None)
 
@@ -55,7 +47,6 @@ class StoreSeries:
         a failing database costs the samples, not the point."""
 
         def sink(rows: list[HostSample]) -> None:
-            self.written.add(point.index)
             with contextlib.suppress(StoreError):
                 self.store.host_samples.add(self.run_id, point.index, rows)
 
@@ -76,16 +67,10 @@ class StoreSeries:
         self.next_seq[point.index] = max(self.next_seq.get(point.index, 0), last)
         if self.observer is not None:
             self.observer.intervals(point, rows)
-        self.written.add(point.index)
         try:
             self.store.series.add(self.run_id, point.index, rows)
         except StoreError as e:
             self.failed = str(e)
-
-
-def _has_rows(store: Store, run_id: int) -> bool:
-    """Whether the run has intervals or host samples already (it is resumed)."""
-    return store.series.has(run_id) or store.host_samples.has(run_id)
 
 
 class StoreEvents:

@@ -63,25 +63,11 @@ class Series(Part):
 
     @_locked
     def clear(self, run_id: int, point_idx: int) -> None:
-        """Forget a point's intervals (it runs again: a resume after an interruption).
-        Nothing is written when it has none (every point, at its start)."""
-        if not self.has(run_id, point_idx):
-            return
+        """Forget a point's intervals (it runs again: a resume after an interruption)."""
         with self.tx():
             self.db.execute(
                 "DELETE FROM intervals WHERE run_id=? AND point_idx=?", (run_id, point_idx)
             )
-
-    @_locked
-    def has(self, run_id: int, point_idx: int | None = None) -> bool:
-        """Whether the run has any intervals (of one point when ``point_idx`` is given)."""
-        keys = (run_id,) if point_idx is None else (run_id, point_idx)
-        if not storable(*keys):
-            return False
-        sql = "SELECT 1 FROM intervals WHERE run_id=?" + (
-            "" if point_idx is None else " AND point_idx=?"
-        )
-        return self.db.execute(sql + " LIMIT 1", keys).fetchone() is not None
 
     @_locked
     def of_point(self, run_id: int, point_idx: int, host: str | None = "") -> list[Interval]:

@@ -57,11 +57,7 @@ if TYPE_CHECKING:
         split_documents,
     )
     from storbench.engines.fio.run import (  # noqa: F401
-        FioEnded,
-        Job,
-        prepare_job,
         run_point,
-        run_point_ended,
     )
     from storbench.engines.fio.server import (  # noqa: F401
         FioServer,
@@ -118,11 +114,7 @@ _WHERE = {
     "parse_output": "storbench.engines.fio.parse",
     "reporting_groups": "storbench.engines.fio.parse",
     "split_documents": "storbench.engines.fio.parse",
-    "FioEnded": "storbench.engines.fio.run",
-    "Job": "storbench.engines.fio.run",
-    "prepare_job": "storbench.engines.fio.run",
     "run_point": "storbench.engines.fio.run",
-    "run_point_ended": "storbench.engines.fio.run",
     "FioServer": "storbench.engines.fio.server",
     "ServerProbe": "storbench.engines.fio.server",
     "_probe_result": "storbench.engines.fio.server",

@@ -20,7 +20,6 @@ from storbench.engines import fio
 from storbench.engines.base import (
     CheckOptions,
     CheckResult,
-    Ended,
     Imported,
     PointResult,
     RunContext,
@@ -203,7 +202,6 @@ class _Session:
         self.hosts = fio.HostContext(names=dict(run.host_names))
         self.server: fio.FioServer | None = None
         self.prefilled: set[tuple[object, ...]] = set()  # s3 shapes written this session
-        self.prepared: tuple[Point, fio.Job] | None = None  # the next point's (prepare)
         local = [h.target for p in points for h in p.hosts if h.local]
         if local:
             self.server = fio.FioServer(cwd=run.workdir, env=fio.ceph_env(local))
@@ -215,36 +213,14 @@ class _Session:
                     fix="check that fio runs here (`fio --server=127.0.0.1,PORT`)",
                 ) from None
             self.hosts.local_port = self.server.port
-        self._tag = fio.s3_run_tag(run.token)
 
     def run(self, point: Point) -> PointResult:
-        return self.run_ended(point).finish()
-
-    def prepare(self, point: Point) -> None:
-        """A head start on the point that runs next: its job file written and its command
-        made (a local point's), while the point before runs."""
-        ctx = self.ctx
-        if point.hosts:
-            return
-        try:
-            job = fio.prepare_job(
-                point, ctx.workdir, run_id=ctx.run_id, total=ctx.total, tag=self._tag
-            )
-        except Exception:  # the point meets it itself when it runs, as it would have
-            return
-        self.prepared = (point, job)
-
-    def run_ended(self, point: Point) -> Ended:
-        """The point up to fio's exit; its output read and checked by ``finish``."""
         ctx = self.ctx
         self._layout_objects(point)
         refused = self._prefill_s3(point)
         if refused is not None:
-            return Ended.of(refused)
-        job = None
-        if self.prepared is not None and self.prepared[0] is point:
-            job, self.prepared = self.prepared[1], None
-        ended = fio.run_point_ended(
+            return refused
+        fr = fio.run_point(
             point,
             ctx.workdir,
             run_id=ctx.run_id,
@@ -252,9 +228,17 @@ class _Session:
             should_stop=ctx.should_stop,
             hosts=self.hosts,
             on_intervals=lambda rows: ctx.series(point, rows),
-            tag=self._tag,
-            job=job,
+            tag=fio.s3_run_tag(ctx.token),
         )
+        m = fr.measurement
+        if s3objects.s3_targets(point):  # what the service answered, counted
+            m = s3answers.checked(m, fr.stderr)
+        early = fio.ended_early(point, m)
+        if early is not None:
+            m.extra["ended_early"] = early
+            ctx.events.add(
+                "ended-early", f"point {point.index + 1}: {early}", {"point": point.index}
+            )
         if s3objects.s3_targets(point) and (
             s3objects.deletes(point) or workload_writes(point.params)
         ):
@@ -262,25 +246,6 @@ class _Session:
             # and so are those of any shape that shares their names
             gone = s3objects.shape_key(point)[:2]
             self.prefilled = {k for k in self.prefilled if k[:2] != gone}
-        return Ended(
-            ended.started_at,
-            ended.ended_at,
-            ended.interrupted,
-            lambda: self._result(point, ended.finish()),
-        )
-
-    def _result(self, point: Point, fr: fio.FioRun) -> PointResult:
-        """The point's result from fio's run: what an S3 service answered counted, a run
-        that ended before its runtime said."""
-        m = fr.measurement
-        if s3objects.s3_targets(point):  # what the service answered, counted
-            m = s3answers.checked(m, fr.stderr)
-        early = fio.ended_early(point, m)
-        if early is not None:
-            m.extra["ended_early"] = early
-            self.ctx.events.add(
-                "ended-early", f"point {point.index + 1}: {early}", {"point": point.index}
-            )
         return PointResult(
             measurement=m,
             command=fr.command,

@@ -74,42 +74,11 @@ def _run_fio(
     death: str = "KILL",
 ) -> tuple[int | None, bool, float, float, str, str]:
     """Run fio, stdout and stderr to ``stem``.out/.err; (exit status, interrupted, start,
-    end, stdout, stderr): :func:`_run_fio_ended`, its output read at once."""
-    done = _run_fio_ended(cmd, workdir, stem, should_stop, env, on_output, stalled, death)
-    raw, stderr = done.output()
-    return done.exit_code, done.interrupted, done.started_at, done.ended_at, raw, stderr
-
-
-@dataclass
-class Exited:
-    """A fio process that has exited, before what it printed last is read
-    (:meth:`output`): a local point's result is read while the next point's fio starts
-    (engines/base.py, ``Session.run_ended``)."""
-
-    exit_code: int | None
-    interrupted: bool
-    started_at: float
-    ended_at: float  # the moment storbench saw fio exit
-    output: Callable[[], tuple[str, str]]  # (stdout, stderr); call once
-
-
-def _run_fio_ended(
-    cmd: list[str],
-    workdir: str,
-    stem: str,
-    should_stop: Callable[[], bool],
-    env: dict[str, str] | None = None,
-    on_output: Callable[[float, str], None] | None = None,
-    stalled: Callable[[], bool] | None = None,
-    death: str = "KILL",
-) -> Exited:
-    """Run fio, stdout and stderr to ``stem``.out/.err, up to its exit. SIGINT when
-    ``should_stop`` turns true, SIGKILL (fio and its job processes) 15 s later, or at once
-    when ``stalled`` turns true (watchdog.py: fio is stuck in a request; that is no
-    interruption). ``on_output(started, text)`` gets what fio printed to stdout as it prints
-    it (what it printed last once :meth:`Exited.output` is called; the stdout that returns
-    is then empty). ``death``: the signal fio gets should storbench die
-    (process.start_logged)."""
+    end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL (fio and its job
+    processes) 15 s later, or at once when ``stalled`` turns true (watchdog.py: fio is stuck
+    in a request; that is no interruption). ``on_output(started, text)`` gets what fio
+    printed to stdout as it prints it (and the returned stdout is then empty). ``death``:
+    the signal fio gets should storbench die (process.start_logged)."""
     out_path = stem + ".out"
     err_path = stem + ".err"
     started = time.time()
@@ -119,13 +88,12 @@ def _run_fio_ended(
     clean = redact.clean if redact.active() else None
     proc = start_logged(cmd, workdir, out_path, err_path, env, clean=clean, death=death)
     started_hook()  # the runner's bookkeeping of the point before, while fio starts up
-    growing = open(out_path, errors="replace")  # noqa: SIM115 (closed by output())
+    with open(out_path, errors="replace") as growing:
 
-    def read_more() -> None:
-        if on_output is not None and (text := growing.read()):
-            on_output(started, text)
+        def read_more() -> None:
+            if on_output is not None and (text := growing.read()):
+                on_output(started, text)
 
-    try:
         sigint_at: float | None = None
         # wake the moment fio exits (pidfd), yet look at should_stop every 50 ms
         waiter = _exit_waiter(proc)
@@ -142,24 +110,16 @@ def _run_fio_ended(
                 proc.send_signal(signal.SIGINT)
             elif sigint_at is not None and time.monotonic() - sigint_at > 15:
                 procguard.kill_tree(proc.pid)
-    except BaseException:
-        growing.close()
-        raise
+        wait_logged(proc)
+        read_more()
     ended = time.time()
-
-    def output() -> tuple[str, str]:
-        with growing:
-            wait_logged(proc)
-            read_more()
-        raw = ""  # with on_output, the caller has had all of it (a long point's is large)
-        if on_output is None:
-            with open(out_path, errors="replace") as f:
-                raw = f.read()
-        with open(err_path, errors="replace") as f:
-            stderr = f.read()
-        return raw, stderr
-
-    return Exited(proc.returncode, interrupted, started, ended, output)
+    raw = ""  # with on_output, the caller has had all of it (a long point's is large)
+    if on_output is None:
+        with open(out_path, errors="replace") as f:
+            raw = f.read()
+    with open(err_path, errors="replace") as f:
+        stderr = f.read()
+    return proc.returncode, interrupted, started, ended, raw, stderr
 
 
 def _exit_waiter(proc: subprocess.Popen[bytes]) -> Callable[[int], bool]:
