@@ -44,6 +44,21 @@ def test_findings_client_cpu_bound_by_fios_own_figures() -> None:
     assert "client-cpu-bound" not in _codes(null)
 
 
+def test_findings_client_cpu_bound_not_of_a_job_that_reached_its_own_rate_cap() -> None:
+    """A job held to a rate it reached was set by its cap, whatever CPU time fio reports (a
+    busy machine's sampled accounting charges a job waking 2,000 times a second up to 95 %
+    of a CPU); one short of its cap may be bound. The recording is the null engine's 99.9 %."""
+    meas = _meas("null-engine-jsonplus.json")
+    iops = sum(d.iops for d in meas.directions.values())
+    reached = {"rate_iops": int(iops)}
+    assert findings.held_to_its_rate(meas, reached)
+    assert "client-cpu-bound" not in _codes(findings.findings(meas, params=reached))
+    short = {"rate_iops": f"{int(iops)},{int(iops)}", "numjobs": 2}  # asked twice as much
+    assert not findings.held_to_its_rate(meas, short)
+    assert "client-cpu-bound" in _codes(findings.findings(meas, params=short))
+    assert not findings.held_to_its_rate(meas, {"rate_iops": "lots"})
+
+
 def test_findings_host_busy_by_its_samples() -> None:
     meas = _meas("psync-randread-json.json")
     meas.extra["host_cpu"] = {"": {"busy_pct_mean": 97.5, "samples": 4}}

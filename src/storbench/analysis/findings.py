@@ -21,7 +21,7 @@ from storbench.hosts.netbaseline import fmt_bits
 from storbench.model.findings import CODES, Finding, NetworkPath
 from storbench.model.metrics import Measurement
 from storbench.model.series import Interval
-from storbench.model.units import fmt_rate
+from storbench.model.units import UnitError, fmt_rate, parse_size
 
 #: A job that used this share of one CPU (usr + sys, %) or more was held back by its CPU.
 CPU_BOUND_PCT = 90.0
@@ -52,6 +52,43 @@ def cpu_bound(meas: Measurement) -> list[Finding]:
             )
         )
     return out
+
+
+#: A rate-capped point that reached this share of the rate it asked for was set by its cap.
+RATE_MET = 0.95
+
+
+def held_to_its_rate(meas: Measurement, params: Mapping[str, Any]) -> bool:
+    """Whether the point capped its own rate (fio ``rate_iops``, ``rate``: per job, per
+    direction as ``read,write,trim``) and reached it: the cap, not the client's CPU, set
+    its number, whatever CPU time fio reports (on a busy machine the kernel's sampled CPU
+    accounting charges a job that wakes 2,000 times a second up to 95 % of a CPU: measured
+    with `rate_iops: 2000` beside two busy loops)."""
+    jobs = _whole(params.get("numjobs", 1)) * max(1, len(meas.hosts or {}))
+    for key, achieved in (("rate_iops", "iops"), ("rate", "bw_bytes")):
+        if params.get(key) in (None, "", 0, "0"):
+            continue
+        try:
+            caps = [parse_size(v) if v.strip() else 0 for v in str(params[key]).split(",")]
+        except UnitError:
+            return False
+        asked = got = 0.0
+        for n, name in enumerate(("read", "write", "trim")):
+            d = meas.direction(name)
+            cap = caps[n] if n < len(caps) else caps[-1]
+            if d is None or cap <= 0:
+                continue
+            asked += cap * jobs
+            got += getattr(d, achieved)
+        return asked > 0 and got >= RATE_MET * asked
+    return False
+
+
+def _whole(value: object) -> int:
+    try:
+        return max(1, int(str(value)))
+    except ValueError:
+        return 1
 
 
 #: A point whose bytes/s reach this share of what the network carries was held back by it.
@@ -229,7 +266,8 @@ def findings(
         return []
     cpu: list[Finding] = []
     if str((params or {}).get("ioengine", "")).strip() not in NO_STORAGE:
-        cpu = [*cpu_bound(meas), *network_bound(meas, network, host_networks)]
+        bound = [] if held_to_its_rate(meas, params or {}) else cpu_bound(meas)
+        cpu = [*bound, *network_bound(meas, network, host_networks)]
         jobs = {f.host for f in cpu if f.code == "client-cpu-bound"}  # its own figures first
         cpu += [f for f in host_busy(meas) if f.host not in jobs]
     # a point run in steady-state rounds has its own verdict on its series (analysis/steady)
