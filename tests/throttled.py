@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -85,3 +86,14 @@ def sb(group: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env={**os.environ, "STORBENCH_DB": str(db), "COLUMNS": "200"},
         preexec_fn=lambda: procs.write_text(f"{os.getpid()}\n"),
     )
+
+
+def recorded(db: Path) -> int:
+    """How many measurements the database ``db`` holds so far (0 before it exists)."""
+    if not db.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(db, timeout=30)) as c:
+        try:
+            return int(c.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+        except sqlite3.OperationalError:  # not made yet
+            return 0

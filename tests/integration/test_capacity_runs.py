@@ -11,11 +11,9 @@ found); and fio alone, given the job file of the step storbench found, meets the
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from storbench.engines.fio.tool import fio_path
-from throttled import sb, throttled_device
+from throttled import recorded, sb, throttled_device
 from waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -122,14 +120,14 @@ def test_capacity_search_interrupted_goes_on_where_it_was_on_resume(tmp_path: Pa
             preexec_fn=lambda: procs.write_text(f"{os.getpid()}\n"),
         )
         try:
-            wait_until("two steps recorded", lambda: _recorded(db) >= 2, timeout=300)
+            wait_until("two steps recorded", lambda: recorded(db) >= 2, timeout=300)
             proc.send_signal(signal.SIGINT)
             out, _ = proc.communicate(timeout=120)
         finally:
             if proc.poll() is None:
                 proc.kill()
         assert proc.returncode == 130, out
-        before = _recorded(db)
+        before = recorded(db)
         r = sb(group, db, "resume", "latest")
         assert r.returncode == 0, r.stdout + r.stderr
         exported = sb(group, db, "export", "latest", "--format", "json")
@@ -139,13 +137,3 @@ def test_capacity_search_interrupted_goes_on_where_it_was_on_resume(tmp_path: Pa
         assert 0.7 * IOPS < row["capacity"]["iops"] <= 1.02 * IOPS
         offered = [s["offered_iops"] for s in row["steps"]]
         assert offered[0] is None and len(set(offered)) == len(offered), offered
-
-
-def _recorded(db: Path) -> int:
-    if not db.exists():
-        return 0
-    with contextlib.closing(sqlite3.connect(db, timeout=30)) as c:
-        try:
-            return int(c.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
-        except sqlite3.OperationalError:  # not made yet
-            return 0

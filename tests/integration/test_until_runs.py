@@ -5,11 +5,9 @@ stops each pair when its verdict is known, and says how many repetitions it took
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from throttled import sb, throttled_devices  # noqa: E402
+from throttled import recorded, sb, throttled_devices  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
 PLAN = """\
@@ -119,14 +117,14 @@ def test_until_interrupted_goes_on_with_its_pairs_on_resume(tmp_path: Path) -> N
             preexec_fn=lambda: procs.write_text(f"{os.getpid()}\n"),
         )
         try:
-            wait_until("five recorded", lambda: _recorded(db) >= 5, timeout=300)
+            wait_until("five recorded", lambda: recorded(db) >= 5, timeout=300)
             proc.send_signal(signal.SIGINT)
             out, _ = proc.communicate(timeout=120)
         finally:
             if proc.poll() is None:
                 proc.kill()
         assert proc.returncode == 130, out
-        assert _recorded(db) < 8, out
+        assert recorded(db) < 8, out
         r = sb(group, db, "resume", "latest")
         assert r.returncode == 0, r.stdout + r.stderr
         doc = _exported(group, db)
@@ -134,13 +132,3 @@ def test_until_interrupted_goes_on_with_its_pairs_on_resume(tmp_path: Path) -> N
     assert m["repeat_until"]["state"] == "max" and m["repeat_until"]["n"] == 4, m
     order = _order(doc)
     assert len(order) == 8 and order == order[:2] * 4, order
-
-
-def _recorded(db: Path) -> int:
-    if not db.exists():
-        return 0
-    with contextlib.closing(sqlite3.connect(db, timeout=30)) as c:
-        try:
-            return int(c.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
-        except sqlite3.OperationalError:  # not made yet
-            return 0
