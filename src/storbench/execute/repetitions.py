@@ -21,9 +21,9 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 
 from storbench import hooks
-from storbench.analysis import sequential
+from storbench.analysis import climb, sequential
 from storbench.model.findings import unjudged
-from storbench.model.metrics import DIRECTIONS, Measurement
+from storbench.model.metrics import Measurement
 from storbench.plan import Point
 from storbench.plan.untilkeys import Until
 
@@ -51,18 +51,13 @@ class _Pair:
 
 def figure(point: Point, meas: Measurement) -> float | None:
     """What a repetition is judged by (compare's rule): its total IOPS, or, when the
-    workload caps its own rate, the mean total latency of its I/Os (ns); None: it failed."""
-    if meas.status in ("failed", "skipped"):
+    workload caps its own rate, the mean total latency of its I/Os (ns); None: it has no
+    figures (failed, skipped). The figures of a climb's step (analysis/climb.py)."""
+    step = climb.step_of("iodepth", None, meas)
+    if step is None:
         return None
-    dirs = [d for d in (meas.direction(n) for n in DIRECTIONS) if d is not None]
-    if not dirs:
-        return None
-    if not any(str(point.params.get(k, "")) not in ("", "0") for k in ("rate", "rate_iops")):
-        return sum(d.iops for d in dirs)
-    lats = [d.lat or d.clat for d in dirs]
-    parts = [(s.samples, s.mean) for s in lats if s and s.samples and s.mean is not None]
-    n = sum(c for c, _ in parts)
-    return sum(c * m for c, m in parts) / n if n else None
+    capped = any(str(point.params.get(k, "")) not in ("", "0") for k in ("rate", "rate_iops"))
+    return step.latency_ns if capped else step.throughput
 
 
 def _key(p: Point, rule: Until) -> Hashable:
