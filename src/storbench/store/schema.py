@@ -24,7 +24,7 @@ CREATE INDEX IF NOT EXISTS events_run ON events (run_id, at);
 """
 
 _INTERVALS = """
-CREATE TABLE IF NOT EXISTS intervals (  -- each point's time series (storbench.series)
+CREATE TABLE IF NOT EXISTS intervals (  -- each point's time series (store/series.py)
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     point_idx INTEGER NOT NULL,
     host TEXT NOT NULL,                -- '' for the point itself
@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS intervals (  -- each point's time series (storbench.s
 """
 
 _HOST_SAMPLES = """
-CREATE TABLE IF NOT EXISTS host_samples (  -- what the load's host did (storbench.hostload)
+CREATE TABLE IF NOT EXISTS host_samples (  -- what the load's host did (store/hostload.py)
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     point_idx INTEGER NOT NULL,
     host TEXT NOT NULL,                -- '' for the machine storbench runs on
