@@ -3,45 +3,14 @@ its actions and then each figure; the same table in the terminal, Markdown and H
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from storbench.analysis.drill import HOLD_S, DrillRow, drill_row
+from storbench.analysis.drill import HOLD_S, DrillRow
 from storbench.model.units import fmt_iops, fmt_ns, fmt_rate
 from storbench.plan.actionkeys import step_label
 from storbench.report.fmt import AnswerTable, text_table
 from storbench.report.safe import md_table, md_text
 from storbench.report.soak import host_rows
-from storbench.store import MeasurementRow, Store
 
 HEADERS = ["figure", "value"]
-EVENT_KINDS = ("action", "health", "cluster-io")
-
-
-def drills_of(
-    store: Store, run_id: int, measured: Iterable[MeasurementRow] | None = None
-) -> list[DrillRow]:
-    """The drill report of every measured point of the run that had actions; ``measured``:
-    the run's measurements when the caller has them already (else read one at a time)."""
-    r = store.runs.get(run_id)
-    if measured is None:
-        measured = store.measurements.stream(run_id)
-    rows = [m for m in measured if m.point is not None and m.point.actions]
-    if not rows:
-        return []
-    r = store.runs.get(run_id)
-    events = [(e.kind, e.at, e.data) for e in store.events.of_run(run_id) if e.kind in EVENT_KINDS]
-    return [
-        drill_row(
-            m.point_idx,
-            f"point {m.point_idx + 1}: {m.point.label()}" if m.point else "",
-            store.series.of_point(run_id, m.point_idx),
-            events,
-            r.ended_at,
-            [m.error] if m.status != "ok" and m.error else [],
-            store.host_samples.of_point(run_id, m.point_idx, None),
-        )
-        for m in rows
-    ]
 
 
 def _s(v: float | None, missing: str) -> str:

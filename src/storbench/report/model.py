@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from storbench import hooks
+from storbench.analysis.drill import drill_row
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.soak import SeriesSource
 from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
@@ -23,7 +24,7 @@ from storbench.model.findings import Finding
 from storbench.model.metrics import PERCENTILES, Measurement
 from storbench.model.series import Interval
 from storbench.report.ceph import CephReport, ceph_report
-from storbench.report.drill import DrillRow, drills_of
+from storbench.report.drill import DrillRow
 from storbench.report.fmt import AnswerTable
 from storbench.store import EventRow, MeasurementRow, RunRow, Store
 
@@ -403,7 +404,7 @@ def load_run(
         summaries,
         rows,
         series=store.run_series(run.id),
-        drills=[] if light else drills_of(store, run.id, None if spec.filters else rows),
+        drills=[] if light else _drills_of(store, run.id, None if spec.filters else rows),
         ceph=ceph_report(run, events),
         events=events,
         selected=spec.filters,
@@ -475,3 +476,33 @@ def load_comparison(store: Store, refs: list[str], *, detail: bool = False) -> C
         return compare_runs(load_runs(store, refs), names=lambda r: r.label)
     runs = load_runs(store, refs, percentiles=(99.0,), dirs=False, answer=False, light=True)
     return compare_runs(runs, names=side_name)
+
+
+#: the events a drill report reads
+DRILL_EVENTS = ("action", "health", "cluster-io")
+
+
+def _drills_of(
+    store: Store, run_id: int, measured: Iterable[MeasurementRow] | None = None
+) -> list[DrillRow]:
+    """The drill report of every measured point of the run that had actions; ``measured``:
+    the run's measurements when the caller has them already (else read one at a time)."""
+    if measured is None:
+        measured = store.measurements.stream(run_id)
+    rows = [m for m in measured if m.point is not None and m.point.actions]
+    if not rows:
+        return []
+    r = store.runs.get(run_id)
+    events = [(e.kind, e.at, e.data) for e in store.events.of_run(run_id) if e.kind in DRILL_EVENTS]
+    return [
+        drill_row(
+            m.point_idx,
+            f"point {m.point_idx + 1}: {m.point.label()}" if m.point else "",
+            store.series.of_point(run_id, m.point_idx),
+            events,
+            r.ended_at,
+            [m.error] if m.status != "ok" and m.error else [],
+            store.host_samples.of_point(run_id, m.point_idx, None),
+        )
+        for m in rows
+    ]
