@@ -179,3 +179,27 @@ def test_capacity_web_view_shows_the_chart_with_the_answer(store: Store) -> None
     answer = re.search(r'<section id="answer">.*?</section>', r.text, re.S)
     assert answer is not None and "target p99 ≤ 2.00 ms" in answer.group(0)
     assert 'data-ref="r1-p5"' in answer.group(0)  # a step opens its point's page
+
+
+def test_capacity_intervals_survive_the_store(store: Store) -> None:
+    """A step read back from the store (its measurement without histograms) gets its
+    percentile's 95 % interval from the point's stored total-latency histograms: the same
+    interval as the step measured at once, in the answer's table, text and JSON."""
+    from storbench.analysis.capacity import step_of
+    from storbench.report.model import load_run
+
+    slo = Slo(latency_ns=2 * MS, percentile=99)
+    run = _search(store, slo)
+    answer = load_run(store, str(run)).answer
+    assert answer is not None
+    steps = [c.step for c in answer.rows[0].steps]
+    for rate, s in zip(RATES, steps, strict=True):
+        assert s is not None and s.interval is not None
+        text = (CLIMB / f"rate-{rate or 'probe'}.json").read_text()
+        direct = step_of(slo, rate, fio.parse_output(text)[0])
+        assert direct is not None and direct.interval == s.interval
+    # the step at 1,000 offered (p99 1.22 ms) holds the 2 ms target in its interval
+    out = CliRunner().invoke(cli, ["show", str(run), "--db", store.path])
+    assert out.exit_code == 0, out.output
+    assert "95 % CI" in out.output and "meets (within chance)" in out.output
+    assert "within chance (point 2)" in out.output

@@ -14,6 +14,7 @@ import pytest
 from storbench.analysis.capacity import Step, capacity, next_rate, shortfall, step_of
 from storbench.engines import fio
 from storbench.model.metrics import Measurement
+from storbench.model.units import fmt_ns
 from storbench.plan.slokeys import Slo
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "climb"
@@ -85,7 +86,11 @@ def test_capacity_answer_says_the_load_the_target_and_the_step_above() -> None:
     assert answer.met is steps[-1] and answer.above is steps[0]
     assert answer.iops == pytest.approx(steps[-1].achieved_iops)
     assert answer.text.startswith(f"{steps[-1].achieved_iops:,.0f} IOPS at p99 ≤ 2.00 ms")
-    assert "(resolution 5 %; next step 2,0" in answer.text and "p99 " in answer.text
+    assert "; resolution 5 %; next step 2,0" in answer.text and "p99 " in answer.text
+    # the met step's latency and its interval, before the resolution
+    met = steps[-1]
+    assert met.interval is not None
+    assert f"(p99 {fmt_ns(met.latency_ns)} [95 % CI {fmt_ns(met.interval.low_ns)}–" in answer.text
     # a target nothing meets, and a device whose most meets it
     strict = Slo(latency_ns=1_000, percentile=99)
     none = capacity(strict, [step(strict, None), step(strict, 1000)])
@@ -94,3 +99,26 @@ def test_capacity_answer_says_the_load_the_target_and_the_step_above() -> None:
     most = capacity(loose, [step(loose, None)])
     assert most.iops is not None and "the most the device does at this concurrency" in most.text
     assert next_rate(loose, [step(loose, None)]) is None
+
+
+def test_capacity_steps_carry_their_latency_interval() -> None:
+    """Each step's judged latency comes with its 95 % interval, which holds the figure; a
+    p99 of ~3,000 I/Os rests on ~30 of them, so its interval is wide, and the step at 1,000
+    offered (p99 1.22 ms) holds the 2 ms target inside it: within chance."""
+    slo = Slo(latency_ns=2 * MS, percentile=99)
+    for rate in (None, 1000, 1500, 1800, 1950, 2200):
+        s = step(slo, rate)
+        assert s.interval is not None and s.latency_ns is not None
+        assert s.interval.low_ns <= s.latency_ns <= s.interval.high_ns
+    low = step(slo, 1000)
+    assert low.meets and low.within_chance(slo)
+    assert not step(slo, 1800).within_chance(slo)  # p99 330 µs: far below 2 ms either way
+    assert not step(slo, 2200).within_chance(slo)  # saturated: misses whatever its figure
+    # a mean objective: mean ± 1.96 s/√n
+    mean = Slo(latency_ns=1 * MS, percentile=None)
+    m = step(mean, 1000)
+    assert m.interval is not None and m.latency_ns is not None
+    lat = recorded("1000").direction("read").lat
+    assert lat is not None and lat.stddev is not None
+    half = 1.959964 * lat.stddev / math.sqrt(lat.samples)
+    assert m.interval.high_ns - m.latency_ns == pytest.approx(half, rel=1e-4)

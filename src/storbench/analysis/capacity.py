@@ -23,16 +23,26 @@ The search (:func:`next_rate`):
 3. *bisection*: the midpoint of the highest rate that met and the lowest that did not, until
    they are within the resolution (5 % of the one that met, by default).
 
-The answer (:func:`capacity`) is the highest step that met, with the step above it: "1,945
-IOPS at p99 ≤ 2 ms (resolution 5 %; next step 2,008 IOPS: p99 102 ms, saturated)".
+The answer (:func:`capacity`) is the highest step that met, its latency with that latency's
+95 % interval (analysis/latencyci.py: how far chance could move it with this many I/Os), and
+the step above it: "1,940 IOPS at p99 ≤ 2.00 ms (p99 651.3 µs [95 % CI 518.1 µs–897.0 µs];
+resolution 5 %; next step 2,008 IOPS: p99 102.24 ms [95 % CI 102.24 ms–103.28 ms])". A step
+whose interval holds the target is *within chance*: the search still judges it by its
+figure (as fio's own percentile), and the answer and the table say so.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
+from storbench.analysis.latencyci import (
+    LatencyInterval,
+    holding,
+    latency_interval,
+    percentile_interval,
+)
 from storbench.model.metrics import DIRECTIONS, LatencyStats, Measurement, pct_key
 from storbench.model.units import fmt_ns
 from storbench.plan.slokeys import Slo
@@ -47,30 +57,51 @@ FLOOR = 1 / 1024
 @dataclass(frozen=True)
 class Step:
     """One step of a search: what it offered (None: the closed-loop probe), what the device
-    did, its latency as the objective judges it, whether it saturated and met it."""
+    did, its latency as the objective judges it, whether it saturated and met it, and the
+    95 % interval of that latency (analysis/latencyci.py; None without a histogram)."""
 
     offered_iops: float | None
     achieved_iops: float
     latency_ns: float | None
     saturated: bool
     meets: bool
+    interval: LatencyInterval | None = None
 
     def said(self, slo: Slo) -> str:
         which = "mean" if slo.percentile is None else f"p{slo.percentile:g}"
         lat = fmt_ns(self.latency_ns) if self.latency_ns is not None else "no latency"
         sat = ", saturated" if self.saturated else ""
-        return f"{self.achieved_iops:,.0f} IOPS: {which} {lat}{sat}"
+        return f"{self.achieved_iops:,.0f} IOPS: {which} {lat}{self.interval_said()}{sat}"
+
+    def interval_said(self) -> str:
+        """The interval as " [95 % CI 1.79 ms–1.86 ms]", or nothing without one."""
+        i = self.interval
+        if i is None:
+            return ""
+        high = f"≥ {fmt_ns(i.high_ns)}" if i.open_high else fmt_ns(i.high_ns)
+        return f" [95 % CI {fmt_ns(i.low_ns)}–{high}]"
+
+    def within_chance(self, slo: Slo) -> bool:
+        """Whether the target lies inside this step's interval: with these I/Os, meeting or
+        missing it could be chance (a saturated step misses whatever its latency)."""
+        i = self.interval
+        return i is not None and not self.saturated and i.low_ns <= slo.latency_ns <= i.high_ns
 
 
 def judged_latency(slo: Slo, meas: Measurement) -> float | None:
     """The latency of all of ``meas``'s I/Os the objective judges (module docstring)."""
+    return _judged(slo, meas)[0]
+
+
+def _judged(slo: Slo, meas: Measurement) -> tuple[float | None, LatencyInterval | None]:
     stats = [d.lat for d in (meas.direction(n) for n in DIRECTIONS) if d is not None]
     lat = LatencyStats.merge([s for s in stats if s is not None])
     if lat is None:
-        return None
+        return None, None
+    interval = latency_interval(lat, slo.percentile)
     if slo.percentile is None:
-        return lat.mean
-    return lat.percentiles.get(pct_key(slo.percentile))
+        return lat.mean, interval
+    return lat.percentiles.get(pct_key(slo.percentile)), interval
 
 
 def shortfall(offered: float, meas: Measurement) -> float:
@@ -90,10 +121,17 @@ def step_of(slo: Slo, offered: float | None, meas: Measurement) -> Step | None:
     achieved = sum(d.iops for d in (meas.direction(n) for n in DIRECTIONS) if d is not None)
     if achieved <= 0:
         return None
-    latency = judged_latency(slo, meas)
+    latency, interval = _judged(slo, meas)
     saturated = offered is not None and achieved < offered * (1 - shortfall(offered, meas))
     meets = not saturated and latency is not None and latency <= slo.latency_ns
-    return Step(offered, achieved, latency, saturated, meets)
+    return Step(offered, achieved, latency, saturated, meets, interval)
+
+
+def with_interval(step: Step, bins: Mapping[int, int], percentile: float) -> Step:
+    """``step`` with the interval of its ``percentile`` from the point's merged total-latency
+    histogram ``bins`` (a step read back without its histograms has none)."""
+    found = holding(percentile_interval(bins, percentile), step.latency_ns)
+    return replace(step, interval=found)
 
 
 def _bounds(steps: Sequence[Step]) -> tuple[Step | None, Step | None]:
@@ -161,8 +199,11 @@ def capacity(slo: Slo, steps: Sequence[Step | None]) -> Capacity:
         text = f"no load meets {slo.label}: the lowest step offered gave {low.said(slo)}"
         return Capacity(slo, None, None, low, text)
     nxt = f"; next step {above.said(slo)}" if above is not None else ""
+    which = "mean" if slo.percentile is None else f"p{slo.percentile:g}"
+    chance = ", the target within it" if best.within_chance(slo) else ""
+    lat = f"{which} {fmt_ns(best.latency_ns)}{best.interval_said()}{chance}; "
     text = (
-        f"{best.achieved_iops:,.0f} IOPS at {slo.label} (resolution "
+        f"{best.achieved_iops:,.0f} IOPS at {slo.label} ({lat}resolution "
         f"{slo.resolution * 100:g} %{nxt})"
     )
     return Capacity(slo, best.achieved_iops, best, above, text)

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from storbench.analysis.capacity import Step, step_of
+from storbench.analysis.capacity import Step, step_of, with_interval
 from storbench.analysis.stats import Spread, spread
 from storbench.analysis.steady import Verdict, verdict_of
 from storbench.model import histpack
@@ -563,3 +563,29 @@ def _merged_percentiles(
         i = int(np.searchsorted(cum, fio_rank(p, total)))  # first i with cum[i] >= rank
         out[pct_key(p)] = float(values[i])
     return out
+
+
+def needs_interval(s: PointSummary) -> bool:
+    """Whether ``s`` is a capacity step judged at a percentile whose 95 % interval needs the
+    point's total-latency (``lat``) histograms (a summary's measurement carries none)."""
+    step = s.capacity_step
+    return (
+        step is not None
+        and step.interval is None
+        and s.slo is not None
+        and s.slo.percentile is not None
+    )
+
+
+def fill_interval(s: PointSummary, histograms: Iterable[tuple[str, Any]]) -> None:
+    """Give ``s``'s capacity step the interval of its percentile (analysis/latencyci.py) from
+    the point's ``lat`` histograms (``(direction, bins)``, bins as :func:`fill_percentiles`
+    takes them), all directions merged as the step's figure merges them."""
+    step, slo = s.capacity_step, s.slo
+    if step is None or slo is None or slo.percentile is None:
+        return
+    pairs = _bin_pairs([b for _, b in histograms])
+    bins: dict[int, int] = {}
+    for bucket, count in pairs.tolist():
+        bins[bucket] = bins.get(bucket, 0) + count
+    s.capacity_step = with_interval(step, bins, slo.percentile)

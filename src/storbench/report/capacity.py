@@ -4,6 +4,7 @@ device saturated and whether the step met the objective)."""
 
 from __future__ import annotations
 
+from storbench.analysis.capacity import Step
 from storbench.analysis.capacityanswer import CapacityAnswer, CapacityRow
 from storbench.model.units import fmt_iops, fmt_ns
 from storbench.report.fmt import AnswerTable
@@ -13,6 +14,24 @@ SATURATED = (
     "chance): it, not the target, set that step's latency, and fio's rate limiting waits "
     "instead of queueing, so the latency shown understates what an open-loop client would see"
 )
+
+WITHIN_CHANCE = (
+    "within chance ({points}): the target lies inside that step's 95 % interval, so "
+    "with this many I/Os meeting or missing it could be chance; longer steps narrow it"
+)
+INTERVALS = (
+    "95 % CI: how far the step's latency could move by chance with this many I/Os (a "
+    "percentile's from the order statistics of its histogram, a mean's from its standard "
+    "deviation); they assume independent I/Os, and queueing correlates them, so the true "
+    "uncertainty is wider"
+)
+
+
+def _ci(s: Step) -> str:
+    i = s.interval
+    if i is None:
+        return "-"
+    return f"{fmt_ns(i.low_ns)}–{'≥ ' if i.open_high else ''}{fmt_ns(i.high_ns)}"
 
 
 def capacity_tables(answer: CapacityAnswer) -> list[AnswerTable]:
@@ -26,24 +45,31 @@ def _table(r: CapacityRow) -> AnswerTable:
         s = c.step
         offered = "probe (closed loop)" if c.offered_iops is None else fmt_iops(c.offered_iops)
         if s is None:
-            rows.append([str(c.point), offered, "-", "-", "failed", ""])
+            rows.append([str(c.point), offered, "-", "-", "-", "failed", ""])
             continue
         verdict = "meets" if s.meets else "saturated" if s.saturated else "misses"
-        rows.append(
-            [str(c.point), offered, fmt_iops(s.achieved_iops), fmt_ns(s.latency_ns), verdict, ""]
-        )
+        if s.within_chance(r.slo):
+            verdict += " (within chance)"
+        achieved, lat = fmt_iops(s.achieved_iops), fmt_ns(s.latency_ns)
+        rows.append([str(c.point), offered, achieved, lat, _ci(s), verdict, ""])
     best = r.capacity.met
     for row, c in zip(rows, r.steps, strict=True):
         if best is not None and c.step is best:
-            row[5] = "← capacity"
+            row[6] = "← capacity"
     axes = " ".join(f"{k}={v}" for k, v in r.axes.items())
     notes = [f"capacity: {r.capacity.text}"]
     if any(c.step is not None and c.step.saturated for c in r.steps):
         notes.append(SATURATED)
+    chance = [str(c.point) for c in r.steps if c.step is not None and c.step.within_chance(r.slo)]
+    if chance:
+        which = f"point{'s' if len(chance) > 1 else ''} {', '.join(chance)}"
+        notes.append(WITHIN_CHANCE.format(points=which))
+    if any(c.step is not None and c.step.interval is not None for c in r.steps):
+        notes.append(INTERVALS)
     return AnswerTable(
         f"Capacity of {r.workload}{' ' + axes if axes else ''} on {r.target} at {r.slo.label}",
-        ["Point", "Offered IOPS", "Achieved IOPS", f"{which} latency", "Step", ""],
+        ["Point", "Offered IOPS", "Achieved IOPS", f"{which} latency", "95 % CI", "Step", ""],
         rows,
-        right={1, 2, 3},
+        right={1, 2, 3, 4},
         notes=notes,
     )

@@ -19,7 +19,14 @@ from storbench import hooks
 from storbench.analysis.drill import drill_row
 from storbench.analysis.select import parse_run_spec, select
 from storbench.analysis.soak import SeriesSource
-from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
+from storbench.analysis.summary import (
+    PointSummary,
+    fill_interval,
+    fill_percentiles,
+    needs_bins,
+    needs_interval,
+    summarize,
+)
 from storbench.model.findings import Finding
 from storbench.model.metrics import PERCENTILES, Measurement
 from storbench.model.series import Interval
@@ -338,6 +345,12 @@ def read_summaries(
             s = need.get(key)
             if s is not None:
                 fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
+    steps = {s.key: s for s in summaries if needs_interval(s)}
+    if steps:
+        for key, hists in store.measurements.point_histograms(run_id, "lat"):
+            s = steps.get(key)
+            if s is not None:
+                fill_interval(s, hists)
     return summaries
 
 

@@ -97,7 +97,8 @@ def _panel(
         head = f"{res.label}\n" if multi else ""
         kind = verdict(s, row)
         x = s.offered_iops if s.offered_iops is not None else s.achieved_iops
-        tip = f"{head}{_said(c.point, s)}\n{which} {fmt_ns(s.latency_ns)}: {_judged(s, kind, row)}"
+        lat = f"{which} {fmt_ns(s.latency_ns)}{s.interval_said()}"
+        tip = f"{head}{_said(c.point, s)}\n{lat}: {_judged(s, kind, row)}"
         _line(lines, kind).marks.append(Mark(x=x, y=s.latency_ns, tip=tip, ref=ref))
         ys.append(s.latency_ns)
         if s.offered_iops is not None:
