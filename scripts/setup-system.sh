@@ -22,6 +22,7 @@ declare -A need=(
   [mkfs.btrfs]=btrfs-progs # tests/integration/test_findings_runs.py: a compressing btrfs
   [setpriv]=util-linux
   [sshd]=openssh-server   # tests/integration/test_drill_hosts.py: a drill's steps on a host, over ssh
+  [prometheus]=prometheus # tests/integration/test_metrics_prometheus.py: scrapes a real run
   [iperf3]=iperf3          # network baselines: toward hosts (the agent serves it), endpoints
   # Ceph (tests/integration/ceph brings up a real single-host cluster from these)
   [ceph]=ceph-common

@@ -96,6 +96,26 @@ def health_interval_option(f: F) -> F:
     )(f)
 
 
+def metrics_options(f: F) -> F:
+    """``--metrics ADDR:PORT`` and ``--metrics-any-address`` (run, resume)."""
+    f = click.option(
+        "--metrics-any-address",
+        "metrics_any_address",
+        is_flag=True,
+        help="Let --metrics listen on an address other than loopback (it has no "
+        "authentication: whoever reaches it reads the run's figures).",
+    )(f)
+    return click.option(
+        "--metrics",
+        "metrics",
+        metavar="ADDR:PORT",
+        help="Serve the run's live figures for Prometheus on ADDR:PORT (/metrics) while it "
+        "runs: per point, host and direction the latest interval's IOPS, bytes/s and "
+        "latency, progress, steady-state rounds, findings. Loopback only unless "
+        "--metrics-any-address; port 0: any free one.",
+    )(f)
+
+
 def plan_options(f: F) -> F:
     f = click.option(
         "--set",

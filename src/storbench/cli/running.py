@@ -15,6 +15,7 @@ from storbench.cli.app import (
     db_option,
     err,
     health_interval_option,
+    metrics_options,
     out,
     plan_options,
 )
@@ -24,6 +25,9 @@ from storbench.model.errors import PlanError, PreflightError, UserError
 from storbench.suites import names as suite_names
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from storbench.execute.metrics import LiveMetrics
     from storbench.hosts.sshagents import Agents
     from storbench.plan import Plan, Point, Target
     from storbench.preflight import Preflight
@@ -93,6 +97,7 @@ Examples:
     "the Ceph cluster the plan measures (refused otherwise, before any load).",
 )
 @health_interval_option
+@metrics_options
 def run(
     plan: str,
     sets: tuple[str, ...],
@@ -108,6 +113,8 @@ def run(
     allow_unhealthy: bool,
     allow_disruption: bool,
     health_interval: float,
+    metrics: str | None,
+    metrics_any_address: bool,
 ) -> None:
     """Run a plan file or a built-in suite and record every point.
 
@@ -144,11 +151,34 @@ def run(
         overrides.append(f"--ceph-conf {ceph_conf}")
     if endpoint:
         overrides.append(f"--endpoint {endpoint}")
-    with sshagents.started(points) as agents:
+    with (
+        _live_metrics(metrics or p.metrics, metrics_any_address) as live,
+        sshagents.started(points) as agents,
+    ):
         pre = _preflight(points, agents, list(destroy_data), allow_unhealthy)
         _record_and_execute(
-            store, p, points, pre, overrides, agents, fail_fast, keep_files, health_interval
+            store, p, points, pre, overrides, agents, fail_fast, keep_files, health_interval, live
         )
+
+
+@contextlib.contextmanager
+def _live_metrics(address: str | None, any_address: bool) -> Iterator[LiveMetrics | None]:
+    """The run's Prometheus endpoint (execute/metrics.py) while the run goes, when asked."""
+    if address is None:
+        yield None
+        return
+    from storbench.execute.metrics import LiveMetrics
+    from storbench.plan.metricskeys import parse_address
+
+    host, port = parse_address(address)
+    live = LiveMetrics()
+    bound = live.serve(host, port, any_address)
+    shown = f"[{host}]" if ":" in host else host
+    out.print(f"metrics: http://{shown}:{bound}/metrics (Prometheus, while the run goes)")
+    try:
+        yield live
+    finally:
+        live.close()
 
 
 def _preflight(
@@ -198,6 +228,7 @@ def _record_and_execute(
     fail_fast: bool,
     keep_files: bool,
     health_interval: float,
+    live: LiveMetrics | None = None,
 ) -> None:
     try:
         run_id = store.runs.create(
@@ -218,7 +249,7 @@ def _record_and_execute(
         raise
     out.print(f"run {run_id}: recording to {store.path}")
     _agent_events(store, run_id, agents)
-    _execute(store, run_id, points, len(points), fail_fast, pre, keep_files, health_interval)
+    _execute(store, run_id, points, len(points), fail_fast, pre, keep_files, health_interval, live)
 
 
 def _execute(
@@ -230,6 +261,7 @@ def _execute(
     pre: Preflight,
     keep_files: bool,
     health_interval: float = HEALTH_INTERVAL,
+    live: LiveMetrics | None = None,
 ) -> None:
     from storbench.cli.runview import print_run
     from storbench.execute.leftovers import cleanup_files, note_scratch_files, scratch_files
@@ -250,12 +282,14 @@ def _execute(
                 f"created rbd image {pool}/{image} (written once end to end)",
                 {"pool": pool, "image": image, "created": True},
             )
+        if live is not None:
+            live.begin(run_id, total, done=total - len(points))
         with ProgressReporter(out.console, points) as rep:
             outcome = execute(
                 store,
                 run_id,
                 points,
-                rep,
+                rep if live is None else live.beside(rep),
                 total=total,
                 fail_fast=fail_fast,
                 clusters=pre.inventory.get("ceph"),
@@ -340,6 +374,7 @@ Examples:
     "--allow-disruption", is_flag=True, help="As for `run`: let a failure drill act on Ceph."
 )
 @health_interval_option
+@metrics_options
 def resume(
     run_ref: str,
     db_path: str | None,
@@ -349,6 +384,8 @@ def resume(
     allow_unhealthy: bool,
     allow_disruption: bool,
     health_interval: float,
+    metrics: str | None,
+    metrics_any_address: bool,
 ) -> None:
     """Run the points of RUN that have no measurement yet (after Ctrl-C, a crash or a kill).
 
@@ -393,6 +430,7 @@ def resume(
         if busy:
             raise PreflightError(busy, fix="wait until that run ends, then resume")
         out.print(f"resuming run {r.id} ({r.name}): {len(pending)} of {r.points} points to run")
+        live = scope.enter_context(_live_metrics(metrics, metrics_any_address))
         agents = scope.enter_context(sshagents.started(pending))
         pre = _preflight(pending, agents, list(destroy_data), allow_unhealthy)
     except BaseException:
@@ -401,7 +439,7 @@ def resume(
         raise
     with scope:
         _agent_events(store, r.id, agents)
-        _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files, health_interval)
+        _execute(store, r.id, pending, r.points, fail_fast, pre, keep_files, health_interval, live)
 
 
 @cli.command(

@@ -194,6 +194,7 @@ class Loader:
             purges={t: p.purge for t, p in pre.items() if p.purge},
             slo=slo(values["slo"]),
             until=rule,
+            metrics=None if values["metrics"] is None else str(values["metrics"]),
         )
         self.targets.check_precondition(plan, doc)
         self.targets.check_purge(plan, doc)

@@ -308,6 +308,8 @@ class Plan:
     slo: Slo | None = None
     #: repetitions until the verdict is known (``repeat: {until: significant}``), or None
     until: Until | None = None
+    #: where the run's live figures are served for Prometheus (``metrics:``), or None
+    metrics: str | None = None
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""

@@ -17,11 +17,12 @@ from typing import Any
 
 import storbench.plan.actionkeys as ak
 from storbench import hooks
-from storbench.model.errors import suggestion
+from storbench.model.errors import UserError, suggestion
 from storbench.model.series import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INTERVAL_MS
 from storbench.model.units import UnitError, parse_size, parse_time
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
+from storbench.plan.metricskeys import parse_address
 from storbench.plan.precondkeys import PREFILL_DOC, prefill_problem
 from storbench.plan.precondkeys import problem as precondition_problem
 from storbench.plan.s3keys import KEY_DOCS as S3_KEY_DOCS
@@ -112,6 +113,19 @@ def _repeat(value: Any, _: Mapping[Any, Any]) -> Problem | None:
 def interval_ms(value: Any) -> int:
     """``interval:`` in ms (the default when it is left out)."""
     return DEFAULT_INTERVAL_MS if value is None else round(parse_time(value) * 1000)
+
+
+def _metrics(value: Any, _: Mapping[Any, Any]) -> Problem | None:
+    if value is None:
+        return None
+    fix = "e.g. `metrics: 127.0.0.1:9464` (port 0: any free one)"
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return f"`metrics` must be ADDR:PORT, not {_describe(value)}", fix
+    try:
+        parse_address(str(value), "`metrics:`")
+    except UserError as e:
+        return e.message, fix
+    return None
 
 
 def _interval(value: Any, _: Mapping[Any, Any]) -> Problem | None:
@@ -320,6 +334,15 @@ PLAN = Section(
             "percentiles of each interval; fio's status reports).",
             default="1s",
             check=_interval,
+        ),
+        Key(
+            "metrics",
+            "ADDR:PORT",
+            "Serve the run's live figures for Prometheus there while it runs (as `storbench "
+            "run --metrics ADDR:PORT`, which wins): loopback only unless `run` is given "
+            "`--metrics-any-address`; port 0: any free one.",
+            default="off",
+            check=_metrics,
         ),
         Key(
             "steady_state",

@@ -23,8 +23,12 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_run ON events (run_id, at);
 """
 
+#: The tables' SQL text, comments included, is what every database keeps (sqlite_master):
+#: the migration tests compare a migrated old database with a fresh one, so it stays as
+#: written. Its "storbench.series" and "storbench.hostload" are today store/series.py and
+#: store/hostload.py.
 _INTERVALS = """
-CREATE TABLE IF NOT EXISTS intervals (  -- each point's time series (store/series.py)
+CREATE TABLE IF NOT EXISTS intervals (  -- each point's time series (storbench.series)
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     point_idx INTEGER NOT NULL,
     host TEXT NOT NULL,                -- '' for the point itself
@@ -44,7 +48,7 @@ CREATE TABLE IF NOT EXISTS intervals (  -- each point's time series (store/serie
 """
 
 _HOST_SAMPLES = """
-CREATE TABLE IF NOT EXISTS host_samples (  -- what the load's host did (store/hostload.py)
+CREATE TABLE IF NOT EXISTS host_samples (  -- what the load's host did (storbench.hostload)
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     point_idx INTEGER NOT NULL,
     host TEXT NOT NULL,                -- '' for the machine storbench runs on
