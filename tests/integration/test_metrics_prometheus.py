@@ -121,6 +121,24 @@ def query(base: str, promql: str) -> list[dict[str, Any]]:
     return list(body["data"]["result"])
 
 
+DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "storbench-live.json"
+
+
+def _dashboard_answers(base: str, start: float, end: float) -> None:
+    """Every query of the Grafana dashboard is PromQL this Prometheus accepts, and those of
+    the figures every run has (progress, the running point, IOPS, bytes/s, latency) had
+    data while the run went."""
+    dash = json.loads(DASHBOARD.read_text())
+    for panel in dash["panels"]:
+        for target in panel["targets"]:
+            expr = target["expr"].replace("$run", ".*")
+            args = {"query": expr, "start": start, "end": end, "step": 1}
+            body = _get(f"{base}/api/v1/query_range?" + urllib.parse.urlencode(args))
+            assert body["status"] == "success", (expr, body)
+            if panel["title"] not in ("Findings", "Steady-state rounds"):
+                assert body["data"]["result"], f"no data for {panel['title']!r}: {expr}"
+
+
 def sb(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "storbench", *args],
@@ -137,11 +155,13 @@ def test_metrics_prometheus_scrapes_what_the_database_holds(tmp_path: Path) -> N
     plan.write_text(PLAN.format(dir=tmp_path))
     db = tmp_path / "live.db"
     with prometheus(tmp_path, port) as base:
+        t0 = time.time()
         r = sb("run", str(plan), "--metrics", f"127.0.0.1:{port}", db=db)
         assert r.returncode == 0, r.stdout + r.stderr
         assert f"metrics: http://127.0.0.1:{port}/metrics" in r.stdout
         # the last scrapes are in: Prometheus keeps what it scraped after the run ended
         time.sleep(2)
+        _dashboard_answers(base, t0, time.time())
         planned = query(base, "max_over_time(storbench_points_planned[10m])")
         assert [float(x["value"][1]) for x in planned] == [2.0]
         done = query(base, "max_over_time(storbench_points_done[10m])")

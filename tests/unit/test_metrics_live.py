@@ -4,7 +4,10 @@ a finished point's figures gone, the address rules, and the endpoint served over
 
 from __future__ import annotations
 
+import json
+import re
 import urllib.request
+from pathlib import Path
 
 import pytest
 from prometheus_client import generate_latest
@@ -138,3 +141,39 @@ def test_metrics_live_listens_on_loopback_only_unless_told() -> None:
         live.close()
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+
+
+DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "storbench-live.json"
+
+
+def test_metrics_grafana_dashboard_asks_only_for_what_the_endpoint_serves() -> None:
+    """Every metric a panel of the Grafana dashboard queries is one the endpoint serves,
+    and every label a legend names is one of that metric's labels."""
+    dash = json.loads(DASHBOARD.read_text())
+    live = LiveMetrics()
+    live.begin(1, planned=2)
+    p = _point()
+    live.point_started(p, 1, 2)
+    live.intervals(p, [_interval(1, 1000)])
+    live.round_finished(p, 1, 1000.0, None)
+    live.finding(p, Finding("page-cache", "evidence", "advice"))
+    served: dict[str, set[str]] = {}
+    for (name, labels), _ in _samples(live).items():
+        served.setdefault(name, set()).update(k for k, _ in labels)
+    exprs = [
+        (t["expr"], t.get("legendFormat", "")) for panel in dash["panels"] for t in panel["targets"]
+    ]
+    assert len(exprs) >= 8
+    asked = set()
+    for expr, legend in exprs:
+        names = set(re.findall(r"\bstorbench_[a-z_]+", expr))
+        assert names, expr
+        asked |= names
+        for name in names:
+            assert name in served, f"{name} in the dashboard is not served"
+        for label in re.findall(r"\{\{(\w+)\}\}", legend):
+            assert any(label in served[n] for n in names), (label, expr)
+    # the dashboard shows every figure the endpoint serves
+    assert asked == set(served) - {"storbench_findings_created"}, set(served) - asked
+    variable = dash["templating"]["list"][0]
+    assert re.findall(r"storbench_[a-z_]+", variable["definition"])[0] in served
