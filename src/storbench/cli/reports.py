@@ -22,6 +22,9 @@ from storbench.cli.app import (
 from storbench.model.errors import UserError
 
 if TYPE_CHECKING:
+    from storbench.analysis.compare import Comparison
+    from storbench.analysis.gate import Rule
+    from storbench.report.model import ComparisonReport
     from storbench.store import Store
 
 
@@ -144,6 +147,13 @@ change what is measured (direct/buffered, ioengine, engine, sync, fsync, rate). 
 summary over the comparable points: the geometric mean of the ratios OTHER / BASELINE of
 IOPS and latency with a 95 % interval, the significant verdicts, the same per iodepth and
 per block size. Exits 2 when no point matched. For HTML: storbench report A B -o r.html.
+
+\b
+A gate for CI: --fail-if 'FIGURE < or > CHANGE%' (repeatable; figures iops, bw, lat,
+clat, p99) exits 1 when any matched point breaks a rule, naming each; --significant
+counts only points whose verdict is significant; --junit FILE writes JUnit XML (a test
+case per point and rule). Points the comparison does not judge are skipped, with why.
+  storbench compare 12 13 --fail-if 'iops < -5%' --fail-if 'p99 > +10%' --junit gate.xml
 """,
 )
 @click.argument("baseline", metavar="BASELINE")
@@ -159,10 +169,39 @@ per block size. Exits 2 when no point matched. For HTML: storbench report A B -o
     "(HTML: storbench report BASELINE OTHER -o report.html).",
 )
 @output_option
+@click.option(
+    "--fail-if",
+    "fail_if",
+    multiple=True,
+    metavar="RULE",
+    help="Exit 1 when a matched point breaks RULE: 'FIGURE < or > CHANGE%' of OTHER against "
+    "BASELINE, e.g. 'iops < -5%', 'p99 > +10%' (figures: iops, bw, lat, clat, p99). "
+    "Repeatable.",
+)
+@click.option(
+    "--significant",
+    is_flag=True,
+    help="With --fail-if: count only points whose verdict is significant at 95 %.",
+)
+@click.option(
+    "--junit",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
+    help="With --fail-if: write the rules' outcomes as JUnit XML (a test case per point "
+    "and rule) for CI to display.",
+)
 def compare_cmd(
-    baseline: str, others: tuple[str, ...], db_path: str | None, fmt: str, output: str | None
+    baseline: str,
+    others: tuple[str, ...],
+    db_path: str | None,
+    fmt: str,
+    output: str | None,
+    fail_if: tuple[str, ...],
+    significant: bool,
+    junit: str | None,
 ) -> None:
     """Compare runs (or subsets of runs) point by point against BASELINE."""
+    from storbench.analysis.gate import parse_rule
     from storbench.store import Store
 
     if fmt == "html":
@@ -170,17 +209,49 @@ def compare_cmd(
             "compare writes no HTML: the HTML report is where runs are compared in a page",
             fix=f"storbench report {' '.join([baseline, *others])} -o report.html",
         )
-
+    rules = [parse_rule(r) for r in fail_if]
+    if (significant or junit) and not rules:
+        raise UserError(
+            "--significant and --junit go with --fail-if: there is no rule to check",
+            fix="add a rule, e.g. --fail-if 'iops < -5%'",
+        )
     store = Store(db_path, write=False)
     with nogc.paused():  # two big runs are millions of objects and no cycles
-        text = _compare_text(store, [baseline, *others], fmt)
+        report = _comparison(store, [baseline, *others])
+        text = _compare_text(report, fmt)
     emit(output, text, f"{len(others)} comparison(s)")
+    if rules:
+        _gate(report.comparisons, rules, significant, junit)
 
 
-def _compare_text(store: Store, refs: list[str], fmt: str) -> str:
-    """``compare``'s output (its warnings printed on stderr)."""
+def _gate(
+    comparisons: list[Comparison], rules: list[Rule], significant: bool, junit: str | None
+) -> None:
+    """Check the rules (analysis/gate.py), write the JUnit file, exit 1 when one broke."""
+    from storbench.analysis.gate import check
+    from storbench.report.junit import junit_xml
+
+    outcomes = check(comparisons, rules, significant)
+    if junit:
+        write_output(junit, junit_xml(outcomes))
+    broken = [o for o in outcomes if o.broken]
+    skipped = sum(o.skipped is not None for o in outcomes)
+    held = len(outcomes) - len(broken) - skipped
+    rules_text = ", ".join(r.text for r in rules)
+    note = f"; {skipped} skipped (not judged)" if skipped else ""
+    if not broken:
+        err.print(f"gate: {held} point check(s) hold {rules_text}{note}", markup=False)
+        return
+    for o in broken:
+        err.print(f"gate: {o.comparison}: {o.said()}", style="red", markup=False)
+    err.print(f"gate: {len(broken)} broken, {held} hold{note}", style="red", markup=False)
+    sys.exit(1)
+
+
+def _comparison(store: Store, refs: list[str]) -> ComparisonReport:
+    """The comparison report model of ``refs`` (its warnings printed on stderr); a
+    UserError when a side matched nothing."""
     from storbench.report import model
-    from storbench.report.present import presenter
 
     report = model.load_comparison(store, refs)
     for line in report.advice:
@@ -191,6 +262,13 @@ def _compare_text(store: Store, refs: list[str], fmt: str) -> str:
 
             message, fix = no_match_message(c)
             raise UserError(message, fix=fix)
+    return report
+
+
+def _compare_text(report: ComparisonReport, fmt: str) -> str:
+    """``compare``'s output in ``fmt``."""
+    from storbench.report.present import presenter
+
     return presenter("terminal" if fmt == "table" else fmt).comparison(report)
 
 
