@@ -76,6 +76,8 @@ def start_logged(
     its environment: it never reaches the disk); :func:`wait_logged` waits for the last
     line. ``death``: the signal it gets when storbench dies (procguard.pdeathsig_prefix)."""
     prefix = procguard.pdeathsig_prefix(death)
+    if death != "KILL":  # told to stop, not killed: the guard lets it (procguard.GRACE_ENV)
+        env = {**procguard.environment(env), procguard.GRACE_ENV: str(procguard.GRACE_S)}
     if clean is None:
         with open(out_path, "w") as out, open(err_path, "w") as err:
             return subprocess.Popen(

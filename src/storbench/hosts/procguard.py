@@ -39,6 +39,12 @@ def pdeathsig_prefix(signal_name: str = "KILL") -> list[str]:
 
 #: The environment variable that marks a run's processes.
 ENV = "STORBENCH_RUN"
+#: The environment variable of a process that is told to stop rather than killed when
+#: storbench dies (fio's client of many hosts, ``pdeathsig INT``): the seconds :func:`sweep`
+#: leaves it to finish (to send each host's server its quit) before it kills it.
+GRACE_ENV = "STORBENCH_GRACE"
+#: The grace of such a process, in seconds.
+GRACE_S = 5.0
 
 
 #: The token of the run this process executes now (see :func:`running`), or None.
@@ -82,32 +88,47 @@ def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 def processes(token: str) -> list[int]:
     """The pids of the live processes whose environment carries ``STORBENCH_RUN=token``
     (those of this user; root sees all). This process and its parent are never listed."""
+    return list(_marked(token))
+
+
+def _marked(token: str) -> dict[int, float]:
+    """:func:`processes` with each one's grace in seconds (:data:`GRACE_ENV`; 0: none)."""
     mark = f"{ENV}={token}".encode()
+    grace = f"{GRACE_ENV}=".encode()
     me = {os.getpid(), os.getppid()}
-    found = []
+    found = {}
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) in me:
             continue
         try:
             with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read()
+                env = f.read().split(b"\0")
         except OSError:  # gone, or another user's
             continue
-        if mark in env.split(b"\0"):
-            found.append(int(name))
+        if mark in env:
+            given = [v[len(grace) :] for v in env if v.startswith(grace)]
+            try:
+                found[int(name)] = float(given[0]) if given else 0.0
+            except ValueError:
+                found[int(name)] = 0.0
     return found
 
 
 def sweep(token: str, timeout: float = 10.0) -> int:
     """SIGKILL every process of the run (:func:`processes`) until none is left or
-    ``timeout`` seconds have passed; returns how many were killed."""
+    ``timeout`` seconds have passed; returns how many were killed. A process with a grace
+    (:data:`GRACE_ENV`: it was told to stop when storbench died) is left that many seconds
+    to end by itself first."""
     killed: set[int] = set()
-    end = time.monotonic() + timeout
+    start = time.monotonic()
+    end = start + timeout
     while True:
-        pids = processes(token)
-        if not pids or time.monotonic() > end:
+        marked = _marked(token)
+        if not marked or time.monotonic() > end:
             return len(killed)
-        for pid in pids:
+        for pid, grace in marked.items():
+            if time.monotonic() - start < grace:
+                continue
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
