@@ -1012,11 +1012,16 @@ workloads:
 
 
 def _wait_for_pool_objects(cluster: Any, count: int, seconds: float = 60.0) -> None:
-    """Until `ceph df` says the pool holds ``count`` objects (at most ``seconds``)."""
+    """Until `ceph df` says the pool holds ``count`` objects and its stored bytes stayed the
+    same over six looks a second apart, a whole report period of the manager (mgr_stats_period,
+    5 s) (at most ``seconds``): the OSDs report their PGs' stats every few seconds, a busy
+    machine's later, and objects and bytes need not arrive in the same report."""
     deadline = time.monotonic() + seconds
+    seen: list[int] = []
     while True:
         stats = next(p["stats"] for p in cluster.ceph("df")["pools"] if p["name"] == POOL)
-        if stats["objects"] == count or time.monotonic() > deadline:
+        seen = [*seen[-5:], int(stats["stored"])] if stats["objects"] == count else []
+        if (len(seen) == 6 and len(set(seen)) == 1) or time.monotonic() > deadline:
             return
         time.sleep(1)
 
