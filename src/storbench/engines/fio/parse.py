@@ -64,6 +64,7 @@ def split_documents(
     starts each document in column 0 and indents everything nested), and reported as one
     warning; its fragments are neither decoded as documents nor reported line by line
     (only lines in it that cannot be JSON, fio's messages, are). Warnings keep their order.
+    ``known``: a document decoded before, not decoded again (:func:`_decode`).
     """
     docs: list[dict[str, Any]] = []
     found: list[tuple[int, str]] = []  # (offset, warning), sorted at the end
@@ -83,10 +84,7 @@ def split_documents(
         if start < 0:
             break
         try:
-            if known is not None and text.startswith(known[0], start):
-                obj, end = known[1], start + len(known[0])
-            else:
-                obj, end = _decoder.raw_decode(text, start)
+            obj, end = _decode(text, start, known)
             removed: list[str] = []
         except json.JSONDecodeError:
             obj, end, removed = _decode_with_junk_lines(text, start)
@@ -133,6 +131,15 @@ def split_documents(
     flush_junk(n)
     found.sort(key=lambda f: f[0])
     return docs, [w for _, w in found]
+
+
+def _decode(text: str, start: int, known: Known | None) -> tuple[Any, int]:
+    """The JSON value at ``start`` and where it ends; ``known`` (a document decoded before:
+    its text, its object) where ``text`` holds that text there, not decoded again (a JSON
+    value decodes from its own text alone)."""
+    if known is not None and text.startswith(known[0], start):
+        return known[1], start + len(known[0])
+    return _decoder.raw_decode(text, start)
 
 
 def _junk_line(ln: str) -> bool:

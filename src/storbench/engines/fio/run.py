@@ -79,10 +79,9 @@ def run_point(
         stalled=watch,
     )
     intervals = stream.close() if stream is not None else []
-    raw, reports = stream.kept() if stream is not None else ("", 0)
+    (raw, reports), known = (stream.kept(), stream.last_document) if stream else (("", 0), None)
     # stopped by us (SIGINT), fio still prints the result of the time it ran and exits 128:
     # that result stands (the runner decides whether a cut point is kept)
-    known = stream.last_document if stream is not None else None  # decoded once
     rc_seen = 0 if interrupted and raw.strip() else rc
     meas, warnings = _local_measurement(raw, stderr, rc_seen, known)
     if reports:
