@@ -33,15 +33,16 @@ def tool_version(path: str | None) -> str | None:
     return out.stdout.strip() or None
 
 
-def when_started(work: Callable[[], None]) -> None:
+def when_started(work: Callable[[], None], *, first: bool = False) -> None:
     """Have ``work`` done the moment an engine has started the process(es) of its next
     load (:func:`started`), by this thread: the runner's bookkeeping of the point before
     (recording, progress) then overlaps the engine's start-up (fio takes 0.1 to 0.4 s to
     load, check its clock and lay files out before its first I/O) instead of delaying
     it. ``work`` must not raise; the runner does what is left itself when no process
-    starts (:func:`started` again)."""
+    starts (:func:`started` again). ``first``: before what waits already (the host
+    sampler's first readings, before the point before is recorded)."""
     global _waiting_thread
-    _waiting.append(work)
+    _waiting.insert(0 if first else len(_waiting), work)
     _waiting_thread = threading.get_ident()
 
 

@@ -19,7 +19,7 @@ import os
 import shutil
 import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Protocol
@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from storbench import engines
 from storbench.analysis import findings
 from storbench.analysis.steady import Verdict
+from storbench.engines import process
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.execute.adaptive import Adaptive, measured_of
 from storbench.execute.drills import Drill
@@ -289,18 +290,22 @@ def _run_points(
                 outcome.skipped += 1
                 later.defer(observer.point_finished, point, skipped, n, len(points), 0.0)
                 continue
-            if not _starts_at_once(point, sizes):
+            at_once = _starts_at_once(point, sizes)
+            if not at_once:
                 later.done()  # not kept waiting through a slow start
             try:
                 restore_layout(point, sizes)
-                series.clear(point.index)  # of an earlier, interrupted try
-                result = _measure(run, sessions[point.engine], point, series, observer, pre)
+                _clear(series, point, later if at_once else None)
+                session = sessions[point.engine]
+                result, after = _measure(run, session, point, series, observer, pre, at_once)
             except KeyboardInterrupt:
                 later.done()
                 outcome.status = "interrupted"
                 observer.point_interrupted(point)
                 break
             later.done()  # the point before is recorded by now
+            if after is not None:
+                later.defer(after)  # the host samples' last, before the record needs them
             cut = result.interrupted or run.should_stop()
             if cut and not _keeps_cut(point, result):
                 outcome.status = "interrupted"
@@ -324,6 +329,17 @@ def _run_points(
         later.done(raise_error=False)  # what waits is done; this exception goes on
         raise
     later.done()  # the last point recorded, or the run's stop
+
+
+def _clear(series: StoreSeries, point: Point, later: Later | None) -> None:
+    """What an earlier, interrupted try of the point left in the series goes: in the
+    database once its engine's process has started (``later``, a point that starts at
+    once: nothing of it is written before), or now."""
+    series.forget(point.index)
+    if later is not None:
+        later.defer(series.clear_stored, point.index)
+    else:
+        series.clear_stored(point.index)
 
 
 def _starts_at_once(point: Point, sizes: dict[str, int]) -> bool:
@@ -411,49 +427,73 @@ def _measure(
     series: StoreSeries,
     observer: Observer,
     pre: Preconditioner,
-) -> PointResult:
+    at_once: bool = False,
+) -> tuple[PointResult, Callable[[], None] | None]:
     """A point's preconditioning (precondition.py), then the point: a phase that failed
     fails the point (what it would measure is not what the plan asked for); one that was
-    interrupted is the point's interruption."""
+    interrupted is the point's interruption. With the result, what is left to do of its
+    host samples (_run_point)."""
     engine = engines.get(point.engine)
     phase = pre.run(engine, session, point)
     if phase is not None:
         meas = phase.measurement
         if phase.interrupted or run.should_stop():
-            return phase
+            return phase, None
         if meas is None or meas.status != "ok":
             why = meas.error if meas is not None and meas.error else "no result"
             failed = Measurement(status="failed", error=f"preconditioning failed: {why}")
-            return dataclasses.replace(phase, measurement=failed)
-    return _run_point(run, session, point, series, observer)
+            return dataclasses.replace(phase, measurement=failed), None
+    return _run_point(run, session, point, series, observer, at_once)
 
 
 def _run_point(
-    run: RunContext, session: Session, point: Point, series: StoreSeries, observer: Observer
-) -> PointResult:
+    run: RunContext,
+    session: Session,
+    point: Point,
+    series: StoreSeries,
+    observer: Observer,
+    at_once: bool = False,
+) -> tuple[PointResult, Callable[[], None]]:
     """One point through its engine: in steady-state rounds when it asks for them, with its
-    drill's actions (drills.py) in a thread beside the load when it has some."""
+    drill's actions (drills.py) in a thread beside the load when it has some. The host
+    sampler starts as the engine's process starts (``at_once``: nothing comes before it,
+    engines.process.when_started) or now, and takes its last readings the moment the load
+    ends; the samples they make, and the measurement's power and host CPU from them, are
+    the function returned (bookkeeping: the runner has it done while the next point's
+    engine starts, before the point is recorded)."""
     drill = Drill(point, run.events, should_stop=run.should_stop) if point.actions else None
     if drill is not None:
         drill.start()
     sink = CpuTally(series.host_sink(point))
     sampler = Sampler(point.interval_ms, sink, sample_sources(point), power.meter())
+    if at_once:
+        process.when_started(sampler.start, first=True)
+    else:
+        sampler.start()
     try:
-        with sampler:
-            if point.steady is None:
-                result = session.run(point)
-            else:
-                engine = engines.get(point.engine)
-                result = run_steady(engine, session, point, series, observer.round_finished)
-        note_power(result, sampler.power_samples)
-        note_host_cpu(result, sink)
+        if point.steady is None:
+            result = session.run(point)
+        else:
+            engine = engines.get(point.engine)
+            result = run_steady(engine, session, point, series, observer.round_finished)
+    except BaseException:
+        sampler.stop()
+        sampler.finish()  # what it sampled stays, as the point's series does
+        raise
     finally:
+        sampler.stop()
         if drill is not None:
             drill.stop()
         note_unsampled(run.events, point, sampler.errors)
+
+    def after() -> None:  # on the engine's result: a failed drill's keeps its extra
+        sampler.finish()
+        note_power(result, sampler.power_samples)
+        note_host_cpu(result, sink)
+
     if drill is not None and drill.error is not None:
-        return _drill_failed(result, drill.error)
-    return result
+        return _drill_failed(result, drill.error), after
+    return result, after
 
 
 def _drill_failed(result: PointResult, why: str) -> PointResult:

@@ -37,8 +37,16 @@ class StoreSeries:
 
     def clear(self, point_idx: int) -> None:
         """The point starts (again): what an earlier, interrupted try of it left goes."""
+        self.clear_stored(point_idx)
+        self.forget(point_idx)
+
+    def clear_stored(self, point_idx: int) -> None:
+        """What the database holds of the point's series and host samples goes."""
         self.store.series.clear(self.run_id, point_idx)
         self.store.host_samples.clear(self.run_id, point_idx)
+
+    def forget(self, point_idx: int) -> None:
+        """Where the point's series continues (continue_at) is forgotten: it starts at 0."""
         self.shift.pop(point_idx, None)
         self.next_seq.pop(point_idx, None)
 

@@ -29,6 +29,8 @@ def sample_sources(point: Point) -> list[Source]:
 
 def note_unsampled(events: RunEvents, point: Point, errors: dict[str, str]) -> None:
     """An event, once per host and run, for a host whose counters could not be read."""
+    if not errors:
+        return  # every host sampled: nothing to look up in the run's events
     told = {e.get("host") for e in events.of("host-samples")}
     for host, why in errors.items():
         if host in told:

@@ -160,7 +160,8 @@ class Sampler:
     """Samples hosts every ``interval_ms`` in a thread while a point's load runs -- this
     machine, or the ``sources`` given (the hosts of a point, through their agents:
     storbench.hosts.counters) -- handing each batch of samples to ``sink`` (the store);
-    :meth:`__exit__` gives the rest and a last sample of the time since the one before. A host
+    :meth:`__exit__` gives the rest and a last sample of the time since the one before
+    (:meth:`stop` reads it at the load's end, :meth:`finish` gives it later). A host
     whose counters cannot be read is left out from then on, its reason in ``errors``; the
     samples of all hosts are on this machine's clock (``t_ms``), their rates on each host's
     own (the time between its two readings)."""
@@ -184,8 +185,20 @@ class Sampler:
         self.last: dict[str, Reading] = {}
         self.seq: dict[str, int] = {}
         self.power_samples: list[HostSample] = []  # this machine's that have watts
+        self.started = self.stopped = False
+        #: what the last readings (:meth:`stop`) make, until :meth:`finish`
+        self.ending: list[tuple[str, Reading, Reading, int, float | None]] = []
 
     def __enter__(self) -> Sampler:
+        self.start()
+        return self
+
+    def start(self) -> None:
+        """The first readings, and the thread that samples from then on; once (nothing
+        after :meth:`stop`)."""
+        if self.started or self.stopped:
+            return
+        self.started = True
         self.began = time.monotonic()
         if self.power is not None:
             self.power.read(self.began)
@@ -196,18 +209,31 @@ class Sampler:
         # a bare thread: threading.Thread.start() waits until the new thread runs (4 ms
         # median on 2 busy cores), every point, just before the load starts
         _thread.start_new_thread(self._loop, ())
-        return self
 
     def __exit__(self, *exc: object) -> None:
         """The last sample, read here and given to ``sink`` with what the thread had not
         given yet; the thread reads nothing more (it may still wake, and then it ends)."""
+        self.stop()
+        self.finish()
+
+    def stop(self) -> None:
+        """The last readings, taken now (the load's end); the thread reads nothing more.
+        What they make, and what the thread had not given ``sink`` yet, :meth:`finish`
+        gives it (bookkeeping, which may wait while the next point's load starts)."""
         with self.lock:
-            batch = self.batch + self._tick()
-            self.batch = []
-            if batch:
-                with contextlib.suppress(Exception):  # the point goes on without them
-                    self.sink(batch)
+            if self.started and not self.stopped:
+                self.ending = self._take()
+            self.stopped = True
             self.done.set()  # last: the thread woken now has nothing to wait for
+
+    def finish(self) -> None:
+        """Hand ``sink`` what :meth:`stop` left (once)."""
+        with self.lock:
+            batch = self.batch + self._samples(self.ending)
+            self.batch, self.ending = [], []
+        if batch:
+            with contextlib.suppress(Exception):  # the point goes on without them
+                self.sink(batch)
 
     def _read(self, host: str) -> Reading | None:
         try:
@@ -217,7 +243,9 @@ class Sampler:
             del self.sources[host]
             return None
 
-    def _tick(self) -> list[HostSample]:
+    def _take(self) -> list[tuple[str, Reading, Reading, int, float | None]]:
+        """Each host's counters now, with its reading before, the time (ms after the load
+        began) and this machine's watts: what a sample is made of (:meth:`_samples`)."""
         out = []
         for host in list(self.sources):
             now = self._read(host)
@@ -227,20 +255,31 @@ class Sampler:
             self.last[host] = now
             if now.t - was.t < 0.05:  # not a sliver at the end
                 continue
-            seq = self.seq.get(host, 0)
             t_ms = round((time.monotonic() - self.began) * 1000)
             watts = self.power.read(now.t) if self.power is not None and host == "" else None
+            out.append((host, was, now, t_ms, watts))
+        return out
+
+    def _samples(
+        self, taken: list[tuple[str, Reading, Reading, int, float | None]]
+    ) -> list[HostSample]:
+        out = []
+        for host, was, now, t_ms, watts in taken:
+            seq = self.seq.get(host, 0)
             out.append(dataclasses.replace(sample(was, now, seq, t_ms), host=host, watts=watts))
             if watts is not None:
                 self.power_samples.append(out[-1])
             self.seq[host] = seq + 1
         return out
 
+    def _tick(self) -> list[HostSample]:
+        return self._samples(self._take())
+
     def _loop(self) -> None:
         while not self.done.wait(self.interval):
             with self.lock:
                 if self.done.is_set():
-                    return  # __exit__ took the last sample
+                    return  # stop() took the last readings
                 self.batch += self._tick()
                 full = len(self.batch) >= BATCH * max(len(self.sources), 1)
                 if self.batch and (full or not self.sources):

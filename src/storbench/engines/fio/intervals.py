@@ -166,6 +166,9 @@ class StatusStream:
         self._seq: dict[str, int] = {}  # the next seq of each direction, given at emit
         #: the I/Os the last document counts, every direction together (watchdog.py)
         self.completed = 0
+        #: the last good document fed, as fio wrote it and decoded (checked: check.py):
+        #: the result, once fio ended, which parse.parse_output then need not decode again
+        self.last_document: tuple[str, dict[str, Any]] | None = None
 
     def feed(self, text: str) -> None:
         """More of fio's stdout (any piece of it)."""
@@ -188,6 +191,8 @@ class StatusStream:
                 self._keep(self._buf[:later])  # a broken document: kept as text
                 continue
             good = report_problem(doc) is None
+            if good:
+                self.last_document = (self._buf[:end], doc)
             self._keep(self._buf[:end], document=good)
             if good:
                 self.add(doc)

@@ -46,10 +46,15 @@ def _non_json_text(text: str) -> str:
 # ---------------------------------------------------------------------------- parsing
 
 _decoder = json.JSONDecoder()
+#: A document already decoded and checked (its exact text, what it decodes to): the last
+#: one fio's status stream read (intervals.StatusStream.last_document).
+Known = tuple[str, dict[str, Any]]
 _FIO_MSG = re.compile(r"^(fio[:\s]|Bad option|Did you mean|\s*(ioengine|file:|\w+: \(g=))")
 
 
-def split_documents(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+def split_documents(
+    text: str, known: Known | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Every fio result document in ``text`` and the non-JSON text found around them.
 
     fio may print warnings before, between, or (as whole lines) inside its JSON; lines that
@@ -59,6 +64,7 @@ def split_documents(text: str) -> tuple[list[dict[str, Any]], list[str]]:
     starts each document in column 0 and indents everything nested), and reported as one
     warning; its fragments are neither decoded as documents nor reported line by line
     (only lines in it that cannot be JSON, fio's messages, are). Warnings keep their order.
+    ``known``: a document decoded before, not decoded again (:func:`_decode`).
     """
     docs: list[dict[str, Any]] = []
     found: list[tuple[int, str]] = []  # (offset, warning), sorted at the end
@@ -78,7 +84,7 @@ def split_documents(text: str) -> tuple[list[dict[str, Any]], list[str]]:
         if start < 0:
             break
         try:
-            obj, end = _decoder.raw_decode(text, start)
+            obj, end = _decode(text, start, known)
             removed: list[str] = []
         except json.JSONDecodeError:
             obj, end, removed = _decode_with_junk_lines(text, start)
@@ -125,6 +131,15 @@ def split_documents(text: str) -> tuple[list[dict[str, Any]], list[str]]:
     flush_junk(n)
     found.sort(key=lambda f: f[0])
     return docs, [w for _, w in found]
+
+
+def _decode(text: str, start: int, known: Known | None) -> tuple[Any, int]:
+    """The JSON value at ``start`` and where it ends; ``known`` (a document decoded before:
+    its text, its object) where ``text`` holds that text there, not decoded again (a JSON
+    value decodes from its own text alone)."""
+    if known is not None and text.startswith(known[0], start):
+        return known[1], start + len(known[0])
+    return _decoder.raw_decode(text, start)
 
 
 def _junk_line(ln: str) -> bool:
@@ -190,18 +205,23 @@ def _jsonish(line: str) -> bool:
     )
 
 
-def parse_output(text: str) -> tuple[Measurement, list[str]]:
+def parse_output(text: str, known: Known | None = None) -> tuple[Measurement, list[str]]:
     """Measurement from fio's stdout (json or json+, local or client/server, one document or
-    a --status-interval stream) and the warnings fio printed around it."""
-    doc, warnings = final_document(text)
+    a --status-interval stream) and the warnings fio printed around it (``known``: a
+    document of it decoded and checked before, see :func:`final_document`)."""
+    doc, warnings = final_document(text, known)
     return measurement_from_document(doc), warnings
 
 
-def final_document(text: str) -> tuple[dict[str, Any], list[str]]:
-    """fio's final result document (the last of a --status-interval stream) and warnings."""
-    docs, warnings = split_documents(text)
+def final_document(text: str, known: Known | None = None) -> tuple[dict[str, Any], list[str]]:
+    """fio's final result document (the last of a --status-interval stream) and warnings.
+    ``known``: a document decoded and checked (check_document) before, its text and object:
+    found in ``text``, it is neither decoded nor checked again."""
+    docs, warnings = split_documents(text, known)
     if not docs:
         raise FioOutputError("no fio JSON result found in the output")
+    if known is not None and docs[-1] is known[1]:
+        return docs[-1], warnings
     try:
         check_document(docs[-1])
     except DocumentError as e:
@@ -244,9 +264,12 @@ def _latency(d: dict[str, Any], kind: str, ios: int) -> LatencyStats | None:
     bins = versions.bins_ns(obj.get("bins"), scale)
     # From the bins when there are some (identical to fio's own figures, see
     # percentiles_from_bins), but fio's own figures win where it printed them: they are the
-    # reference (and fio may have run on a platform with another long double).
-    pcts = percentiles_from_bins(bins) if bins else {}
+    # reference (and fio may have run on a platform with another long double). When fio
+    # printed them all (its default list has them) the bins would give nothing that stays,
+    # and the keys come in the same order (PERCENTILES' is that of their ranks).
     fio_pcts = {float(k): float(v) * scale for k, v in (obj.get("percentile") or {}).items()}
+    every = all(p in fio_pcts for p in PERCENTILES)
+    pcts = percentiles_from_bins(bins) if bins and not every else {}
     pcts.update({pct_key(p): fio_pcts[p] for p in PERCENTILES if p in fio_pcts})
     return LatencyStats(
         samples=n,

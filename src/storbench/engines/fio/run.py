@@ -10,7 +10,7 @@ from collections.abc import Callable
 from storbench.engines.fio.hosts import HostContext, run_hosts_point
 from storbench.engines.fio.intervals import StatusStream
 from storbench.engines.fio.jobfile import ceph_env, job_file
-from storbench.engines.fio.parse import _error_message, parse_output
+from storbench.engines.fio.parse import Known, _error_message, parse_output
 from storbench.engines.fio.spawn import FioRun, _command, _run_fio
 from storbench.engines.fio.tool import FioOutputError, fio_version
 from storbench.engines.fio.watchdog import Watchdog
@@ -79,10 +79,11 @@ def run_point(
         stalled=watch,
     )
     intervals = stream.close() if stream is not None else []
-    raw, reports = stream.kept() if stream is not None else ("", 0)
+    (raw, reports), known = (stream.kept(), stream.last_document) if stream else (("", 0), None)
     # stopped by us (SIGINT), fio still prints the result of the time it ran and exits 128:
     # that result stands (the runner decides whether a cut point is kept)
-    meas, warnings = _local_measurement(raw, stderr, 0 if interrupted and raw.strip() else rc)
+    rc_seen = 0 if interrupted and raw.strip() else rc
+    meas, warnings = _local_measurement(raw, stderr, rc_seen, known)
     if reports:
         meas.extra["status_reports"] = reports  # read into the series, not kept as text
     if watch is not None and watch.fired:  # what it did until then stays, failed
@@ -102,14 +103,17 @@ def run_point(
     )
 
 
-def _local_measurement(raw: str, stderr: str, rc: int | None) -> tuple[Measurement, list[str]]:
+def _local_measurement(
+    raw: str, stderr: str, rc: int | None, known: Known | None = None
+) -> tuple[Measurement, list[str]]:
     """A local point's measurement from fio's output and exit status, failed with fio's
     own words when it printed no result, exited with an error or did no I/O (as a host's
-    measurement fails: hosts.py)."""
+    measurement fails: hosts.py). ``known``: the last document the status stream decoded
+    and checked (not decoded again: parse.final_document)."""
     meas: Measurement | None
     warnings: list[str] = []
     try:
-        meas, warnings = parse_output(raw)
+        meas, warnings = parse_output(raw, known)
     except FioOutputError:
         meas = None
     if meas is None:

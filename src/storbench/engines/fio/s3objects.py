@@ -138,7 +138,7 @@ def remove(
             )
             stream.close()
             try:
-                meas, _ = parse_output(stream.kept()[0])
+                meas, _ = parse_output(stream.kept()[0], stream.last_document)
             except FioOutputError:
                 meas = None
             trims = meas.direction("trim") if meas is not None else None

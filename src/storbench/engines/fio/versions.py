@@ -98,6 +98,10 @@ def samples(obj: dict[str, Any], ios: int) -> int:
     return ios if float(obj.get("max", 0) or 0) > 0 else 0
 
 
+#: The largest whole number every smaller one of which a float holds exactly (2^53).
+_EXACT = 2**53
+
+
 def bins_ns(bins: dict[str, Any] | None, scale: float) -> dict[int, int] | None:
     """A json+ histogram as {bucket value in ns: count}, whatever the version's layout."""
     if not bins:
@@ -111,6 +115,10 @@ def bins_ns(bins: dict[str, Any] | None, scale: float) -> dict[int, int] | None:
                 value = round(_plat_idx_to_val(int(k), bits, val) * scale)
                 out[value] = out.get(value, 0) + int(v)
         return out or None
+    if scale == 1.0:  # ns (fio >= 3.0): whole numbers as they are, while a float holds them
+        exact = {int(k): int(v) for k, v in bins.items()}
+        if max(exact, default=0) <= _EXACT and min(exact, default=0) >= -_EXACT:
+            return exact or None
     return {round(int(k) * scale): int(v) for k, v in bins.items()} or None
 
 
