@@ -107,11 +107,13 @@ def _skip_without_the_tools() -> None:
 
 
 @contextlib.contextmanager
-def _shaped_namespace(name: str, tag: str, near: str = "") -> Iterator[tuple[str, str, str]]:
+def _shaped_namespace(
+    name: str, tag: str, near: str = "", rate: str | None = RATE
+) -> Iterator[tuple[str, str, str]]:
     """A namespace ``storbench-test-NAME-TOKEN`` joined to this one by a veth pair
-    ``sbTAGTOKENh``/``...n`` shaped to RATE both ways: (namespace, this end, its address
-    10.A.B.2); ``near``: give this end the address 10.A.B.1 too. Deleted on leaving, and
-    checked gone."""
+    ``sbTAGTOKENh``/``...n`` shaped to ``rate`` both ways (None: not shaped): (namespace,
+    this end, its address 10.A.B.2); ``near``: give this end the address 10.A.B.1 too.
+    Deleted on leaving, and checked gone."""
     token = secrets.token_hex(2)
     ns, here, there = f"storbench-test-{name}-{token}", f"sb{tag}{token}h", f"sb{tag}{token}n"
     net = f"10.{random.randint(200, 250)}.{random.randint(1, 250)}"
@@ -130,10 +132,14 @@ def _shaped_namespace(name: str, tag: str, near: str = "") -> Iterator[tuple[str
             ip("addr", "add", f"{net}.1/32", "dev", here)
         ip("link", "set", here, "up")
         ip("route", "add", f"{net}.2/32", "dev", here)
-        tbf = ["root", "tbf", "rate", RATE, "burst", "64kb", "latency", "50ms"]
+        tbf = ["root", "tbf", "rate", str(rate), "burst", "64kb", "latency", "50ms"]
         for cmd in (
-            ["tc", "qdisc", "add", "dev", here, *tbf],  # into the namespace
-            ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", there, *tbf],
+            ()
+            if rate is None
+            else (
+                ["tc", "qdisc", "add", "dev", here, *tbf],  # into the namespace
+                ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", there, *tbf],
+            )
         ):
             shaped_ok = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
             if shaped_ok.returncode != 0:
@@ -256,6 +262,25 @@ def test_findings_network_link_speed_when_no_iperf3_answers(
     assert doc["measurements"][0]["read"]["bw_bytes"] * 8 < 1.1e8  # the shaping held
 
 
+def _agent(ns: str, address: str, work: Path) -> subprocess.Popen[bytes]:
+    """``storbench agent`` in namespace ``ns`` at ``address``, its fio server and its
+    iperf3 server listening (the caller stops it: :func:`_stop`)."""
+    agent = [sys.executable, "-m", "storbench", "agent", "--bind", address, "--foreground"]
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", ns, *agent, "--pid-file", str(work / "agent.pid")],
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_port(address, 8765, proc, "the host's agent (fio server)")
+        _wait_port(address, 10765, proc, "the host's agent (iperf3 server)")
+    except BaseException:
+        _stop(proc)
+        raise
+    return proc
+
+
 @dataclass
 class ShapedHost:
     """A remote host (``storbench agent`` in a namespace) whose only network is a 100
@@ -293,17 +318,7 @@ def shaped_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShapedHost
                 )
             )
             _wait_port(near, 7070, procs[-1], "versitygw")
-            agent = [sys.executable, "-m", "storbench", "agent", "--bind", address, "--foreground"]
-            procs.append(
-                subprocess.Popen(
-                    ["ip", "netns", "exec", ns, *agent, "--pid-file", str(work / "agent.pid")],
-                    cwd=work,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-            _wait_port(address, 8765, procs[-1], "the host's agent (fio server)")
-            _wait_port(address, 10765, procs[-1], "the host's agent (iperf3 server)")
+            procs.append(_agent(ns, address, work))
             yield host
         finally:
             for proc in reversed(procs):
@@ -356,3 +371,112 @@ def test_findings_network_bound_on_a_remote_host_by_its_baseline(
     assert get["data"]["source"] == "controller"
     assert "iperf3 measured from the controller to nshost" in get["evidence"]
     assert "the host's own path to the storage was not measured" in get["evidence"]
+
+
+@dataclass
+class TwoHosts:
+    """Two remote hosts (``storbench agent`` each in its own namespace): ``slow`` behind a
+    veth pair shaped to 100 Mbit/s, ``fast`` behind one not shaped; the S3 endpoint both
+    reach sits on this namespace's end of the shaped pair (``fast`` reaches it over its
+    own pair: this namespace routes between them)."""
+
+    slow: str  # the shaped host's address
+    fast: str  # its neighbour's
+    endpoint: str
+    key_id: str
+    secret: str
+
+
+@pytest.fixture(scope="module")
+def two_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoHosts]:
+    _skip_without_the_tools()
+    root = tmp_path_factory.mktemp("s3two")
+    (root / "bench").mkdir()
+    procs: list[subprocess.Popen[bytes]] = []
+    with contextlib.ExitStack() as made:
+        slow_ns, _, slow = made.enter_context(_shaped_namespace("netslow", "s", near="yes"))
+        fast_ns, _, fast = made.enter_context(_shaped_namespace("netfast", "f", rate=None))
+        near = slow.rsplit(".", 1)[0] + ".1"
+        lab = TwoHosts(
+            slow, fast, f"http://{near}:7070", "AKID" + secrets.token_hex(6), secrets.token_hex(16)
+        )
+        try:
+            procs.append(
+                subprocess.Popen(
+                    [VERSITYGW, "--port", f"{near}:7070", "posix", str(root)],
+                    env={
+                        **os.environ,
+                        "ROOT_ACCESS_KEY": lab.key_id,
+                        "ROOT_SECRET_KEY": lab.secret,
+                    },
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+            _wait_port(near, 7070, procs[-1], "versitygw")
+            for ns, address in ((slow_ns, slow), (fast_ns, fast)):
+                procs.append(_agent(ns, address, tmp_path_factory.mktemp("agent")))
+            yield lab
+        finally:
+            for proc in reversed(procs):
+                _stop(proc)
+
+
+def test_findings_network_bound_on_the_shaped_host_not_its_neighbour(
+    tmp_path: Path, two_hosts: TwoHosts
+) -> None:
+    """One point on two hosts: each host's bytes/s against the baseline this controller
+    measured to that host. The host behind the 100 Mbit/s link moves what it carries and
+    is flagged, by its own figures; its neighbour, whose link is not shaped, is not. The
+    load is capped at 20 MiB/s a job (2 jobs: 335 Mbit/s a host) so that the neighbour's
+    figure is known whatever this machine's speed, far below what iperf3 moves over an
+    unshaped veth pair, and far above what the shaped link carries. Shown by ``show`` and
+    ``export --format json``."""
+    lab = two_hosts
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"name: twohosts\nhosts:\n  - {{address: {lab.slow}, name: slowhost}}\n"
+        f"  - {{address: {lab.fast}, name: fasthost}}\n"
+        f"targets:\n  - s3: bench\n    endpoint: {lab.endpoint}\n"
+        "global: {time_based: 1, rate: 20m, numjobs: 2, runtime: 5, objects: 4, bs: 4m}\n"
+        "workloads:\n  - {name: put, rw: write}\n  - {name: get, rw: read}\n"
+    )
+    env = {
+        **os.environ,
+        "STORBENCH_DB": str(tmp_path / "r.db"),
+        "AWS_ACCESS_KEY_ID": lab.key_id,
+        "AWS_SECRET_ACCESS_KEY": lab.secret,
+        "COLUMNS": "200",
+    }
+    run = [sys.executable, "-m", "storbench"]
+    r = subprocess.run(
+        [*run, "run", str(plan)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    out = subprocess.run(
+        [*run, "export", "1", "--format", "json"], capture_output=True, text=True, env=env
+    )
+    shown = subprocess.run([*run, "show", "1"], capture_output=True, text=True, env=env)
+    doc = json.loads(out.stdout)
+    base = {n["host"]: n for n in doc["run"]["inventory"]["network"] if n.get("host")}
+    for way in ("to_host_bits_per_s", "from_host_bits_per_s"):
+        assert 60e6 < base["slowhost"][way] <= 101e6, base  # the shaped rate, or near it
+        assert base["fasthost"][way] > 1e9, base  # a veth pair: several Gbit/s
+    net = [f for f in doc["findings"] if f["code"] == "network-bound"]
+    assert {(f["point"], f["host"]) for f in net} == {(1, "slowhost"), (2, "slowhost")}, net
+    put, get = sorted(net, key=lambda f: f["point"])
+    assert put["data"]["write_share_pct"] >= 90 and "read_share_pct" not in put["data"]
+    assert get["data"]["read_share_pct"] >= 90 and "write_share_pct" not in get["data"]
+    slow = base["slowhost"]
+    assert get["data"]["read_capacity_bits_per_s"] == round(slow["to_host_bits_per_s"])
+    assert put["data"]["write_capacity_bits_per_s"] == round(slow["from_host_bits_per_s"])
+    assert get["data"]["source"] == "controller" and get["data"]["address"] == lab.slow
+    # the slow host's own bytes/s were judged, not the point's sum over both hosts
+    (m_get,) = [m for m in doc["measurements"] if m["point"] == 2]
+    slow_bits = m_get["hosts"]["slowhost"]["read"]["bw_bytes"] * 8
+    assert get["data"]["read_bits_per_s"] == pytest.approx(slow_bits, rel=1e-6)
+    assert m_get["read"]["bw_bytes"] * 8 > 2 * slow_bits  # the neighbour moved more
+    assert shown.returncode == 0, shown.stderr
+    assert "network-bound on slowhost" in shown.stdout
+    assert "iperf3 measured from the controller to slowhost" in shown.stdout
+    assert "network-bound on fasthost" not in shown.stdout + r.stdout

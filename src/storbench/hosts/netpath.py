@@ -6,7 +6,9 @@ network to, and what the network toward it carries.
   ceph.conf: a client moves its data to and from the OSDs, which are normally on the
   monitors' public network); a file, device or directory target on a network file system
   (nfs, cifs, a kernel ceph mount, glusterfs, sshfs; ceph-fuse: the default ceph.conf's
-  monitors): the server in the mount's source (``/proc/self/mountinfo``). Local disks, and
+  monitors): the server in the mount's source (``/proc/self/mountinfo``); a block device
+  reached over the network (a krbd ``/dev/rbdN``: the first monitor it was mapped with; an
+  iSCSI disk: its session's portal; hosts/netblock.py). Local disks, and
   endpoints on this machine (loopback, or one of its own addresses: the route to them is
   ``lo``), have no network.
 - The capacity: the iperf3 baseline measured toward the endpoint at the run's start
@@ -40,6 +42,7 @@ from urllib.parse import urlsplit
 
 from storbench.hosts.mounts import Mount, mount_of
 from storbench.hosts.netbaseline import fmt_bits
+from storbench.hosts.netblock import block_endpoint
 from storbench.model.findings import NetworkPath
 from storbench.plan.model import Point, Target
 
@@ -120,6 +123,15 @@ def endpoint_of(target: Target) -> Endpoint | None:
         return Endpoint(host, f"the Ceph monitor of {target.label}", _CEPH_NOTE)
     if target.kind not in ("file", "device", "directory"):
         return None
+    if target.kind == "device":
+        found = block_endpoint(target.path)
+        host = _host_of(found[0]) if found else None
+        if found is not None and host:
+            if found[1] == "rbd":
+                return Endpoint(
+                    host, f"the Ceph monitor of the RBD device {target.path}", _CEPH_NOTE
+                )
+            return Endpoint(host, f"the iSCSI target portal of {target.path}")
     mount = mount_of(target.path)
     if mount is None:
         return None

@@ -81,7 +81,8 @@ CODES: dict[str, Code] = {
             "a point whose reads (or writes) moved 90 % or more of what the network "
             "toward (or away from) the client carries: an iperf3 baseline measured at the "
             "run's start toward the storage's endpoint host (an S3 endpoint, a Ceph "
-            "cluster's monitors, a network file system's server) when an iperf3 server "
+            "cluster's monitors, a network file system's server, a krbd device's monitor, "
+            "an iSCSI disk's portal) when an iperf3 server "
             "answers there on port 5201, else the link speed of the interface the route "
             "to it leaves through; on `hosts:`, a host reaching S3 or Ceph against the "
             "baseline measured from the controller to it",
