@@ -336,8 +336,8 @@ def test_findings_network_bound_on_a_remote_host_by_its_baseline(
         f"name: hostnet\nhosts: [{{address: {shaped_host.address}, name: nshost}}]\n"
         f"targets:\n  - s3: bench\n    endpoint: {shaped_host.endpoint}\n"
         "global: {time_based: 1}\nworkloads:\n"
-        "  - {name: put, rw: write, bs: 4m, objects: 4, numjobs: 2, runtime: 3}\n"
-        "  - {name: get, rw: read, bs: 4m, objects: 4, numjobs: 2, runtime: 3}\n"
+        "  - {name: put, rw: write, bs: 4m, objects: 4, numjobs: 2, runtime: 6}\n"
+        "  - {name: get, rw: read, bs: 4m, objects: 4, numjobs: 2, runtime: 6}\n"
         "  - {name: slow, rw: read, bs: 64k, objects: 4, rate: 1m, runtime: 2}\n"
     )
     db = tmp_path / "r.db"
