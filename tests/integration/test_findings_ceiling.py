@@ -137,6 +137,7 @@ def test_findings_page_cache_beyond_a_throttled_devices_direct_figure(tmp_path: 
     point = ok(storbench("show", "1", "--point", str(CACHED), db=db, cwd=tmp_path, plugins=None))
     assert point.count("# finding page-cache") == 1, point
     table = list(csv.DictReader(io.StringIO(_export("csv", db, tmp_path))))
+    assert list(table[0])[-1] == "findings", list(table[0])  # last: the others keep their place
     rows = {r["workload"]: r for r in table if not r["host"]}  # the points' aggregate rows
     assert "page-cache" in rows["cached-rand"]["findings"].split(), rows["cached-rand"]
     for name in ("seq-ahead", "device-rand", "direct-rand", "direct-seq", "direct-seq-big"):
