@@ -361,7 +361,7 @@ def test_findings_page_cache_beyond_the_devices_own_direct_figure(
     """A remote host's buffered reads: its memory is unknown here, so the first check is
     silent; reads at many times what the same files gave with direct=1 in the run are
     flagged once the run ends. Buffered reads that fio's invalidate=1 sends to the device,
-    each block once, are not."""
+    each block once, are not, nor sequential ones."""
     data = tmp_path / "data"
     data.mkdir()
     plan = tmp_path / "plan.yaml"
@@ -378,10 +378,9 @@ def test_findings_page_cache_beyond_the_devices_own_direct_figure(
     assert "direct=1" in found["evidence"] and "point 1" in found["evidence"], found
     iops = {m["point"]: m["read"]["iops"] for m in doc["measurements"]}
     assert iops[2] > 2 * iops[1]
-    # the sequential pair: flagged exactly when the cached reads beat twice the direct
-    # ones (memory copies against the disk: this machine's own ratio)
-    bw = {m["point"]: m["read"]["bw_bytes"] for m in doc["measurements"]}
-    assert (5 in cache) == (bw[5] > 2 * bw[4]), (bw, cache.get(5))
+    # the sequential pair is not compared, however far the buffered reads go: the kernel's
+    # readahead beats direct=1 reads without a cache hit (engines/fio/ceiling.py)
+    assert 5 not in cache, cache
     # stored with the measurement: show --point says it, and a resumed or re-read run
     # keeps it once
     shown = ok(storbench("show", "1", "--point", "2", db=db, cwd=tmp_path, plugins=None))

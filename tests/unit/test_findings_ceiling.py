@@ -76,3 +76,30 @@ def test_findings_ceiling_leaves_a_point_flagged_already() -> None:
     direct = _meas("psync-randread-json.json")
     found, _ = _check([(_point(0, **DIRECT_4K), direct), (_point(1, **CACHED_4K), cached)])
     assert found == {}
+
+
+def test_findings_ceiling_whichever_point_ran_first() -> None:
+    """The check runs once the run's points ran: a direct=1 point measured after the
+    buffered one is its reference as well."""
+    direct, cached = _meas("psync-randread-json.json"), _meas("psync-cached-randread-json.json")
+    found, _ = _check([(_point(0, **CACHED_4K), cached), (_point(1, **DIRECT_4K), direct)])
+    assert list(found) == [0]
+    (f,) = found[0]
+    assert f.data["direct_point"] == 2 and "point 2" in f.evidence
+
+
+def test_findings_ceiling_leaves_buffered_sequential_reads_alone() -> None:
+    """A buffered sequential read reads ahead (the device's read_ahead_kb, 8 MiB on a virtio
+    disk): however far beyond the direct figures it goes, it is not compared, nor read."""
+    cached = _meas("psync-cached-randread-json.json")  # its figures, read sequentially
+    seq = {**CACHED_4K, "rw": "read", "bs": "128k"}
+    big = _meas("twojobs-sections-json.json")
+    direct = _meas("psync-randread-json.json")
+    found, asked = _check(
+        [
+            (_point(0, **DIRECT_128K_READ), big),
+            (_point(1, **DIRECT_4K), direct),
+            (_point(2, **seq), cached),
+        ]
+    )
+    assert found == {} and 2 not in asked

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from storbench.cli import cli
 from storbench.engines import fio
+from storbench.model.findings import Finding
 from storbench.model.metrics import PERCENTILES, Measurement, pct_key
 from storbench.plan import Point, Target
 from storbench.store import Store
@@ -356,3 +357,27 @@ def test_report_format_follows_the_output_suffix(
     assert out.read_text().lstrip().startswith(starts), out.read_text()[:200]
     _invoke(imported["db"], "report", "latest", "--format", "html", "-o", str(out))
     assert out.read_text().lstrip().startswith("<!DOCTYPE html>")
+
+
+def test_export_csv_findings_column_last(imported: dict[str, Any], tmp_path: Path) -> None:
+    """Each row's finding codes in the last column (empty: none), every other column where
+    it was: a finding added to one measurement (as a run's own checks add them) changes
+    that row's last cell only."""
+    db = tmp_path / "results.db"
+    src, dst = sqlite3.connect(imported["db"]), sqlite3.connect(db)  # its WAL's pages too
+    src.backup(dst)
+    src.close()
+    dst.close()
+    store = Store(str(db))
+    try:
+        run_id = store.runs.all()[0].id
+        found = {0: [Finding("page-cache", "buffered reads beyond direct=1", "set direct: 1")]}
+        assert store.measurements.add_findings(run_id, found)
+    finally:
+        store.close()
+    before = list(csv.reader(io.StringIO(imported["csv"])))
+    after = list(csv.reader(io.StringIO(_invoke(db, "export", "latest", "--format", "csv").stdout)))
+    assert before[0][-1] == after[0][-1] == "findings" and before[0] == after[0]
+    assert [r[-1] for r in before[1:]] == [""] * len(FILES)
+    assert after[1][-1] == "page-cache" and after[1][:-1] == before[1][:-1]
+    assert after[2:] == before[2:]

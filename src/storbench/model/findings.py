@@ -42,8 +42,9 @@ CODES: dict[str, Code] = {
             "page-cache",
             "reads or writes served by the page cache, not the storage",
             "buffered I/O (fio `direct=0`, its default) on a file or device whose data the "
-            "point touches fits in the memory the host has available; or buffered reads at "
-            "more than twice what the same target gave with `direct=1` in the run",
+            "point touches fits in the memory the host has available; or buffered random "
+            "reads at more than twice the IOPS the same target gave with `direct=1` in the "
+            "run",
             "set `direct: 1` to measure the storage (or make the data larger than the "
             "host's memory, if the cache is part of what you measure)",
         ),

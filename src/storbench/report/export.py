@@ -294,16 +294,17 @@ def _csv_columns(recs: list[dict[str, Any]]) -> tuple[list[str], list[str], list
     steady = any("steady_state" in r for r in recs)
     if steady:  # how each point's rounds ended: its figures are those of the window
         cols[cols.index("error") + 1 : cols.index("error") + 1] = STEADY_COLUMNS
-    if any(r.get("findings") for r in recs):  # the traps found: codes, "code@host" on one
-        cols.insert(cols.index("error") + 1, "findings")
+    # the traps found (codes, "code@host" on one host; empty: none), last: every other
+    # column keeps its place, as it had before findings were exported
+    cols.append("findings")
     return cols, metrics, lat_cols
 
 
 def to_csv(run: RunRow, rows: list[MeasurementRow]) -> str:
     """One row per measurement; in a run on several hosts (``hosts:``) each point's row (the
     aggregate, column ``host`` empty) is followed by one row per host, and the timing
-    columns (start/end of each host, overlap of the aggregate) are added; a run with
-    findings has a ``findings`` column (their codes). A text cell that would start a
+    columns (start/end of each host, overlap of the aggregate) are added; the last column,
+    ``findings``, has each row's finding codes (empty: none). A text cell that would start a
     spreadsheet formula (``=HYPERLINK(...)`` as a job name) starts with ``'``."""
     recs = records(run, rows)
     cols, metrics, lat_cols = _csv_columns(recs)
