@@ -252,3 +252,13 @@ def test_structure_stage_order_finds_a_backward_import(tmp_path: Path) -> None:
     store.write_text("def f():\n    from storbench.plan.model import Point\n")
     known = {"storbench.plan.model": plan, "storbench.store.db": store}
     assert _backward(known) == ["storbench.plan.model (plan) imports storbench.store.db (store)"]
+
+
+def test_structure_test_modules_have_names_of_their_own() -> None:
+    """pytest imports test modules by their basename (no packages under tests/): two of
+    one name in different directories stop the collection of the whole suite."""
+    tests = Path(__file__).resolve().parents[1]
+    names: dict[str, list[str]] = {}
+    for path in tests.rglob("test_*.py"):
+        names.setdefault(path.name, []).append(str(path.relative_to(tests)))
+    assert {n: p for n, p in names.items() if len(p) > 1} == {}
