@@ -118,7 +118,9 @@ def test_metrics_live_parses_addresses(text: str, want: tuple[str, int]) -> None
     assert parse_address(text) == want
 
 
-@pytest.mark.parametrize("text", ["127.0.0.1:abc", "127.0.0.1:70000", "host:", ""])
+@pytest.mark.parametrize(
+    "text", ["127.0.0.1:abc", "127.0.0.1:70000", "host:", "", "::1", "::1:9464"]
+)
 def test_metrics_live_refuses_a_bad_address_with_the_fix(text: str) -> None:
     with pytest.raises(UserError) as e:
         parse_address(text)

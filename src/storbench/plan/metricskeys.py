@@ -13,6 +13,8 @@ def parse_address(text: str, option: str = "--metrics") -> tuple[str, int]:
     """``ADDR:PORT`` (``[::1]:9464`` for IPv6; ``:PORT`` or ``PORT`` alone: loopback) as
     (host, port); a UserError naming the fix otherwise. Port 0: any free port."""
     fix = f"give {option} ADDR:PORT, e.g. 127.0.0.1:9464 (port 0: any free one)"
+    if text.count(":") > 1 and "]" not in text:
+        raise UserError(f"{option} {clipped(text)!r}: an IPv6 address needs brackets", fix=fix)
     host, sep, port = text.strip().rpartition(":")
     if not sep:
         host, port = "", text.strip()
