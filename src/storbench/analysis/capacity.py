@@ -88,12 +88,9 @@ class Step:
         return i is not None and not self.saturated and i.low_ns <= slo.latency_ns <= i.high_ns
 
 
-def judged_latency(slo: Slo, meas: Measurement) -> float | None:
-    """The latency of all of ``meas``'s I/Os the objective judges (module docstring)."""
-    return _judged(slo, meas)[0]
-
-
 def _judged(slo: Slo, meas: Measurement) -> tuple[float | None, LatencyInterval | None]:
+    """The latency of all of ``meas``'s I/Os the objective judges (module docstring), and
+    its 95 % interval."""
     stats = [d.lat for d in (meas.direction(n) for n in DIRECTIONS) if d is not None]
     lat = LatencyStats.merge([s for s in stats if s is not None])
     if lat is None:
