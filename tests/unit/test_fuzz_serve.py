@@ -1,8 +1,8 @@
 """Fuzzing the web view (`storbench serve`, the real server on a free loopback port, over a
 small database of two stored runs) with generated requests: every route with numbers of
 any length or sign, text and dates where its ids, point numbers and indexes go, and query
-parameters -- pages, dates, filters, runs to compare, unknown ones -- each percent-encoded
-as a browser sends it, by GET and the methods it refuses.
+parameters -- pages, dates, filters, runs to compare or follow (/history), unknown ones --
+each percent-encoded as a browser sends it, by GET and the methods it refuses.
 
 The property: never a 500; every answer carries the security headers (a 500 of the
 server's last resort had none); an error is a page (HTML) that says what is wrong.
@@ -59,6 +59,7 @@ runs = st.one_of(
     texts,
 )
 KEYS = ["page", "since", "until", "name", "suite", "status", "charts", "a", "b", "limit"]
+HISTORY = ["plan", "label", "runs", "last", "figure"]
 values = st.one_of(numbers, dates, runs, texts)
 
 
@@ -84,6 +85,10 @@ requests = st.one_of(
         lambda ab: "/compare?" + urllib.parse.urlencode({"a": ab[0], "b": ab[1]})
     ),
     with_query(st.just("/compare"), "a", "b"),
+    with_query(st.just("/history"), *HISTORY),
+    st.tuples(runs, runs).map(
+        lambda ab: "/history?" + urllib.parse.urlencode({"runs": ",".join(ab)})
+    ),
     with_query(
         st.tuples(some_run, numbers).map(lambda t: f"/runs/{segment(t[0])}/points/{segment(t[1])}")
     ),
@@ -109,6 +114,10 @@ LONG = "9" * 5000
 @example(target="/?since=0001-01-01", method="GET")
 @example(target="/?until=9999-12-31", method="GET")
 @example(target=f"/compare?a=1&b={LONG}", method="GET")
+@example(target=f"/history?runs=1,{LONG}", method="GET")
+@example(target=f"/history?last={LONG}", method="GET")
+@example(target="/history?label=a%3D%0A", method="GET")
+@example(target="/history?plan=matrix&figure=p99&last=1", method="GET")
 @given(
     target=requests,
     method=st.sampled_from(["GET", "GET", "GET", "GET", "HEAD", "POST", "OPTIONS"]),

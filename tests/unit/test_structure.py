@@ -141,6 +141,7 @@ def test_structure_modules_a_reader_can_hold_in_mind() -> None:
 LOADERS = {
     "storbench.report.model": "loads a run or a comparison: the report model",
     "storbench.report.pointmodel": "loads one point alone (show RUN --point N)",
+    "storbench.report.historymodel": "selects and loads the runs a history follows",
     "storbench.report.export": "CSV/JSON rows of the store's measurement rows, base units",
     "storbench.report.ceph": "takes the store's run and event rows (types only)",
     "storbench.report.charts.timechart": "takes the store's event rows (a type only)",

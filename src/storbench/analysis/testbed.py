@@ -3,7 +3,8 @@ CPU governor, MTUs: preflight/inventory/tuning.py) and of each remote host (what
 server says; with ``ssh:``, its whole inventory), of the targets and their disks (I/O
 scheduler, read-ahead, queue limits, write cache) and of the Ceph cluster (versions, pools'
 size and PG count, ...) that is not the same, so that "A beat B" comes with "and these
-settings were not the same" (seeds 000 and 003 list them in their appendices).
+settings were not the same" (seeds 000 and 003 list them in their appendices); and the
+labels the user gave the runs (``--label ceph=19.2.1``, ``labels:``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 #: the parts of an inventory that describe the test bed's settings (what compare diffs)
-COMPARED = ("host", "targets", "hosts", "ceph")
+COMPARED = ("labels", "host", "targets", "hosts", "ceph")
 #: keys that differ between any two runs without saying anything of the setup
 NOISE = (
     "hostname",

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "cleanup": "storbench.cli.running:cleanup",
     "compare": "storbench.cli.reports:compare_cmd",
     "export": "storbench.cli.results:export",
+    "history": "storbench.cli.history:history_cmd",
     "import": "storbench.cli.transfer:import_",
     "merge": "storbench.cli.transfer:merge",
     "plan": "storbench.cli.plans:plan",

@@ -96,6 +96,15 @@ Examples:
     help="Let a failure drill (`actions:`) stop, start and mark out OSDs and set OSD flags on "
     "the Ceph cluster the plan measures (refused otherwise, before any load).",
 )
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Label the run (ceph=19.2.1, pool=ssd): `history --label` selects runs by it and "
+    "reports list label changes with the test bed's. Wins over the plan's `labels:`. "
+    "Repeatable.",
+)
 @health_interval_option
 @metrics_options
 def run(
@@ -112,6 +121,7 @@ def run(
     keep_files: bool,
     allow_unhealthy: bool,
     allow_disruption: bool,
+    labels: tuple[str, ...],
     health_interval: float,
     metrics: str | None,
     metrics_any_address: bool,
@@ -125,7 +135,7 @@ def run(
     """
     from storbench.execute.leftovers import concurrent_refusal
     from storbench.hosts import sshagents
-    from storbench.plan import load_plan
+    from storbench.plan import labelkeys, load_plan
     from storbench.store import Store
 
     p = load_plan(
@@ -136,6 +146,7 @@ def run(
         max_points=max_points,
         endpoint=endpoint,
     )
+    p.labels = labelkeys.merged(p.labels, list(labels))
     points = p.expand()
     if dry_run:
         show_plan(p, points)
@@ -238,7 +249,8 @@ def _record_and_execute(
             plan_text=p.text,
             overrides=overrides,
             inventory={**pre.inventory, "report": p.report}
-            | ({"soak": p.soak.to_dict()} if p.report == "soak" else {}),
+            | ({"soak": p.soak.to_dict()} if p.report == "soak" else {})
+            | ({"labels": p.labels} if p.labels else {}),
             fio_version=engines.run_version(points),
             storbench_version=__version__,
             argv=sys.argv,

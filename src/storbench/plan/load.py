@@ -195,6 +195,7 @@ class Loader:
             slo=slo(values["slo"]),
             until=rule,
             metrics=None if values["metrics"] is None else str(values["metrics"]),
+            labels={str(k): str(v) for k, v in (values["labels"] or {}).items()},
         )
         self.targets.check_precondition(plan, doc)
         self.targets.check_purge(plan, doc)

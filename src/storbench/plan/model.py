@@ -310,6 +310,8 @@ class Plan:
     until: Until | None = None
     #: where the run's live figures are served for Prometheus (``metrics:``), or None
     metrics: str | None = None
+    #: the run's labels (``labels:``; ``run --label`` adds to them), name -> text
+    labels: dict[str, str] = field(default_factory=dict)
 
     def point_count(self) -> int:
         """How many points :meth:`expand` makes, counted without making them."""

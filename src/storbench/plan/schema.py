@@ -22,6 +22,9 @@ from storbench.model.series import DEFAULT_INTERVAL_MS, MAX_INTERVAL_MS, MIN_INT
 from storbench.model.units import UnitError, parse_size, parse_time
 from storbench.plan.actionkeys import problem as actions_problem
 from storbench.plan.checks import MAX_NAME_CHARS, control_char, fix_for, name_problem, shown
+from storbench.plan.labelkeys import DOC as LABELS_DOC
+from storbench.plan.labelkeys import TAKES as LABELS_TAKES
+from storbench.plan.labelkeys import problem as labels_problem
 from storbench.plan.metricskeys import parse_address
 from storbench.plan.precondkeys import PREFILL_DOC, prefill_problem
 from storbench.plan.precondkeys import problem as precondition_problem
@@ -291,6 +294,7 @@ PLAN = Section(
             default="the file's name",
             check=_plan_name,
         ),
+        Key("labels", LABELS_TAKES, LABELS_DOC, default="none", check=labels_problem),
         Key(
             "description",
             "text (may span lines: `description: |`)",

@@ -101,6 +101,9 @@ def header_lines(report: RunReport) -> list[str]:
         lines.append(f"  fio ran {ran} (the imported outputs' own timestamps)")
     if r.overrides:
         lines.append("  overrides: " + " ".join(r.overrides))
+    labels = r.inventory.get("labels")
+    if isinstance(labels, dict) and labels:
+        lines.append("  labels: " + ", ".join(f"{k}={v}" for k, v in labels.items()))
     return lines
 
 

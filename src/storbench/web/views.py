@@ -111,3 +111,49 @@ class Views:
             return html_report.report_context(cmp.runs, cmp, details=False)
 
         return self._cached(("compare", versions, filters), build)
+
+    def history_page(
+        self, refs: list[str], plan: str | None, labels: dict[str, str], last: int, figure: str
+    ) -> dict[str, Any]:
+        """The history (report/historymodel.py) of the runs selected, as tables and its
+        chart, kept until one of those runs changes."""
+        from storbench.report.historymodel import select_runs
+
+        rows, _, _ = select_runs(self.store, refs, plan=plan, labels=labels, last=last)
+        key = (
+            "history",
+            tuple(refs),
+            plan,
+            tuple(sorted(labels.items())),
+            last,
+            figure,
+            tuple((r.id, r.effective_status, r.measured, r.failed) for r in rows),
+        )
+
+        def build() -> dict[str, Any]:
+            from storbench.report import charts
+            from storbench.report.charts.history import history_chart
+            from storbench.report.history import history_tables
+            from storbench.report.historymodel import load_history
+
+            report = load_history(
+                self.store, refs, plan=plan, labels=labels, last=last, figure=figure
+            )
+            chart = history_chart(report)
+            return {
+                "report": report,
+                "tables": history_tables(report),
+                "chart": {
+                    "id": "chart-history",
+                    "kind": "history",
+                    "title": chart.title,
+                    "svg": charts.render_inline_svg(chart, "h-"),
+                    "note": chart.note,
+                },
+            }
+
+        return self._cached(key, build)
+
+    def plan_names(self, limit: int) -> list[str]:
+        """The plans of the newest ``limit`` runs, the newest run's first."""
+        return list(dict.fromkeys(r.name for r in self.rows(limit)))

@@ -144,6 +144,8 @@ STYLES: dict[str, dict[str, Any]] = {
     "saturated": {"marker": "X", "color": "#d1495b", "ms": 8},
     "probe": {"marker": "s", "color": "#6c757d", "ms": 7},
     "achieved": {"marker": "d", "color": "#8d99ae", "ms": 5, "mfc": "none", "mew": 1.0},
+    "regression": {"marker": "v", "color": "#d1495b", "ms": 10, "mfc": "none", "mew": 1.6},
+    "improvement": {"marker": "^", "color": "#2a9d5b", "ms": 10, "mfc": "none", "mew": 1.6},
 }
 #: the target (a horizontal rule) and the capacity (a vertical one)
 RULE_COLORS = {"y": "#343a40", "x": "#1b4332"}
