@@ -28,12 +28,17 @@ def end_group(proc: subprocess.Popen[str]) -> None:
 
 @contextlib.contextmanager
 def serving(db: str, timeout: float) -> Iterator[tuple[str, str]]:
-    """``storbench serve --db DB --port 0``: (its base URL, the line it printed first). Its
+    """``storbench serve --db DB --port 0``: (its base URL, the line it printed first); a
+    PostgreSQL URL goes by STORBENCH_DB, so that its password is on no command line. Its
     log (stderr) goes to a file: a pipe no one reads would fill with the tracebacks of a
     failing server and stop it mid-request."""
+    url = db.startswith(("postgresql:", "postgres:"))  # by the environment, not argv
+    where = [] if url else ["--db", db]
+    env = {**os.environ, "STORBENCH_DB": db} if url else None
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "storbench", "serve", "--db", db, "--port", "0"],
+            [sys.executable, "-m", "storbench", "serve", *where, "--port", "0"],
+            env=env,
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,

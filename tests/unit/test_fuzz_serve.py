@@ -81,6 +81,7 @@ some_run = st.one_of(st.sampled_from(["1", "2"]), numbers)
 requests = st.one_of(
     with_query(st.just("/"), "page", "since", "until", "name", "suite", "status"),
     with_query(some_run.map(lambda n: f"/runs/{segment(n)}"), "page", "charts"),
+    some_run.map(lambda n: f"/runs/{segment(n)}/live.json"),
     st.tuples(runs, runs).map(
         lambda ab: "/compare?" + urllib.parse.urlencode({"a": ab[0], "b": ab[1]})
     ),
@@ -115,6 +116,7 @@ LONG = "9" * 5000
 @example(target="/?until=9999-12-31", method="GET")
 @example(target=f"/compare?a=1&b={LONG}", method="GET")
 @example(target=f"/history?runs=1,{LONG}", method="GET")
+@example(target=f"/runs/{LONG}/live.json", method="GET")
 @example(target=f"/history?last={LONG}", method="GET")
 @example(target="/history?label=a%3D%0A", method="GET")
 @example(target="/history?plan=matrix&figure=p99&last=1", method="GET")

@@ -39,7 +39,7 @@ from storbench.model.errors import NotFoundError, UserError, clipped
 from storbench.model.units import when
 from storbench.report import html as html_report
 from storbench.store import Store
-from storbench.web import historypage, pages
+from storbench.web import historypage, live, pages
 from storbench.web.views import Views
 
 CSP = (
@@ -195,6 +195,7 @@ def create_app(db_path: str | None, *, write: bool = False, host: str = "127.0.0
             Route("/runs/{run_id:digits}", pages.run_page),
             Route("/runs/{run_id:digits}/points/{no:digits}", pages.point_page),
             Route("/runs/{run_id:digits}/intervals/{idx:digits}.json", pages.intervals_json),
+            Route("/runs/{run_id:digits}/live.json", live.live_json),
             Route("/compare", pages.compare_page),
             Route("/history", historypage.history_page),
             Route("/static/report.css", _report_css),

@@ -126,6 +126,7 @@ def run_page(request: Request) -> HTMLResponse:
         "points_per_page": POINTS_PER_PAGE,
         "others": others,
         "charts_left_out": not draw,
+        "live": row.effective_status == "running",  # the live section (static/live.js)
         "draw_points": DRAW_POINTS,
     }
     return s.page("run.html", **ctx)

@@ -157,3 +157,23 @@ class Views:
     def plan_names(self, limit: int) -> list[str]:
         """The plans of the newest ``limit`` runs, the newest run's first."""
         return list(dict.fromkeys(r.name for r in self.rows(limit)))
+
+    def live(self, run_id: str | int) -> tuple[RunRow, RunReport, int | None, dict[int, str]]:
+        """What the live page polls: the run's row as it is now, the run as loaded (rebuilt
+        when a point was recorded), the index of the point running now (the newest with a
+        time series but no measurement, else the first without one; None when the run has
+        ended) and each point's label."""
+        row = self.row(run_id)
+        report = self.run(row.id)
+        measured = {m.point_idx for m in report.rows}
+        labels = self._cached(
+            ("labels", row.id, row.points),  # a search adds points as it goes
+            lambda: {p.index: p.label() for p in self.store.runs.points(row.id)},
+        )
+        current = None
+        if row.effective_status == "running":  # before its first interval: the next one
+            counts = model.point_records(self.store, row.id).interval_counts()
+            current = max((i for i in counts if i not in measured), default=None)
+            if current is None:
+                current = min((i for i in labels if i not in measured), default=None)
+        return row, report, current, labels
