@@ -14,6 +14,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from storbench.execute.metrics import LiveMetrics, Tee
+from storbench.execute.monitor import HealthSample
 from storbench.model.errors import UserError
 from storbench.model.findings import Finding
 from storbench.model.series import Interval
@@ -159,13 +160,14 @@ def test_metrics_grafana_dashboard_asks_only_for_what_the_endpoint_serves() -> N
     live.intervals(p, [_interval(1, 1000)])
     live.round_finished(p, 1, 1000.0, None)
     live.finding(p, Finding("page-cache", "evidence", "advice"))
+    live.ceph_health("/etc/ceph/ceph.conf", DEGRADED)
     served: dict[str, set[str]] = {}
     for (name, labels), _ in _samples(live).items():
         served.setdefault(name, set()).update(k for k, _ in labels)
     exprs = [
         (t["expr"], t.get("legendFormat", "")) for panel in dash["panels"] for t in panel["targets"]
     ]
-    assert len(exprs) >= 8
+    assert len(exprs) >= 16
     asked = set()
     for expr, legend in exprs:
         names = set(re.findall(r"\bstorbench_[a-z_]+", expr))
@@ -179,3 +181,47 @@ def test_metrics_grafana_dashboard_asks_only_for_what_the_endpoint_serves() -> N
     assert asked == set(served) - {"storbench_findings_created"}, set(served) - asked
     variable = dash["templating"]["list"][0]
     assert re.findall(r"storbench_[a-z_]+", variable["definition"])[0] in served
+
+
+#: a cluster with one OSD down during a drill, as the run's health monitor samples it
+DEGRADED = HealthSample(
+    at=1.0,
+    status="HEALTH_WARN",
+    checks=("OSD_DOWN", "PG_DEGRADED"),
+    inactive={"bench": {"undersized+degraded+peered": 8}},
+    clean=False,
+    io={"read_bytes_sec": 0.0, "write_bytes_sec": 4194304.0, "recovering_bytes_per_sec": 0.0},
+)
+
+
+def test_metrics_ceph_health_follows_the_monitors_samples() -> None:
+    """A drill's course: healthy, an OSD down (checks raised, PGs inactive, writes going
+    on), the cluster unreachable for a moment, healed (the checks gone, every PG clean)."""
+    live = LiveMetrics()
+    live.begin(1, planned=1)
+    conf = "/etc/ceph/ceph.conf"
+    key = (("cluster", conf), ("run", "1"))
+
+    def value(name: str, *extra: tuple[str, str]) -> float | None:
+        return _samples(live).get((name, tuple(sorted(key + extra))))
+
+    live.ceph_health(conf, HealthSample(at=0.0, status="HEALTH_OK", clean=True))
+    assert value("storbench_ceph_health_status") == 0 and value("storbench_ceph_up") == 1
+    assert value("storbench_ceph_pgs_clean") == 1
+    live.ceph_health(conf, DEGRADED)
+    assert value("storbench_ceph_health_status") == 1
+    assert value("storbench_ceph_health_check", ("check", "OSD_DOWN")) == 1
+    assert value("storbench_ceph_health_check", ("check", "PG_DEGRADED")) == 1
+    assert value("storbench_ceph_inactive_pgs", ("pool", "bench")) == 8
+    assert value("storbench_ceph_pgs_clean") == 0
+    assert value("storbench_ceph_client_write_bytes_per_second") == 4194304.0
+    live.ceph_health(conf, HealthSample.unreachable("timed out", at=2.0))
+    assert value("storbench_ceph_up") == 0
+    assert value("storbench_ceph_health_status") == 1  # the last answer's, while none comes
+    live.ceph_health(
+        conf, HealthSample(at=3.0, status="HEALTH_OK", clean=True, io={"read_bytes_sec": 0.0})
+    )
+    assert value("storbench_ceph_up") == 1 and value("storbench_ceph_health_status") == 0
+    assert value("storbench_ceph_health_check", ("check", "OSD_DOWN")) is None  # cleared
+    assert value("storbench_ceph_inactive_pgs", ("pool", "bench")) == 0
+    assert value("storbench_ceph_pgs_clean") == 1

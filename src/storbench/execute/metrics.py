@@ -16,8 +16,11 @@ point's own figures, its hosts merged) and direction:
 
 and per run: ``storbench_points_planned``, ``storbench_points_done`` (measured, failed or
 skipped), ``storbench_point_running`` (the running point's number, 0 between points) and
-``storbench_findings_total{code}``. A point's figures go when it ends (a dashboard shows
-what runs now; the database keeps everything). Ramp intervals (before the measurement
+``storbench_findings_total{code}``; per Ceph cluster, its health as the run's monitors
+sample it (execute/cephmetrics.py: ``storbench_ceph_health_status``, the checks raised,
+PGs clean or inactive, client and recovery throughput), every 2 s during a drill. A
+point's figures go when it ends (a dashboard shows what runs now; the database keeps
+everything). Ramp intervals (before the measurement
 begins) are not served.
 
 Like ``serve`` and ``agent``, the endpoint has no authentication: it listens on loopback
@@ -33,11 +36,13 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_wsgi_server
 
+from storbench.execute.cephmetrics import CephGauges
 from storbench.hosts import binding
 from storbench.model.errors import UserError, clipped
 
 if TYPE_CHECKING:
     from storbench.analysis.steady import Verdict
+    from storbench.execute.monitor import HealthSample
     from storbench.model.findings import Finding
     from storbench.model.metrics import Measurement
     from storbench.model.series import Interval
@@ -99,6 +104,7 @@ class LiveMetrics:
             ["run", "point", "workload", "target"],
             registry=r,
         )
+        self.ceph = CephGauges(r)  # the clusters' health during the run (cephmetrics.py)
         self.shown: dict[int, set[tuple[str, ...]]] = {}  # point -> its label values served
         self.lock = threading.Lock()
         self.server: Any = None
@@ -175,6 +181,9 @@ class LiveMetrics:
 
     def finding(self, point: Point, finding: Finding) -> None:
         self.findings.labels(self.run, finding.code).inc()
+
+    def ceph_health(self, cluster: str, sample: HealthSample) -> None:
+        self.ceph.sample(self.run, cluster, sample)
 
     def intervals(self, point: Point, rows: list[Interval]) -> None:
         latest: dict[tuple[str, str], Interval] = {}

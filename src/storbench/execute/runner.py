@@ -77,6 +77,7 @@ class Observer(Protocol):
     def intervals(self, point: Point, rows: list[Interval]) -> None: ...
     def phase(self, point: Point, text: str) -> None: ...
     def finding(self, point: Point, finding: Finding) -> None: ...
+    def ceph_health(self, cluster: str, sample: HealthSample) -> None: ...
 
 
 @dataclass
@@ -214,7 +215,7 @@ def _execute(
     store.runs.set_status(run_id, "running", ended=False)
     if health_interval > 0 and any(p.actions for p in points):
         health_interval = min(health_interval, DRILL_HEALTH_INTERVAL)
-    monitors = _health_monitors(store, run_id, points, health_interval, clusters or [])
+    monitors = _health_monitors(store, run_id, points, health_interval, clusters or [], observer)
     sizes = scratch_sizes(points)
     try:
         with _signals(stop):
@@ -521,9 +522,11 @@ def _health_monitors(
     points: list[Point],
     interval: float,
     found: list[dict[str, Any]],
+    observer: Observer,
 ) -> list[HealthMonitor]:
-    """One health monitor per Ceph cluster of the points, each change an event of the run;
-    the health preflight ``found`` is the first event and the monitors' baseline."""
+    """One health monitor per Ceph cluster of the points, each change an event of the run
+    and each sample told to ``observer`` (the live metrics); the health preflight ``found``
+    is the first event and the monitors' baseline."""
     clusters: dict[CephClient, list[str]] = {}
     for t in ceph.point_targets(points):
         pools = clusters.setdefault(ceph.client_of(t), [])
@@ -549,6 +552,7 @@ def _health_monitors(
                 {**initial.to_dict(), "conf": client.conf, "client": client.client},
                 at=initial.at,
             )
+            observer.ceph_health(client.conf or "default", initial)
         if interval <= 0:
             continue
 
@@ -564,6 +568,7 @@ def _health_monitors(
             )
 
         def on_sample(sample: HealthSample, client: CephClient = client) -> None:
+            observer.ceph_health(client.conf or "default", sample)
             if sample.io or sample.clean is not None:
                 store.events.add(
                     run_id,

@@ -214,6 +214,10 @@ class ProgressReporter:
         """A phase before the point's measurement (its preconditioning)."""
         self._say(f"      {text}")
 
+    def ceph_health(self, cluster: str, sample: Any) -> None:
+        """A Ceph cluster's health sample (from a monitor's thread): the run's events keep
+        its changes and the timeline shows them; the progress lines stay the points'."""
+
     def intervals(self, point: Point, rows: list[Interval]) -> None:
         """The latest interval's figures: on the live line, and as a line a minute of the
         point's load on a plain console (a soak runs for hours)."""
