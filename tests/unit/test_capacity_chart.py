@@ -203,3 +203,6 @@ def test_capacity_intervals_survive_the_store(store: Store) -> None:
     assert out.exit_code == 0, out.output
     assert "95 % CI" in out.output and "meets (within chance)" in out.output
     assert "within chance (point 2)" in out.output
+    # the latency column is the objective's percentile's (a note naming points does not
+    # rename it: it once read "point 2 latency")
+    assert "p99 latency" in out.output and "point 2 latency" not in out.output

@@ -62,8 +62,8 @@ def _table(r: CapacityRow) -> AnswerTable:
         notes.append(SATURATED)
     chance = [str(c.point) for c in r.steps if c.step is not None and c.step.within_chance(r.slo)]
     if chance:
-        which = f"point{'s' if len(chance) > 1 else ''} {', '.join(chance)}"
-        notes.append(WITHIN_CHANCE.format(points=which))
+        named = f"point{'s' if len(chance) > 1 else ''} {', '.join(chance)}"
+        notes.append(WITHIN_CHANCE.format(points=named))
     if any(c.step is not None and c.step.interval is not None for c in r.steps):
         notes.append(INTERVALS)
     return AnswerTable(
