@@ -59,7 +59,7 @@ runs = st.one_of(
     texts,
 )
 KEYS = ["page", "since", "until", "name", "suite", "status", "charts", "a", "b", "limit"]
-HISTORY = ["plan", "label", "runs", "last", "figure"]
+HISTORY = ["plan", "label", "runs", "last", "figure", "by"]
 values = st.one_of(numbers, dates, runs, texts)
 
 

@@ -246,3 +246,31 @@ def test_history_plan_labels_reach_the_run_and_bad_ones_name_the_line(tmp_path: 
     assert "  labels: ceph=19.10, pool=ssd\n" in shown.stdout, shown.stdout
     r = _sb("run", str(plan), "--db", str(db), "--label", "bad", cwd=tmp_path)
     assert r.returncode == 2 and "--label 'bad': no '='" in r.stderr, r.stderr
+
+
+def test_history_by_label_pools_the_runs_of_each_value(db: Path) -> None:
+    store = Store(str(db), write=False)
+    report = load_history(store, [], by="ceph")
+    h = report.history
+    assert [r.heading for r in h.runs] == ["ceph=19.2.0 (3 runs)", "ceph=19.2.1 (2 runs)"]
+    assert [r.runs for r in h.runs] == [(1, 2, 4), (5, 6)]
+    assert report.selection == "runs of plan 'nightly', by ceph"
+    slower = next(t for t in h.tracks if t.label == "slower")
+    first, second = slower.cells
+    assert first is not None and second is not None
+    assert (first.summary.runs, second.summary.runs) == (6, 4)  # every repetition pooled
+    assert second.versus is not None and second.versus.base is first.summary
+    assert first.summary.clat is not None and "99" in first.summary.clat.percentiles
+    # between the groups: the last run of one (run 4, kernel 6.8) against the next's first
+    assert [[k for k, _, _ in d] for d in h.changes] == [[], ["labels.ceph"]]
+    named = load_history(store, ["1", "3", "5"], by="ceph")
+    assert [r.heading for r in named.history.runs] == [
+        "ceph=19.2.0 (1 run)",
+        "ceph=19.2.1 (1 run)",
+    ]
+    assert named.left_out == ["run 3: no label 'ceph'"]
+    with pytest.raises(UserError, match="has the label 'pool'"):
+        load_history(store, [], by="pool")
+    r = _sb("history", "--db", str(db), "--by", "ceph")
+    assert r.returncode == 0, r.stderr
+    assert "ceph=19.2.0 (3 runs) → ceph=19.2.1 (2 runs)" in r.stdout, r.stdout

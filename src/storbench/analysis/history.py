@@ -19,6 +19,10 @@ Definitions (also in the README):
 - **Test-bed changes** between consecutive runs are analysis/testbed.py's differences of
   their inventories (kernel, fio, Ceph versions, tunables, disks' settings) and of their
   labels (``--label``, ``labels:``).
+- **Groups** (``--by KEY``): the runs that share a value of label KEY are pooled as one
+  column, their repetitions together (so the test has all of them), in the order of each
+  group's first run; the test bed's changes are then those between the last run of one
+  group and the first of the next.
 """
 
 from __future__ import annotations
@@ -76,6 +80,19 @@ class RunEntry:
     status: str
     labels: dict[str, str] = field(default_factory=dict)
     inventory: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: a group of runs pooled as one (``history --by KEY``): their ids, oldest first, and
+    #: the label they share ("ceph=19.2.1"); () and "" for a run on its own
+    runs: tuple[int, ...] = ()
+    group: str = ""
+    #: a group's last run's inventory (what the next group's test bed is compared with)
+    last_inventory: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def heading(self) -> str:
+        """What tables and charts call it: ``run 12``, or ``ceph=19.2.1 (3 runs)``."""
+        if not self.group:
+            return f"run {self.id}"
+        return f"{self.group} ({len(self.runs)} run{'s' * (len(self.runs) != 1)})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -84,6 +101,7 @@ class RunEntry:
             "started_at": self.started_at,
             "status": self.status,
             "labels": self.labels,
+            **({"group": self.group, "runs": list(self.runs)} if self.group else {}),
         }
 
 
@@ -191,7 +209,7 @@ def follow(runs: list[tuple[RunEntry, list[PointSummary]]]) -> History:
                 tracks[-1].cells[i] = Cell(s)
                 latest.append(s)
             continue
-        cmp = compare(latest, items, base_name="previous", other_name=f"run {entry.id}")
+        cmp = compare(latest, items, base_name="previous", other_name=entry.heading)
         at = {id(s): k for k, s in enumerate(latest)}
         for m in cmp.matched:
             k = at[id(m.base)]
@@ -207,5 +225,6 @@ def follow(runs: list[tuple[RunEntry, list[PointSummary]]]) -> History:
         t.label = _label(s, axes, with_target)
     changes: list[list[tuple[str, Any, Any]]] = [[]]
     for (a, _), (b, _) in itertools.pairwise(runs):
-        changes.append(testbed.differences(a.inventory, b.inventory))
+        before = a.inventory if a.last_inventory is None else a.last_inventory
+        changes.append(testbed.differences(before, b.inventory))
     return History(runs=[e for e, _ in runs], tracks=tracks, changes=changes[:n])

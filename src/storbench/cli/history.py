@@ -21,6 +21,7 @@ Examples:
   storbench history                          the newest run's plan, its last 10 runs
   storbench history --plan nightly --last 30 --figure p99
   storbench history --label pool=ssd         runs labelled pool=ssd (run --label, labels:)
+  storbench history --by ceph                the runs of each Ceph version pooled, in turn
   storbench history 12 15 19 --chart h.svg   these runs, and the chart as a file
   storbench history --plan nightly --format json > history.json
 
@@ -48,6 +49,12 @@ with a dotted line. The web view shows the same at /history.
     default=10,
     show_default=True,
     help="Follow the newest so many runs of the selection.",
+)
+@click.option(
+    "--by",
+    metavar="KEY",
+    help="Pool the runs that share a value of label KEY as one column (their repetitions "
+    "together), e.g. --by ceph: each Ceph version against the one before.",
 )
 @click.option(
     "--figure",
@@ -78,6 +85,7 @@ def history_cmd(
     plan: str | None,
     labels: tuple[str, ...],
     last: int,
+    by: str | None,
     figure: str,
     fmt: str,
     chart: str | None,
@@ -100,7 +108,9 @@ def history_cmd(
         raise UserError(f"cannot tell the chart format from {chart!r}", fix="name it .png or .svg")
     wanted = dict(parse_label(t) for t in labels)
     store = Store(db_path, write=False)
-    report = load_history(store, list(run_refs), plan=plan, labels=wanted, last=last, figure=figure)
+    report = load_history(
+        store, list(run_refs), plan=plan, labels=wanted, last=last, figure=figure, by=by
+    )
     emit(output, _text(report, fmt), f"the history of {len(report.history.runs)} runs")
     if chart:
         from storbench.report import charts

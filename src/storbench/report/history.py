@@ -66,8 +66,7 @@ def _cell(cell: Cell | None, figure: str) -> str:
 
 
 def run_heading(h: History, i: int) -> str:
-    r = h.runs[i]
-    return f"run {r.id}"
+    return h.runs[i].heading
 
 
 def _runs_table(report: HistoryReport) -> AnswerTable:
@@ -75,7 +74,7 @@ def _runs_table(report: HistoryReport) -> AnswerTable:
     keys = list(dict.fromkeys(k for r in h.runs for k in r.labels))
     rows = [
         [
-            f"run {r.id}",
+            r.heading,
             when(r.started_at),
             r.name,
             r.status,
@@ -102,7 +101,7 @@ def _figure_table(report: HistoryReport) -> AnswerTable:
     unit = " (MiB/s)" if figure == "bw" else ""  # latency cells carry their unit
     rows = [[t.label, *(_cell(c, figure) for c in t.cells)] for t in h.tracks]
     judged = "total IOPS (mean latency for a rate-capped workload)"
-    changed = [f"run {h.runs[i].id}" for i, diffs in enumerate(h.changes) if diffs]
+    changed = [h.runs[i].heading for i, diffs in enumerate(h.changes) if diffs]
     notes = [
         f"Each value: the point's {what} over its repetitions; in brackets its change "
         "against the point's previous run.",
@@ -124,11 +123,11 @@ def _flagged_table(h: History) -> AnswerTable:
     for track, i, cell in h.flagged:
         v = cell.versus
         assert v is not None
-        prev = next(h.runs[j].id for j in range(i - 1, -1, -1) if track.cells[j] is not None)
+        prev = next(h.runs[j] for j in range(i - 1, -1, -1) if track.cells[j] is not None)
         rows.append(
             [
                 track.label,
-                f"run {prev} → run {h.runs[i].id}",
+                f"{prev.heading} → {h.runs[i].heading}",
                 str(cell.flag),
                 "-" if v.iops_change_pct is None else f"{v.iops_change_pct:+.1f} %",
                 "-" if v.p99_lat_change_pct is None else f"{v.p99_lat_change_pct:+.1f} %",
@@ -151,7 +150,7 @@ def _value(v: Any) -> str:
 
 def _testbed_table(h: History) -> AnswerTable | None:
     rows = [
-        [f"run {h.runs[i - 1].id} → run {h.runs[i].id}", k, _value(a), _value(b)]
+        [f"{h.runs[i - 1].heading} → {h.runs[i].heading}", k, _value(a), _value(b)]
         for i, diffs in enumerate(h.changes)
         for k, a, b in diffs
     ]

@@ -9,9 +9,11 @@ one with nothing measured, is left out unless named."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from storbench import nogc
 from storbench.analysis.history import FIGURES, History, RunEntry, follow
+from storbench.analysis.summary import PointSummary, fill_percentiles, needs_bins, summarize
 from storbench.model.errors import UserError
 from storbench.report.model import load_run
 from storbench.store import RunRow, Store
@@ -108,24 +110,75 @@ def load_history(
     labels: dict[str, str] | None = None,
     last: int = LAST,
     figure: str = "iops",
+    by: str | None = None,
 ) -> HistoryReport:
-    """The history of the runs selected (:func:`select_runs`), ``figure`` shown."""
+    """The history of the runs selected (:func:`select_runs`), ``figure`` shown; with
+    ``by``, the runs that share a value of that label pooled as one (analysis/history.py)."""
     if figure not in FIGURES:
         raise UserError(f"no figure {figure!r}", fix=f"one of: {', '.join(FIGURES)}")
     rows, said, left = select_runs(store, refs, plan=plan, labels=labels, last=last)
+    groups = [[row] for row in rows]
+    if by is not None:
+        groups, unlabelled = _grouped(rows, by)
+        left += [f"run {r.id}: no label {by!r}" for r in unlabelled]
+        said += f", by {by}"
     with nogc.paused():  # many runs' summaries are many objects and no cycles
-        runs = []
-        for row in rows:
-            res = load_run(
-                store, str(row.id), percentiles=(99.0,), dirs=False, answer=False, light=True
-            )
-            entry = RunEntry(
-                id=row.id,
-                name=row.name,
-                started_at=row.started_at,
-                status=row.effective_status,
-                labels=labels_of(row),
-                inventory=row.inventory,
-            )
-            runs.append((entry, res.summaries))
+        runs = [_entry(store, group, by) for group in groups]
         return HistoryReport(follow(runs), figure=figure, selection=said, left_out=left)
+
+
+def _grouped(rows: list[RunRow], by: str) -> tuple[list[list[RunRow]], list[RunRow]]:
+    """The runs by their value of label ``by``, in the order of each value's first run;
+    and the runs without that label."""
+    groups: dict[str, list[RunRow]] = {}
+    for row in rows:
+        value = labels_of(row).get(by)
+        if value is not None:
+            groups.setdefault(value, []).append(row)
+    if not groups:
+        raise UserError(
+            f"no run of the selection has the label {by!r}",
+            fix=f"label runs with `run --label {by}=VALUE` (or `labels:` in the plan)",
+        )
+    return list(groups.values()), [r for r in rows if labels_of(r).get(by) is None]
+
+
+def _entry(
+    store: Store, group: list[RunRow], by: str | None
+) -> tuple[RunEntry, list[PointSummary]]:
+    first, last = group[0], group[-1]
+    if len(group) == 1:
+        summaries = load_run(
+            store, str(first.id), percentiles=(99.0,), dirs=False, answer=False, light=True
+        ).summaries
+    else:
+        summaries = _pooled(store, [r.id for r in group])
+    entry = RunEntry(
+        id=first.id,
+        name=first.name,
+        started_at=first.started_at,
+        status=first.effective_status,
+        labels=labels_of(first),
+        inventory=first.inventory,
+        runs=tuple(r.id for r in group) if by is not None else (),
+        group=f"{by}={labels_of(first)[by]}" if by is not None else "",
+        last_inventory=last.inventory,
+    )
+    return entry, summaries
+
+
+def _pooled(store: Store, run_ids: list[int]) -> list[PointSummary]:
+    """The points of several runs as one run's: each point's repetitions in all of them
+    (matched by point key: the same plan on the same targets), its p99 from the merged
+    histograms of all."""
+    rows = [m for rid in run_ids for m in store.measurements.of_run(rid, bins=False)]
+    summaries = summarize((m.point, m.measurement) for m in rows if m.point is not None)
+    need = {s.key: s for s in summaries if needs_bins(s)}
+    hists: dict[str, list[tuple[str, Any]]] = {}
+    for rid in run_ids if need else []:
+        for key, found in store.measurements.point_histograms(rid, "clat"):
+            if key in need:
+                hists.setdefault(key, []).extend(found)
+    for key, found in hists.items():
+        fill_percentiles(need[key], found, percentiles=(99.0,), directions=False)
+    return summaries

@@ -56,6 +56,7 @@ def history_page(request: Request) -> HTMLResponse:
     s = site(request)
     plan, figure = _param(request, "plan"), _param(request, "figure") or "iops"
     label_text, runs_text = _param(request, "label"), _param(request, "runs")
+    by = _param(request, "by") or None
     if figure not in FIGURES:
         raise UserError(f"figure={clipped(figure)!r}: no such figure", fix="figure=iops")
     ctx: dict[str, Any] = {
@@ -67,6 +68,7 @@ def history_page(request: Request) -> HTMLResponse:
         "last": _param(request, "last"),
         "figure": figure,
         "figures": FIGURES,
+        "by": by or "",
     }
     if not (plan or label_text or runs_text):
         return s.page("history.html", view=None, **ctx)
@@ -76,6 +78,7 @@ def history_page(request: Request) -> HTMLResponse:
         _labels(label_text),
         _last(ctx["last"]),
         figure,
+        by,
     )
     report = view["report"]
     chart = dict(view["chart"], svg=Markup(view["chart"]["svg"]))  # escaped by charts/draw.py

@@ -113,7 +113,13 @@ class Views:
         return self._cached(("compare", versions, filters), build)
 
     def history_page(
-        self, refs: list[str], plan: str | None, labels: dict[str, str], last: int, figure: str
+        self,
+        refs: list[str],
+        plan: str | None,
+        labels: dict[str, str],
+        last: int,
+        figure: str,
+        by: str | None = None,
     ) -> dict[str, Any]:
         """The history (report/historymodel.py) of the runs selected, as tables and its
         chart, kept until one of those runs changes."""
@@ -127,6 +133,7 @@ class Views:
             tuple(sorted(labels.items())),
             last,
             figure,
+            by,
             tuple((r.id, r.effective_status, r.measured, r.failed) for r in rows),
         )
 
@@ -137,7 +144,7 @@ class Views:
             from storbench.report.historymodel import load_history
 
             report = load_history(
-                self.store, refs, plan=plan, labels=labels, last=last, figure=figure
+                self.store, refs, plan=plan, labels=labels, last=last, figure=figure, by=by
             )
             chart = history_chart(report)
             return {

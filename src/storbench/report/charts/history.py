@@ -46,7 +46,7 @@ def history_chart(report: HistoryReport) -> Chart:
         title="",
         xlabel="run (oldest first)",
         ylabel=f"{what} ({unit})",
-        xticks=[(float(i), f"run {r.id}") for i, r in enumerate(h.runs)],
+        xticks=[(float(i), r.heading) for i, r in enumerate(h.runs)],
         yunit=yunit,
     )
     flagged: dict[str, list[tuple[str, Mark]]] = {REGRESSION: [], IMPROVEMENT: []}
@@ -56,7 +56,7 @@ def history_chart(report: HistoryReport) -> Chart:
             v = None if cell is None else figure_of(cell.summary, figure)
             if cell is None or v is None:
                 continue
-            tip = f"{t.label}\nrun {h.runs[i].id} ({when(h.runs[i].started_at)}): "
+            tip = f"{t.label}\n{h.runs[i].heading} ({when(h.runs[i].started_at)}): "
             tip += fmt_figure(figure, v)
             if cell.versus is not None and cell.flag:
                 tip += f"\n{cell.flag} against its previous run (p {cell.versus.p_value:.3g})"
