@@ -19,6 +19,16 @@ WITHIN_CHANCE = (
     "within chance ({points}): the target lies inside that step's 95 % interval, so "
     "with this many I/Os meeting or missing it could be chance; longer steps narrow it"
 )
+ABOVE = (
+    "achieved above offered ({points}): fio issues each job's first I/O at once and its "
+    "Poisson arrivals from then on (backend.c usec_for_io), so a step of few I/Os per job "
+    "(its rate_iops × runtime) runs above its rate: 1 s at 1 I/O per second a job does about "
+    "2; a longer runtime brings such a step to its rate"
+)
+#: achieved above offered by more than this share: said (Poisson noise over a step of a
+#: few hundred I/Os stays within it)
+ABOVE_BY = 0.10
+
 INTERVALS = (
     "95 % CI: how far the step's latency could move by chance with this many I/Os (a "
     "percentile's from the order statistics of its histogram, a mean's from its standard "
@@ -64,6 +74,15 @@ def _table(r: CapacityRow) -> AnswerTable:
     if chance:
         named = f"point{'s' if len(chance) > 1 else ''} {', '.join(chance)}"
         notes.append(WITHIN_CHANCE.format(points=named))
+    above = [
+        str(c.point)
+        for c in r.steps
+        if c.step is not None
+        and c.offered_iops
+        and c.step.achieved_iops > (1 + ABOVE_BY) * c.offered_iops
+    ]
+    if above:
+        notes.append(ABOVE.format(points=f"point{'s' * (len(above) > 1)} {', '.join(above)}"))
     if any(c.step is not None and c.step.interval is not None for c in r.steps):
         notes.append(INTERVALS)
     return AnswerTable(
