@@ -127,7 +127,7 @@ DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "storbenc
 def _dashboard_answers(base: str, start: float, end: float) -> None:
     """Every query of the Grafana dashboard is PromQL this Prometheus accepts, and those of
     the figures every run has (progress, the running point, IOPS, bytes/s, latency) had
-    data while the run went."""
+    data while the run went (this run is on a file: no Ceph cluster's health)."""
     dash = json.loads(DASHBOARD.read_text())
     for panel in dash["panels"]:
         for target in panel["targets"]:
@@ -135,7 +135,10 @@ def _dashboard_answers(base: str, start: float, end: float) -> None:
             args = {"query": expr, "start": start, "end": end, "step": 1}
             body = _get(f"{base}/api/v1/query_range?" + urllib.parse.urlencode(args))
             assert body["status"] == "success", (expr, body)
-            if panel["title"] not in ("Findings", "Steady-state rounds"):
+            # findings, steady state and Ceph's health only where a run has them (the
+            # Ceph panels' figures are scraped from a real drill: ceph/test_drill_osd.py)
+            quiet = panel["title"] in ("Findings", "Steady-state rounds")
+            if not quiet and not panel["title"].startswith("Ceph"):
                 assert body["data"]["result"], f"no data for {panel['title']!r}: {expr}"
 
 

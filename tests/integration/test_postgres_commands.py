@@ -130,6 +130,8 @@ PRINTED = {
     "compare-json": ("compare", "1", "2", "--format", "json"),
     "compare-markdown-filtered": ("compare", "1:iodepth=4", "2:iodepth=4", "--format", "markdown"),
     "report-markdown": ("report", "1", "2", "--format", "markdown"),
+    "history": ("history", "1", "2"),
+    "history-json-by-plan": ("history", "--plan", "twin", "--format", "json"),
 }
 
 
@@ -225,6 +227,8 @@ PAGES = (
     "/runs/2/intervals/0.json",
     "/compare?a=1&b=2",
     "/compare?a=1%3Aiodepth%3D1&b=2%3Aiodepth%3D1",
+    "/history?runs=1,2",
+    "/runs/2/live.json",
 )
 
 
