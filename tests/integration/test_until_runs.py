@@ -89,20 +89,28 @@ def test_until_two_alike_devices_are_known_equal_alternating(tmp_path: Path) -> 
 
 def test_until_not_known_at_the_most_runs_abab_to_it(tmp_path: Path) -> None:
     """Alike devices and a margin tighter than their noise: the pair runs A, B, A, B...
-    to the most repetitions, and the verdict says it is not known."""
-    doc, text = _run(tmp_path, [800, 800], most=4, equal="0.1%")
-    (m,) = doc["answer"]["comparison"]["points"]
-    until = m["repeat_until"]
+    to the most repetitions, and the verdict says it is not known. Alike devices still
+    differ by chance in up to α = 5 % of tries (the rule's promise, not a defect), so a
+    try that ends known is checked and followed by another, three at the most."""
+    for attempt in range(3):
+        where = tmp_path / f"try{attempt}"
+        where.mkdir()
+        doc, text = _run(where, [800, 800], most=4, equal="0.1%")
+        (m,) = doc["answer"]["comparison"]["points"]
+        until = m["repeat_until"]
+        order = _order(doc)
+        assert len(order) == 2 * until["n"] and order == order[:2] * until["n"], order
+        if until["state"] == "max":
+            break
+        assert until["state"] == "significant" and until["n"] < 4, until  # by chance
     assert until["state"] == "max" and until["n"] == 4, (until, text)
     assert m["verdict"] == "no significant difference", m
-    order = _order(doc)
-    assert len(order) == 8 and order == order[:2] * 4, order
     assert "not known at the most repetitions" in text, text
 
 
-def test_until_interrupted_goes_on_with_its_pairs_on_resume(tmp_path: Path) -> None:
-    """Ctrl-C once five repetitions are recorded: `resume` runs what was cut and the
-    pair's further repetitions, to the verdict (here: the most, 4 each)."""
+def _interrupted(tmp_path: Path) -> dict[str, Any] | None:
+    """The run's export after Ctrl-C once five repetitions were recorded and `resume`;
+    None when the pair was known (by chance) before there were five."""
     with throttled_devices(tmp_path, [800, 800], ops=("write",)) as (devs, group):
         plan = tmp_path / "ab.yaml"
         plan.write_text(PLAN.format(a=devs[0], b=devs[1], most=4, equal="0.1%"))
@@ -117,7 +125,15 @@ def test_until_interrupted_goes_on_with_its_pairs_on_resume(tmp_path: Path) -> N
             preexec_fn=lambda: procs.write_text(f"{os.getpid()}\n"),
         )
         try:
-            wait_until("five recorded", lambda: recorded(db) >= 5, timeout=300)
+            wait_until(
+                "five recorded, or the run's end",
+                lambda: recorded(db) >= 5 or proc.poll() is not None,
+                timeout=300,
+            )
+            if proc.poll() is not None:
+                out, _ = proc.communicate(timeout=120)
+                assert proc.returncode == 0 and recorded(db) == 4, out
+                return None
             proc.send_signal(signal.SIGINT)
             out, _ = proc.communicate(timeout=120)
         finally:
@@ -127,8 +143,22 @@ def test_until_interrupted_goes_on_with_its_pairs_on_resume(tmp_path: Path) -> N
         assert recorded(db) < 8, out
         r = sb(group, db, "resume", "latest")
         assert r.returncode == 0, r.stdout + r.stderr
-        doc = _exported(group, db)
+        return _exported(group, db)
+
+
+def test_until_interrupted_goes_on_with_its_pairs_on_resume(tmp_path: Path) -> None:
+    """Ctrl-C once five repetitions are recorded: `resume` runs what was cut and the
+    pair's further repetitions, to the verdict (mostly the most, 4 each; alike devices
+    known different by chance, at most α = 5 % of tries, stop where they are known)."""
+    for attempt in range(3):
+        where = tmp_path / f"try{attempt}"
+        where.mkdir()
+        doc = _interrupted(where)
+        if doc is not None:
+            break
+    assert doc is not None, "known before five repetitions in three tries"
     (m,) = doc["answer"]["comparison"]["points"]
-    assert m["repeat_until"]["state"] == "max" and m["repeat_until"]["n"] == 4, m
+    until = m["repeat_until"]
+    assert until["n"] >= 3 and (until["state"] != "max" or until["n"] == 4), until
     order = _order(doc)
-    assert len(order) == 8 and order == order[:2] * 4, order
+    assert len(order) == 2 * until["n"] and order == order[:2] * until["n"], order

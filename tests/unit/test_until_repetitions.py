@@ -91,6 +91,31 @@ def test_until_equal_when_the_ratio_interval_lies_within_the_margin() -> None:
     assert sequential.look(a[:2], b[:2], Until("target", max=2, equal=0.001)).state == "max"
 
 
+def test_until_a_difference_inside_the_margin_is_equal_even_where_significant() -> None:
+    """Two alike devices whose IOPS differ by 0.2 % every time: Welch's test finds the
+    difference, the interval keeps it inside ±5 %: equal, not "worse" (a flake of the
+    real test, tests/integration/test_until_runs.py, on a busy machine)."""
+    a, b = [800.0, 800.8, 800.0, 800.8], [801.6, 802.4, 801.6, 802.4]
+    rule = Until("target", min=4, max=12, equal=0.05)
+    assert welch(a, b).p_value < sequential.level(4, rule)  # significant by itself
+    seen = sequential.look(a, b, rule)
+    assert seen.state == sequential.EQUAL and 0.95 < seen.ratio_low < seen.ratio_high < 1.05
+    # with a margin the interval does not fit, the same figures are a difference
+    assert sequential.look(a, b, dataclasses.replace(rule, equal=0.001)).state == "significant"
+
+
+def test_until_sides_that_did_not_vary_judge_nothing_before_max() -> None:
+    """fio's IOPS are I/Os over whole milliseconds (804 in 1,004 or 1,005 ms): two
+    repetitions of each side alike to the last digit say nothing of the noise, so the look
+    waits; at ``max`` Welch's own rule (p 0 where they differ) holds."""
+    a, b = [800.796813] * 2, [802.39521] * 2
+    rule = Until("target", min=2, max=4, equal=0.001)
+    assert welch(a, b).p_value == 0
+    assert sequential.look(a, b, rule).state == sequential.CONTINUE
+    assert sequential.look(a * 2, b * 2, rule).state == sequential.SIGNIFICANT  # at max
+    assert sequential.look([*a, 800.0], [*b, 802.39521], rule).state != "significant"
+
+
 # --------------------------------------------------------------------------- the plan
 
 

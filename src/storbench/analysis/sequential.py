@@ -16,15 +16,25 @@ conservative, it ignores that the looks' tests are correlated, never too lenient
 
 At each look, with ``level`` its share:
 
-- **significant**: Welch's two-sided t-test (the verdict's, analysis/compare.py) of B's
-  repetitions against A's gives p < ``level``;
 - **equal**: the ``1 − 2·level`` confidence interval of the ratio B / A (of the geometric
   means: Welch's interval of the difference of the logarithms) lies within
   ``1 ± equal``: two one-sided tests at ``level`` (TOST, Schuirmann 1987) both reject a
-  difference larger than ``equal``;
+  difference larger than ``equal``. This holds even where the next test finds a
+  difference: one the interval keeps inside the margin is one the plan said does not
+  matter (two alike devices whose IOPS differ by 0.1 % every time are equal, not "worse");
+- **significant**: else, Welch's two-sided t-test (the verdict's, analysis/compare.py) of
+  B's repetitions against A's gives p < ``level``;
 - **max**: neither, with ``max`` repetitions of each: the verdict is not known; the report
   says so and shows the interval reached;
 - otherwise the point runs again (A, then B).
+
+A look before ``max`` at which neither side varied (each side's repetitions gave the very
+same figure) judges nothing: it has no estimate of the noise, and fio's figures are
+rounded (IOPS are I/Os over whole milliseconds: 804 writes in 1,004 or 1,005 ms), so two
+repetitions alike to the last digit are common where the noise is a few steps of that
+rounding. Welch's test would give p = 0 there and call a one-step difference
+significant; the pair runs again instead. At ``max`` the test's own rule holds (p = 0 when
+the sides differ).
 
 A point is judged by its total IOPS per repetition, or, when the workload caps its own
 rate, by its mean total latency (compare's rule).
@@ -112,15 +122,20 @@ def look(a: Sequence[float], b: Sequence[float], rule: Until) -> Look:
     est = ratio_interval(a, b, 1 - 2 * lvl) if n >= 2 and lvl > 0 else None
     ratio, low, high = est if est is not None else (None, None, None)
     state = CONTINUE
-    if n < rule.min or res is None:
+    if n < rule.min or res is None or (n < rule.max and _unvaried(a, b)):
         state = CONTINUE
-    elif res.p_value < lvl:
-        state = SIGNIFICANT
     elif low is not None and high is not None and _within(low, high, rule.equal):
         state = EQUAL
+    elif res.p_value < lvl:
+        state = SIGNIFICANT
     if state == CONTINUE and n >= rule.max:
         state = MAX
     return Look(state, n, lvl, res.p_value if res else None, ratio, low, high)
+
+
+def _unvaried(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Neither side varied: no estimate of the noise yet (module doc)."""
+    return len(set(a)) == 1 and len(set(b)) == 1
 
 
 def _within(low: float, high: float, equal: float) -> bool:
