@@ -17,6 +17,9 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from processes import marked  # noqa: E402
+
 PRECIOUS = b"PRECIOUS" * 131072  # 1 MiB
 
 
@@ -248,20 +251,6 @@ def test_concurrent_second_run_on_the_same_target_is_refused(tmp_path: Path) -> 
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, out + err
     assert q(db, "SELECT COUNT(*) FROM runs") == [(1,)]
-
-
-def marked(token: str) -> list[int]:
-    """Live processes whose environment carries the run's mark (procguard.py)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, NotADirectoryError):
-            continue
-        if f"STORBENCH_RUN={token}".encode() in env and state != "Z":
-            found.append(int(entry))
-    return found
 
 
 def test_orphans_sigkill_stops_the_local_hosts_fio_server_and_its_jobs(tmp_path: Path) -> None:

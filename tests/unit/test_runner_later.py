@@ -4,16 +4,18 @@ needs it done; an error in it stops the run and is raised, never lost."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 
 import pytest
 
 from storbench.engines import process
+from storbench.execute.handoff import hand_off, starts_at_once
 from storbench.execute.later import Later
-from storbench.execute.runner import _starts_at_once
 from storbench.model.errors import UserError
 from storbench.plan import Point, parse_plan
+from storbench.plan.steadykeys import SteadyState
 
 
 def test_runner_later_waits_for_the_next_start_in_order() -> None:
@@ -84,11 +86,42 @@ def test_runner_later_waits_only_through_a_quick_start(tmp_path: Path) -> None:
     """The point before is recorded at once when something slow comes before the next
     point's engine starts: preconditioning, objects to write, a scratch file to lay out."""
     plain = _point(tmp_path)
-    assert _starts_at_once(plain, {})
+    assert starts_at_once(plain, {})
     pre = f"file: {tmp_path / 'x.dat'}\n    precondition: sequential"
-    assert not _starts_at_once(_point(tmp_path, target=pre), {})
-    assert not _starts_at_once(_point(tmp_path, target="rados: bench"), {})
+    assert not starts_at_once(_point(tmp_path, target=pre), {})
+    assert not starts_at_once(_point(tmp_path, target="rados: bench"), {})
     scratch = tmp_path / "x.dat"
     scratch.write_bytes(b"x" * 1000)
-    assert _starts_at_once(plain, {str(scratch): 1000})
-    assert not _starts_at_once(plain, {str(scratch): 1 << 20})  # shrunk: laid out again
+    assert starts_at_once(plain, {str(scratch): 1000})
+    assert not starts_at_once(plain, {str(scratch): 1 << 20})  # shrunk: laid out again
+
+
+class _Asked:
+    """A session that notes what it is asked to start ahead."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[int, int]] = []
+
+    def prepare(self, point: Point, *, after: Point, ready: object) -> bool:
+        self.asked.append((after.index, point.index))
+        return True
+
+
+def test_runner_handoff_only_where_nothing_is_decided_between_the_points(tmp_path: Path) -> None:
+    """The next point is started ahead (once the point's engine has started) only where
+    the run does not decide it, it starts at once and has no rounds, and the point before
+    has no drill (execute/handoff.py)."""
+    plain, nxt = _point(tmp_path), dataclasses.replace(_point(tmp_path), index=1)
+    cases = {
+        "plain": (plain, nxt, False, True),
+        "last point": (plain, None, False, False),
+        "decides": (plain, nxt, True, False),
+        "steady next": (plain, dataclasses.replace(nxt, steady=SteadyState()), False, False),
+        "drill before": (dataclasses.replace(plain, actions=[object()]), nxt, False, False),
+        "rados next": (plain, _point(tmp_path, target="rados: bench"), False, False),
+    }
+    for what, (point, after, decides, asked) in cases.items():
+        session = _Asked()
+        hand_off(session, point, after, {}, decides)  # type: ignore[arg-type]
+        process.started()
+        assert session.asked == ([(0, 1)] if asked else []), what

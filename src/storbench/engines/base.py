@@ -124,6 +124,20 @@ class Session(Protocol):
         interrupted twice; a failed measurement is a result with a failed status."""
         ...
 
+    def prepare(self, point: Point, *, after: Point, ready: Callable[[], bool]) -> bool:
+        """Optionally start ``point``'s engine ahead, while ``after`` (the point running
+        now) runs, and let it go the moment ``after``'s load ends well, unless the run is
+        asked to stop or ``ready()`` says no: the gap between two points is then only the
+        process's own start, the point before's output read while the next one runs.
+        :meth:`run` of ``point`` runs what was started (releasing it if it still waits).
+        False: nothing was started (the engine cannot, or not for these points).
+        Optional, with :meth:`withdraw`: a session without them is never asked."""
+        ...
+
+    def withdraw(self) -> None:
+        """Stop what :meth:`prepare` started that no point has run (the run stopped)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import IO
@@ -110,6 +113,70 @@ def start_logged(
         t.start()
     _pumps[proc] = pumps
     return proc
+
+
+#: What a gated process runs until it is released (:func:`start_gated`): one line from its
+#: stdin, a pipe storbench holds, then the engine in its place with stdin from /dev/null as
+#: :func:`start_logged` gives it; the pipe closed without a line (withdrawn), it exits 125.
+_GATE = 'read -r go || exit 125; exec "$@" </dev/null'
+
+
+class Gated:
+    """An engine's process started ahead, waiting at its gate (:func:`start_gated`) until
+    :meth:`release` lets it go on: the next point's fio spawned while the point before
+    runs, released the moment that one exits (execute/runner.py, "handoff")."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], gate: int) -> None:
+        self.proc, self._gate = proc, gate
+        #: when it was let go (epoch seconds), None while it waits
+        self.released_at: float | None = None
+
+    def release(self) -> float:
+        """Let it go on (once); when, in epoch seconds."""
+        if self.released_at is None:
+            try:
+                os.write(self._gate, b"go\n")
+            finally:
+                os.close(self._gate)
+            self.released_at = time.time()
+        return self.released_at
+
+    def withdraw(self) -> None:
+        """Stop it, released or not, and its children (a released fio's job processes)."""
+        if self.released_at is None:
+            os.close(self._gate)
+            self.released_at = 0.0
+        if self.proc.poll() is None:
+            procguard.kill_tree(self.proc.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=30)
+        wait_logged(self.proc)
+
+
+def start_gated(
+    cmd: list[str], workdir: str, out_path: str, err_path: str, env: dict[str, str] | None = None
+) -> Gated:
+    """:func:`start_logged` of ``cmd``, held at a gate until :meth:`Gated.release`: a shell
+    (``sh``) waits for a line on a pipe, then becomes ``cmd`` (``exec``: the same process, its
+    session, files and death signal)."""
+    gate_r, gate_w = os.pipe()
+    try:
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            proc = subprocess.Popen(
+                [*procguard.pdeathsig_prefix(), "sh", "-c", _GATE, "storbench-gate", *cmd],
+                stdout=out,
+                stderr=err,
+                stdin=gate_r,
+                start_new_session=True,
+                cwd=workdir,
+                env=procguard.environment(env),
+            )
+    except BaseException:
+        os.close(gate_w)
+        raise
+    finally:
+        os.close(gate_r)
+    return Gated(proc, gate_w)
 
 
 def _pump(pipe: IO[bytes], path: str, clean: Callable[[str], str]) -> None:

@@ -31,6 +31,8 @@ class Adaptive:
         self.searches = _searches(store, run.run_id, points)
         self.repetitions = _repetitions(store, run.run_id, points)
         self.points = list(points)
+        #: whether the run chooses its next points from what it measures
+        self.decides = any(p.stop_at or p.slo or p.until for p in points)
         pending = {p.index for p in points}
         for nxt in [  # a resumed run's
             *self.searches.unfinished(pending),

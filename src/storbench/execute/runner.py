@@ -31,6 +31,7 @@ from storbench.engines import process
 from storbench.engines.base import PointResult, RunContext, Session
 from storbench.execute.adaptive import Adaptive, measured_of
 from storbench.execute.drills import Drill
+from storbench.execute.handoff import hand_off, starts_at_once, withdraw
 from storbench.execute.later import Later
 from storbench.execute.leftovers import cleanup_engines, host_names
 from storbench.execute.monitor import HealthMonitor, HealthSample
@@ -52,7 +53,7 @@ from storbench.model.constants import HEALTH_INTERVAL
 from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import Measurement
 from storbench.model.series import Interval
-from storbench.plan import Point, local_points
+from storbench.plan import Point
 from storbench.preflight import (
     ceph,
     restore_layout,
@@ -291,13 +292,15 @@ def _run_points(
                 outcome.skipped += 1
                 later.defer(observer.point_finished, point, skipped, n, len(points), 0.0)
                 continue
-            at_once = _starts_at_once(point, sizes)
+            at_once = starts_at_once(point, sizes)
             if not at_once:
                 later.done()  # not kept waiting through a slow start
             try:
                 restore_layout(point, sizes)
                 _clear(series, point, later if at_once else None)
                 session = sessions[point.engine]
+                nxt = points[n] if n < len(points) else None
+                hand_off(session, point, nxt, sizes, adapt.decides)
                 result, after = _measure(run, session, point, series, observer, pre, at_once)
             except KeyboardInterrupt:
                 later.done()
@@ -320,16 +323,25 @@ def _run_points(
             if cut:  # a soak point, kept with what it ran until Ctrl-C: the run ends here
                 outcome.status = "completed" if n == len(points) else "interrupted"
                 break
-            if meas.status != "ok":
-                outcome.failed += 1
-                outcome.failures.append((point, meas.error or meas.status))
-                if fail_fast:
-                    outcome.status = "failed"
-                    break
+            if _failed(outcome, point, meas) and fail_fast:
+                outcome.status = "failed"
+                break
     except BaseException:
         later.done(raise_error=False)  # what waits is done; this exception goes on
         raise
+    finally:
+        for session in sessions.values():
+            withdraw(session)  # the next point's engine, started ahead, when it did not run
     later.done()  # the last point recorded, or the run's stop
+
+
+def _failed(outcome: Outcome, point: Point, meas: Measurement) -> bool:
+    """Whether ``point`` failed (counted in ``outcome``, with why)."""
+    if meas.status == "ok":
+        return False
+    outcome.failed += 1
+    outcome.failures.append((point, meas.error or meas.status))
+    return True
 
 
 def _clear(series: StoreSeries, point: Point, later: Later | None) -> None:
@@ -341,22 +353,6 @@ def _clear(series: StoreSeries, point: Point, later: Later | None) -> None:
         later.defer(series.clear_stored, point.index)
     else:
         series.clear_stored(point.index)
-
-
-def _starts_at_once(point: Point, sizes: dict[str, int]) -> bool:
-    """Whether nothing slow comes before the point's engine starts its process, so that the
-    bookkeeping of the point before may wait for that start (later.py): a fio point
-    without preconditioning, purge or drill, no objects to write first (rados, s3) and
-    no scratch file to lay out again (restore_layout)."""
-    if point.engine != "fio" or point.precondition != "none" or point.purge or point.actions:
-        return False
-    if any(t.kind in ("rados", "s3") for t in point.targets):
-        return False
-    for p in local_points([point]):
-        path = p.target.path
-        if path in sizes and os.path.isfile(path) and os.path.getsize(path) < sizes[path]:
-            return False
-    return True
 
 
 def _record(

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
         split_documents,
     )
     from storbench.engines.fio.run import (  # noqa: F401
+        Prepared,
+        prepare_point,
         run_point,
     )
     from storbench.engines.fio.server import (  # noqa: F401
@@ -114,6 +116,8 @@ _WHERE = {
     "parse_output": "storbench.engines.fio.parse",
     "reporting_groups": "storbench.engines.fio.parse",
     "split_documents": "storbench.engines.fio.parse",
+    "Prepared": "storbench.engines.fio.run",
+    "prepare_point": "storbench.engines.fio.run",
     "run_point": "storbench.engines.fio.run",
     "FioServer": "storbench.engines.fio.server",
     "ServerProbe": "storbench.engines.fio.server",

@@ -26,9 +26,10 @@ from storbench.engines.base import (
 )
 from storbench.engines.fio import ceiling, remote, s3answers, s3objects, versions
 from storbench.engines.fio import findings as fio_findings
-from storbench.engines.fio.files import workload_writes
+from storbench.engines.fio.files import UNLINK_OPTIONS, WRITING_ENGINES, workload_writes
 from storbench.hosts import netbaseline, s3bucket
 from storbench.hosts.ceph import CephClient, put_objects, remove_objects
+from storbench.model import redact
 from storbench.model.errors import PreflightError, UserError
 from storbench.model.findings import Facts, Finding
 from storbench.model.metrics import Measurement
@@ -202,6 +203,10 @@ class _Session:
         self.hosts = fio.HostContext(names=dict(run.host_names))
         self.server: fio.FioServer | None = None
         self.prefilled: set[tuple[object, ...]] = set()  # s3 shapes written this session
+        #: the next point's fio, started ahead (prepare), and the point at whose end it goes
+        self.next: fio.Prepared | None = None
+        self.after: Point | None = None
+        self.ready: Callable[[], bool] = lambda: False
         local = [h.target for p in points for h in p.hosts if h.local]
         if local:
             self.server = fio.FioServer(cwd=run.workdir, env=fio.ceph_env(local))
@@ -214,8 +219,54 @@ class _Session:
                 ) from None
             self.hosts.local_port = self.server.port
 
+    def prepare(self, point: Point, *, after: Point, ready: Callable[[], bool]) -> bool:
+        """Start ``point``'s fio ahead, held at its gate, and release it the moment the fio
+        of ``after`` (the point running now) exits with status 0, unless the run is asked
+        to stop or ``ready()`` says no; else :meth:`run` of ``point`` releases it. Only a
+        local point on a file or device whose fio needs nothing done before it, after one
+        that does not delete or reshape the file (files.py): False, nothing started,
+        otherwise."""
+        self.withdraw()
+        if not (_hands_off(after) and _hands_off(point)) or redact.active():
+            return False
+        ctx, tag = self.ctx, fio.s3_run_tag(self.ctx.token)
+        try:
+            self.next = fio.prepare_point(
+                point, ctx.workdir, run_id=ctx.run_id, total=ctx.total, tag=tag
+            )
+        except OSError:
+            return False
+        self.after, self.ready = after, ready
+        return True
+
+    def withdraw(self) -> None:
+        """Stop the fio started ahead (:meth:`prepare`) that no point ran, released or not."""
+        nxt, self.next, self.after = self.next, None, None
+        if nxt is not None:
+            nxt.gated.withdraw()
+
+    def _released(self, ended: Point, status: int | None) -> None:
+        """``ended``'s fio exited with ``status``: let the next point's go (prepare)."""
+        nxt = self.next
+        if nxt is None or self.after is not ended or nxt.gated.released_at is not None:
+            return
+        if status == 0 and not self.ctx.should_stop() and self.ready():
+            nxt.gated.release()
+
+    def _prepared(self, point: Point) -> fio.Prepared | None:
+        """``point``'s fio started ahead (:func:`fio.run_point` releases it if it still
+        waits), or None; what waits for another point (the one after the point before,
+        or its preconditioning, or a round of it) goes on waiting."""
+        nxt = self.next
+        if nxt is None or nxt.point is not point:
+            return None
+        self.next = self.after = None
+        return nxt
+
     def run(self, point: Point) -> PointResult:
         ctx = self.ctx
+        prepared = self._prepared(point)
+        handed_off = prepared is not None and prepared.gated.released_at is not None
         self._layout_objects(point)
         refused = self._prefill_s3(point)
         if refused is not None:
@@ -229,7 +280,12 @@ class _Session:
             hosts=self.hosts,
             on_intervals=lambda rows: ctx.series(point, rows),
             tag=fio.s3_run_tag(ctx.token),
+            prepared=prepared,
+            on_exit=lambda status: self._released(point, status),
         )
+        if handed_off and fr.measurement is not None:
+            # started as the point before ended, before storbench read that one's output
+            fr.measurement.extra["handed_off"] = True
         m = fr.measurement
         if s3objects.s3_targets(point):  # what the service answered, counted
             m = s3answers.checked(m, fr.stderr)
@@ -318,8 +374,21 @@ class _Session:
         )
 
     def close(self) -> None:
+        self.withdraw()
         if self.server is not None:
             self.server.stop()
+
+
+def _hands_off(point: Point) -> bool:
+    """Whether a point's fio may start the moment the one before exits, or be that one
+    (Session.prepare): local, on a file or device, no objects to write before it, and an
+    ioengine that neither deletes nor reshapes its file (files.py)."""
+    if point.hosts or point.target.kind not in ("file", "device"):
+        return False
+    p = point.params
+    return str(p.get("ioengine", "")) not in WRITING_ENGINES and not any(
+        p.get(k) for k in UNLINK_OPTIONS
+    )
 
 
 def _remove_s3_objects(run: RunContext, points: list[Point]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from storbench.engines.fio.hosts import HostContext, run_hosts_point
 from storbench.engines.fio.intervals import StatusStream
@@ -14,11 +15,46 @@ from storbench.engines.fio.parse import Known, _error_message, parse_output
 from storbench.engines.fio.spawn import FioRun, _command, _run_fio
 from storbench.engines.fio.tool import FioOutputError, fio_version
 from storbench.engines.fio.watchdog import Watchdog
+from storbench.engines.process import Gated, start_gated
 from storbench.model.metrics import DIRECTIONS, Measurement
 from storbench.model.series import Interval
 from storbench.plan import (
     Point,
 )
+
+
+@dataclass
+class Prepared:
+    """A local point's fio started ahead and held at its gate (process.start_gated): its
+    job file written, its command, the process."""
+
+    point: Point
+    job_path: str
+    job_text: str
+    command: list[str]
+    gated: Gated
+
+    def job(self) -> tuple[str, str, list[str]]:
+        """Its job file's text and path, and fio's command."""
+        return self.job_text, self.job_path, self.command
+
+
+def prepare_point(
+    point: Point,
+    workdir: str,
+    *,
+    run_id: int | None = None,
+    total: int | None = None,
+    tag: str | None = None,
+) -> Prepared:
+    """A local point's fio, spawned now and held until released (:func:`run_point` with
+    it, or :meth:`Gated.release` the moment the point before ends): what lies between two
+    points, the job file, the command and the process' start, done while the point
+    before runs. Raises OSError when it cannot start."""
+    job_text, job_path, cmd = _job(point, workdir, run_id, total, tag)
+    stem = job_path[:-4]
+    gated = start_gated(cmd, workdir, stem + ".out", stem + ".err", ceph_env([point.target]))
+    return Prepared(point, job_path, job_text, cmd, gated)
 
 
 def run_point(
@@ -31,16 +67,17 @@ def run_point(
     hosts: HostContext | None = None,
     on_intervals: Callable[[list[Interval]], None] | None = None,
     tag: str | None = None,
+    prepared: Prepared | None = None,
+    on_exit: Callable[[int | None], None] | None = None,
 ) -> FioRun:
-    """Run fio for one point; parse its output into a measurement.
-
-    ``should_stop`` is polled while fio runs; when it turns true fio gets SIGINT (it stops
-    its jobs cleanly) and the run is flagged interrupted. A point with hosts runs through
-    fio's client/server mode (see :func:`run_hosts_point`); ``hosts`` says where the
-    ``local`` host's fio server listens and the servers' own host names. A local point's
-    intervals (its time series) go to ``on_intervals`` as fio reports them. ``tag`` names
-    the run's S3 objects (jobfile.s3_run_tag).
-    """
+    """Run fio for one point; parse its output into a measurement. ``should_stop`` is
+    polled while fio runs; when it turns true fio gets SIGINT (it stops its jobs cleanly)
+    and the run is flagged interrupted. A point with hosts runs through fio's
+    client/server mode (:func:`run_hosts_point`; ``hosts``: where the ``local`` host's
+    fio server listens, the servers' own names). A local point's intervals (its time
+    series) go to ``on_intervals`` as fio reports them; ``prepared``: its fio started
+    ahead (:func:`prepare_point`); ``on_exit(status)``: called the moment its fio exits,
+    before its output is read. ``tag`` names the run's S3 objects (jobfile.s3_run_tag)."""
     if point.hosts:
         return run_hosts_point(
             point,
@@ -52,11 +89,8 @@ def run_point(
             on_intervals=on_intervals,
             tag=tag,
         )
-    job_text = job_file(point, run_id=run_id, total=total, tag=tag)
-    job_path = os.path.join(workdir, f"point-{point.index:05d}.fio")
-    with open(job_path, "w") as f:
-        f.write(job_text)
-    cmd = _command(job_path, point)
+    job = prepared.job() if prepared else _job(point, workdir, run_id, total, tag)
+    job_text, job_path, cmd = job
     stream: StatusStream | None = None
     t = point.target
     watch = Watchdog.of(point.params, f"the S3 service at {t.endpoint}") if t.kind == "s3" else None
@@ -77,6 +111,8 @@ def run_point(
         env=ceph_env([point.target]),
         on_output=on_output,
         stalled=watch,
+        gated=prepared.gated if prepared is not None else None,
+        on_exit=on_exit,
     )
     intervals = stream.close() if stream is not None else []
     (raw, reports), known = (stream.kept(), stream.last_document) if stream else (("", 0), None)
@@ -101,6 +137,18 @@ def run_point(
         warnings=warnings,
         intervals=intervals,
     )
+
+
+def _job(
+    point: Point, workdir: str, run_id: int | None, total: int | None, tag: str | None
+) -> tuple[str, str, list[str]]:
+    """A local point's job file (its text, written to its path in ``workdir``) and fio's
+    command for it."""
+    job_text = job_file(point, run_id=run_id, total=total, tag=tag)
+    job_path = os.path.join(workdir, f"point-{point.index:05d}.fio")
+    with open(job_path, "w") as f:
+        f.write(job_text)
+    return job_text, job_path, _command(job_path, point)
 
 
 def _local_measurement(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from storbench.engines.fio.files import workload_writes
 from storbench.engines.fio.tool import FIO, fio_path
-from storbench.engines.process import start_logged, wait_logged
+from storbench.engines.process import Gated, start_logged, wait_logged
 from storbench.engines.process import started as started_hook
 from storbench.hosts import procguard
 from storbench.model import redact
@@ -72,21 +72,30 @@ def _run_fio(
     on_output: Callable[[float, str], None] | None = None,
     stalled: Callable[[], bool] | None = None,
     death: str = "KILL",
+    gated: Gated | None = None,
+    on_exit: Callable[[int | None], None] | None = None,
 ) -> tuple[int | None, bool, float, float, str, str]:
     """Run fio, stdout and stderr to ``stem``.out/.err; (exit status, interrupted, start,
     end, stdout, stderr). SIGINT when ``should_stop`` turns true, SIGKILL (fio and its job
     processes) 15 s later, or at once when ``stalled`` turns true (watchdog.py: fio is stuck
     in a request; that is no interruption). ``on_output(started, text)`` gets what fio
     printed to stdout as it prints it (and the returned stdout is then empty). ``death``:
-    the signal fio gets should storbench die (process.start_logged)."""
+    the signal fio gets should storbench die (process.start_logged). ``gated``: the fio of
+    ``cmd`` started ahead (process.start_gated) and released, which is waited for instead
+    of a new one. ``on_exit(status)`` is called the moment fio has exited, before its
+    output is read (the session releases the next point's fio: engine.py); the end
+    returned is that moment."""
     out_path = stem + ".out"
     err_path = stem + ".err"
-    started = time.time()
     interrupted = False
-    # a run with S3 keys: fio echoes them (its JSON's "job options"), cleaned before they
-    # reach the .out file (model/redact.py)
-    clean = redact.clean if redact.active() else None
-    proc = start_logged(cmd, workdir, out_path, err_path, env, clean=clean, death=death)
+    if gated is not None:
+        proc, started = gated.proc, gated.release()
+    else:
+        started = time.time()
+        # a run with S3 keys: fio echoes them (its JSON's "job options"), cleaned before
+        # they reach the .out file (model/redact.py)
+        clean = redact.clean if redact.active() else None
+        proc = start_logged(cmd, workdir, out_path, err_path, env, clean=clean, death=death)
     started_hook()  # the runner's bookkeeping of the point before, while fio starts up
     with open(out_path, errors="replace") as growing:
 
@@ -100,6 +109,9 @@ def _run_fio(
         while True:
             if waiter(50):
                 proc.wait()
+                ended = time.time()
+                if on_exit is not None:
+                    on_exit(proc.returncode)
                 break
             read_more()
             if stalled is not None and stalled():
@@ -112,7 +124,6 @@ def _run_fio(
                 procguard.kill_tree(proc.pid)
         wait_logged(proc)
         read_more()
-    ended = time.time()
     raw = ""  # with on_output, the caller has had all of it (a long point's is large)
     if on_output is None:
         with open(out_path, errors="replace") as f:

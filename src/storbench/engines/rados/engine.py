@@ -163,5 +163,11 @@ class _Session:
             interrupted=pr.interrupted,
         )
 
+    def prepare(self, point: Point, *, after: Point, ready: Callable[[], bool]) -> bool:
+        return False  # rados bench points are not started ahead
+
+    def withdraw(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
