@@ -4,6 +4,8 @@ what happened in them fails there. :func:`wait_until` polls, bounded by a genero
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -23,3 +25,18 @@ def wait_until(what: str, cond: Callable[[], T], timeout: float = DEADLINE_S) ->
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(0.01)
     return value
+
+
+def sigint_when(
+    proc: subprocess.Popen[str], what: str, cond: Callable[[], object], timeout: float = 300
+) -> str:
+    """Ctrl-C (SIGINT) to ``proc`` once ``cond()`` holds (:func:`wait_until`), then what it
+    printed (its stdout, stderr joined to it) once it exits; killed if anything fails."""
+    try:
+        wait_until(what, cond, timeout)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return out

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from storbench.engines.fio.tool import fio_path
 from throttled import recorded, sb, throttled_device
-from waiting import wait_until
+from waiting import sigint_when
 
 pytestmark = pytest.mark.integration
 
@@ -119,13 +118,7 @@ def test_capacity_search_interrupted_goes_on_where_it_was_on_resume(tmp_path: Pa
             env={**os.environ, "STORBENCH_DB": str(db)},
             preexec_fn=lambda: procs.write_text(f"{os.getpid()}\n"),
         )
-        try:
-            wait_until("two steps recorded", lambda: recorded(db) >= 2, timeout=300)
-            proc.send_signal(signal.SIGINT)
-            out, _ = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        out = sigint_when(proc, "two steps recorded", lambda: recorded(db) >= 2)
         assert proc.returncode == 130, out
         before = recorded(db)
         r = sb(group, db, "resume", "latest")

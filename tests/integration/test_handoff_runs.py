@@ -6,7 +6,6 @@ it goes never starts one ahead. Real storbench, real fio, real files."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.integration
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from processes import marked  # noqa: E402
 from throttled import recorded  # noqa: E402
-from waiting import wait_until  # noqa: E402
+from waiting import sigint_when, wait_until  # noqa: E402
 
 PLAN = """\
 name: handoff
@@ -121,15 +120,14 @@ def test_handoff_ctrl_c_leaves_nothing_running_and_resume_runs_the_rest(tmp_path
     stops with nothing of it left running; `resume` runs the points it did not record."""
     db = tmp_path / "r.db"
     proc = _start(db, "run", str(_plan(tmp_path, runtime=3)))
-    try:
-        wait_until("the first point recorded", lambda: recorded(db) >= 1, timeout=120)
-        token = _token(db)
-        wait_until("the third point's fio waiting at its gate", lambda: _gates(token))
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    token = ""
+
+    def waiting() -> bool:  # the second point recorded, the third's fio at its gate
+        nonlocal token
+        token = _token(db) if recorded(db) >= 1 else ""
+        return bool(token and _gates(token))
+
+    out = sigint_when(proc, "the third point's fio waiting at its gate", waiting)
     assert proc.returncode == 130, out
     assert recorded(db) < 4, out
     wait_until("nothing of the run left running", lambda: marked(token) == [], timeout=30)
