@@ -124,6 +124,8 @@ def test_history_selects_by_plan_label_names_and_last(db: Path) -> None:
     assert [r.id for r in rows] == [2, 4]
     rows, said, _ = select_runs(store, ["6", "1", "latest~3"])  # named: in time order
     assert [r.id for r in rows] == [1, 3, 6] and said == "runs 6, 1, latest~3"
+    rows, _, _ = select_runs(store, ["6", "latest", "1", "6"])  # one run named twice: once
+    assert [r.id for r in rows] == [1, 6]
     with pytest.raises(UserError, match="matched none"):
         select_runs(store, [], labels={"ceph": "18.0"})
     with pytest.raises(UserError, match="1 to 100 runs"):

@@ -45,8 +45,8 @@ def _selected(
     store: Store, refs: list[str], plan: str | None, labels: dict[str, str]
 ) -> tuple[list[RunRow], str, bool]:
     """The rows the selection names, newest first; what it was; whether they were named."""
-    if refs:
-        rows = [store.runs.get(r) for r in refs]
+    if refs:  # a run named twice (`6 latest`) is followed once
+        rows = list({row.id: row for row in (store.runs.get(r) for r in refs)}.values())
         return rows, "runs " + ", ".join(refs), True
     every = store.runs.all(None)
     if plan is None:
