@@ -107,7 +107,7 @@ class _Asked:
         return True
 
 
-def test_runner_handoff_only_where_nothing_is_decided_between_the_points(tmp_path: Path) -> None:
+def test_handoff_only_where_nothing_is_decided_between_the_points(tmp_path: Path) -> None:
     """The next point is started ahead (once the point's engine has started) only where
     the run does not decide it, it starts at once and has no rounds, and the point before
     has no drill (execute/handoff.py)."""
@@ -125,3 +125,21 @@ def test_runner_handoff_only_where_nothing_is_decided_between_the_points(tmp_pat
         hand_off(session, point, after, {}, decides)  # type: ignore[arg-type]
         process.started()
         assert session.asked == ([(0, 1)] if asked else []), what
+
+
+def test_handoff_fio_not_for_points_that_delete_or_reshape_their_file(tmp_path: Path) -> None:
+    """fio's session starts a point ahead only on a local file or device, and neither it
+    nor the point before may delete its file or reshape it (restore_layout would then
+    write it while the fio started ahead runs)."""
+    from storbench.engines.fio.engine import _hands_off
+
+    plain = _point(tmp_path)
+    assert _hands_off(plain)
+
+    def given(**params: object) -> Point:
+        return dataclasses.replace(plain, params={**plain.params, **params})
+
+    assert _hands_off(given(unlink="0")) and not _hands_off(given(unlink=1))
+    assert not _hands_off(given(ioengine="ftruncate"))
+    assert not _hands_off(given(unlink_each_loop=True))
+    assert not _hands_off(_point(tmp_path, target="rados: bench"))

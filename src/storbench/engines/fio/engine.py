@@ -26,7 +26,12 @@ from storbench.engines.base import (
 )
 from storbench.engines.fio import ceiling, remote, s3answers, s3objects, versions
 from storbench.engines.fio import findings as fio_findings
-from storbench.engines.fio.files import UNLINK_OPTIONS, WRITING_ENGINES, workload_writes
+from storbench.engines.fio.files import (
+    UNLINK_OPTIONS,
+    WRITING_ENGINES,
+    flag_set,
+    workload_writes,
+)
 from storbench.hosts import netbaseline, s3bucket
 from storbench.hosts.ceph import CephClient, put_objects, remove_objects
 from storbench.model import redact
@@ -386,8 +391,8 @@ def _hands_off(point: Point) -> bool:
     if point.hosts or point.target.kind not in ("file", "device"):
         return False
     p = point.params
-    return str(p.get("ioengine", "")) not in WRITING_ENGINES and not any(
-        p.get(k) for k in UNLINK_OPTIONS
+    return str(p.get("ioengine", "")).strip() not in WRITING_ENGINES and not any(
+        k in p and flag_set(p[k]) for k in UNLINK_OPTIONS
     )
 
 
