@@ -1033,19 +1033,22 @@ def test_writes_beyond_the_pool_quota_are_refused_naming_the_quota(
     ignores it: an rbd image or fio's rados objects beyond what the quota leaves are refused
     before anything is created (Ceph would mark the pool full, seconds late, and block the
     writes), and so are more objects than its max_objects leaves; within it, a run runs."""
-    # `ceph df` counts what an earlier test removed until the OSDs next report their PGs'
-    # stats (seconds later), and the room check reads `ceph df`: start from settled figures
-    _wait_for_pool_objects(ceph_cluster, len(objects(ceph_cluster)))
-    stats = next(p["stats"] for p in ceph_cluster.ceph("df")["pools"] if p["name"] == POOL)
-    quota = stats["stored"] + 64 * (1 << 20)
     image = f"sb-it-quota-{uuid.uuid4().hex[:8]}"
     before = objects(ceph_cluster)
-    ceph_cluster.run("ceph", "osd", "pool", "set-quota", POOL, "max_bytes", str(quota))
     try:
         for target, size, files in (
             (f"rbd: {POOL}/{image}", "128m", 1),
             (f"rados: {POOL}", "128m", 2),
         ):
+            # `ceph df` counts what an earlier test removed until the OSDs next report their
+            # PGs' stats (seconds later, a busy machine's later still), and the room check
+            # reads `ceph df`: the quota is set from settled figures just before each run,
+            # 16 MiB above what the pool stores (a CI run once saw the figure fall by more
+            # than the 64 MiB room it had between the two runs, and rados wrote 128 MiB)
+            _wait_for_pool_objects(ceph_cluster, len(objects(ceph_cluster)))
+            stats = next(p["stats"] for p in ceph_cluster.ceph("df")["pools"] if p["name"] == POOL)
+            quota = stats["stored"] + 16 * (1 << 20)
+            ceph_cluster.run("ceph", "osd", "pool", "set-quota", POOL, "max_bytes", str(quota))
             plan = write_plan(
                 tmp_path / "quota.yaml",
                 f"""\
