@@ -64,6 +64,7 @@ _HOST_KEYS = (
     "low_overlap",
     "failed_hosts",
     "status_interval_s",
+    "live_hosts",
     "sum_of_host_rates",
     "notes",
 )

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -59,12 +60,14 @@ Examples:
 
 Beside the fio server, the agent serves this host's CPU, memory, network and disk counters
 (read-only, what /proc tells) on the fio port + 1000, so that the controller samples this
-host's utilisation while a point runs.
+host's utilisation while a point runs, and a run service on the fio port + 3000: fio run on
+this host, its reports streamed to the controller as they come (the point's series while it
+runs).
 
-A fio server runs ANY job it is sent - including fio's `exec` engine, which runs
-commands - with no authentication and no encryption. Bind it to a benchmark network or
-loopback, never to a public address; `agent` refuses 0.0.0.0 and public addresses unless
-told --any-address. Stop it when the benchmark is done.
+A fio server (and the run service) runs ANY job it is sent - including fio's `exec`
+engine, which runs commands - with no authentication and no encryption. Bind it to a
+benchmark network or loopback, never to a public address; `agent` refuses 0.0.0.0 and
+public addresses unless told --any-address. Stop it when the benchmark is done.
 """,
 )
 @click.option(
@@ -123,7 +126,8 @@ def agent(
     plan), with a pid file; `--stop` stops it."""
     pid_file = os.path.abspath(pid_file or _agent_pid_file(port))
     if stop:
-        _stop_counters(pid_file)
+        _stop_endpoint(pid_file, "storbench.hosts.counters")
+        _stop_endpoint(pid_file, "storbench.engines.fio.runservice")
         _stop_iperf(pid_file)
         pid = fio.stop_agent(pid_file)
         if pid is None:
@@ -157,12 +161,13 @@ def agent(
         f"{addr}:{port} on a benchmark network, and stop it when done"
     )
     cport = _counters_port_free(addr, port)
+    rport = _runs_port_free(addr, port)
     if session:
         from storbench.engines.fio import agentsession
 
-        agentsession.serve(addr, port, cport, list(inventory_targets))
+        agentsession.serve(addr, port, cport, rport, list(inventory_targets))
     if foreground:
-        _foreground(addr, port, cport, pid_file, warning)
+        _foreground(addr, port, (cport, rport), pid_file, warning)
     try:
         pid = fio.start_agent(addr, port, pid_file)
     except OSError as e:
@@ -175,6 +180,10 @@ def agent(
         cpid = _start_counters(addr, cport, pid_file)
         if cpid is not None:
             _say(f"storbench agent: this host's counters on {addr}:{cport} (pid {cpid})")
+    if rport is not None:
+        rpid = _start_runs(addr, rport, pid_file)
+        if rpid is not None:
+            _say(f"storbench agent: its run service on {addr}:{rport} (pid {rpid})")
     iport = _iperf(addr, port, pid_file, daemon=True)
     if iport is not None:
         _say(f"storbench agent: iperf3 server on {addr}:{iport} (the network baseline)")
@@ -242,14 +251,21 @@ def bind_unavailable(address: str) -> str | None:
     return None
 
 
-def _foreground(addr: str, port: int, cport: int | None, pid_file: str, warning: str) -> None:
-    """Become the fio server (exec), the counters served by a child process."""
+def _foreground(
+    addr: str, port: int, ports: tuple[int | None, int | None], pid_file: str, warning: str
+) -> None:
+    """Become the fio server (exec), the counters and the run service (``ports``) served
+    by a child process."""
     os.makedirs(os.path.dirname(pid_file), exist_ok=True)
     Path(pid_file).write_text(f"{os.getpid()}\n")
     _warn(f"storbench agent: fio server on {addr}:{port}, pid {os.getpid()}; {warning}")
+    cport, rport = ports
+    if cport is not None or rport is not None:
+        _fork_endpoints(addr, cport, rport)
     if cport is not None:
-        _fork_counters(addr, cport)
         _warn(f"storbench agent: this host's counters on {addr}:{cport}")
+    if rport is not None:
+        _warn(f"storbench agent: its run service on {addr}:{rport}")
     iport = _iperf(addr, port, pid_file, daemon=False)
     if iport is not None:
         _warn(f"storbench agent: iperf3 server on {addr}:{iport} (the network baseline)")
@@ -306,11 +322,6 @@ def _stop_iperf(pid_file: str) -> None:
         os.unlink(path)
 
 
-def _counters_pid_file(pid_file: str) -> str:
-    stem = pid_file[: -len(".pid")] if pid_file.endswith(".pid") else pid_file
-    return stem + ".counters.pid"
-
-
 def _counters_port_free(addr: str, port: int) -> int | None:
     """The port of the host's counters (storbench.hosts.counters) when it is free, else None
     (with a word: the controller then samples no utilisation of this host)."""
@@ -326,16 +337,61 @@ def _counters_port_free(addr: str, port: int) -> int | None:
     return cport
 
 
+def _runs_port_free(addr: str, port: int) -> int | None:
+    """The port of the host's run service (runservice.py) when it is free, else None (with a
+    word: the controller then runs the host's points through fio's client)."""
+    from storbench.engines.fio import runservice
+
+    rport = runservice.runs_port(port)
+    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
+    if rport is None:
+        _warn(f"note: no run service (fio port {port} + 3000 is above 65535)")
+    elif fio.server_listening(probe, rport):
+        _warn(f"note: {addr}:{rport} is taken: this host's series come at each point's end")
+        rport = None
+    return rport
+
+
 def _start_counters(addr: str, cport: int, pid_file: str) -> int | None:
     """The counters endpoint in a process of its own session, its pid in a pid file beside
     the fio server's; None (with a word) when it did not start listening."""
+    from storbench.hosts import counters as hostcounters
+
+    def ready(probe: str) -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            hostcounters.fetch(probe, cport, timeout=0.5)
+            return True
+        return False
+
+    pid = _start_endpoint("storbench.hosts.counters", addr, cport, pid_file, ready)
+    if pid is None:
+        _warn(f"note: the counters endpoint did not start on {addr}:{cport}: no utilisation")
+    return pid
+
+
+def _start_runs(addr: str, rport: int, pid_file: str) -> int | None:
+    """The run service (runservice.py) in a process of its own session, as the counters."""
+
+    def ready(probe: str) -> bool:
+        return fio.server_listening(probe, rport)
+
+    pid = _start_endpoint("storbench.engines.fio.runservice", addr, rport, pid_file, ready)
+    if pid is None:
+        _warn(f"note: the run service did not start on {addr}:{rport}: series at points' ends")
+    return pid
+
+
+def _start_endpoint(
+    module: str, addr: str, port: int, pid_file: str, ready: Callable[[str], bool]
+) -> int | None:
+    """``python -m MODULE ADDR PORT`` in a session of its own, its pid in the pid file
+    :func:`_endpoint_pid_file` names; its pid once ``ready``, None when it is not in 10 s."""
     import subprocess
 
-    from storbench.hosts import counters as hostcounters
     from storbench.hosts.procguard import environment
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "storbench.hosts.counters", addr, str(cport)],
+        [sys.executable, "-m", module, addr, str(port)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -343,41 +399,49 @@ def _start_counters(addr: str, cport: int, pid_file: str) -> int | None:
         start_new_session=True,
         env=environment(),
     )
-    Path(_counters_pid_file(pid_file)).write_text(f"{proc.pid}\n")
+    Path(_endpoint_pid_file(pid_file, module)).write_text(f"{proc.pid}\n")
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
     end = time.monotonic() + 10
     while time.monotonic() < end and proc.poll() is None:
-        with contextlib.suppress(OSError, ValueError):
-            hostcounters.fetch(probe, cport, timeout=0.5)
+        if ready(probe):
             return proc.pid
         time.sleep(0.05)
-    _stop_counters(pid_file)
-    _warn(f"note: the counters endpoint did not start on {addr}:{cport}: no utilisation samples")
+    _stop_endpoint(pid_file, module)
     return None
 
 
-def _stop_counters(pid_file: str) -> None:
-    path = _counters_pid_file(pid_file)
+def _endpoint_pid_file(pid_file: str, module: str) -> str:
+    """The pid file of an endpoint (``agent.counters.pid``, ``agent.runs.pid``)."""
+    stem = pid_file[: -len(".pid")] if pid_file.endswith(".pid") else pid_file
+    return stem + (".counters.pid" if module.endswith("counters") else ".runs.pid")
+
+
+def _stop_endpoint(pid_file: str, module: str) -> None:
+    path = _endpoint_pid_file(pid_file, module)
     with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
         pid = int(Path(path).read_text().strip())
         # only the endpoint: a stale file's pid may be another process's by now
-        if b"storbench.hosts.counters" in Path(f"/proc/{pid}/cmdline").read_bytes():
+        if module.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
             os.kill(pid, signal.SIGTERM)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
 
 
-def _fork_counters(addr: str, cport: int) -> None:
-    """The foreground agent's counters: a child process that serves them until the fio
-    server (this process, after its exec) is gone."""
+def _fork_endpoints(addr: str, cport: int | None, rport: int | None) -> None:
+    """The foreground agent's counters and run service: a child process that serves them
+    until the fio server (this process, after its exec) is gone."""
+    from storbench.engines.fio import runservice
     from storbench.hosts import counters as hostcounters
 
     parent = os.getpid()
     if os.fork() != 0:
         return
     try:
-        server = hostcounters.serve(addr, cport)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        if cport is not None:
+            server = hostcounters.serve(addr, cport)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        if rport is not None:
+            runservice.serve_in_thread(addr, rport)
         while os.getppid() == parent:
             time.sleep(1)
     finally:

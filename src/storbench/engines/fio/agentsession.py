@@ -25,6 +25,7 @@ import time
 from typing import Any, NoReturn
 
 from storbench.engines import fio
+from storbench.engines.fio import runservice
 from storbench.hosts import counters as hostcounters
 from storbench.hosts import netbaseline
 from storbench.hosts.procguard import environment, pdeathsig_prefix
@@ -83,7 +84,9 @@ def _hang_up(signum: int, frame: object) -> NoReturn:
     raise SystemExit(0)
 
 
-def serve(addr: str, port: int, cport: int | None, targets: list[str]) -> NoReturn:
+def serve(
+    addr: str, port: int, cport: int | None, rport: int | None, targets: list[str]
+) -> NoReturn:
     """Start the servers, print the JSON line, wait for stdin's end; stop them all."""
     from storbench.hosts.inventory.host import host_inventory  # only in the agent
 
@@ -108,6 +111,8 @@ def serve(addr: str, port: int, cport: int | None, targets: list[str]) -> NoRetu
             time.sleep(0.05)
         if cport is not None:
             hostcounters.serve_in_thread(addr, cport)
+        if rport is not None:
+            runservice.serve_in_thread(addr, rport)
         iport = netbaseline.iperf_port(port)
         if iport is not None and shutil.which("iperf3") is not None:
             if fio.server_listening(probe, iport):
@@ -125,6 +130,7 @@ def serve(addr: str, port: int, cport: int | None, targets: list[str]) -> NoRetu
             "address": addr,
             "port": port,
             "counters_port": cport,
+            "runs_port": rport,
             "iperf_port": iport,
             "host": host_inventory(fio.about()),
             "targets": [target_inventory(t) for t in targets],

@@ -24,7 +24,7 @@ from storbench.engines.base import (
     PointResult,
     RunContext,
 )
-from storbench.engines.fio import ceiling, remote, s3answers, s3objects, versions
+from storbench.engines.fio import ceiling, remote, runservice, s3answers, s3objects, versions
 from storbench.engines.fio import findings as fio_findings
 from storbench.engines.fio.files import (
     UNLINK_OPTIONS,
@@ -207,6 +207,7 @@ class _Session:
         self.ctx = run
         self.hosts = fio.HostContext(names=dict(run.host_names))
         self.server: fio.FioServer | None = None
+        self.runs: runservice.RunService | None = None
         self.prefilled: set[tuple[object, ...]] = set()  # s3 shapes written this session
         #: the next point's fio, started ahead (prepare), and the point at whose end it goes
         self.next: fio.Prepared | None = None
@@ -223,6 +224,9 @@ class _Session:
                     fix="check that fio runs here (`fio --server=127.0.0.1,PORT`)",
                 ) from None
             self.hosts.local_port = self.server.port
+            # its fio run by the controller itself, read while it runs (livehosts.py)
+            self.runs = runservice.serve_in_thread("127.0.0.1", 0, fio.ceph_env(local))
+            self.hosts.runs_port = self.runs.server_address[1]
 
     def prepare(self, point: Point, *, after: Point, ready: Callable[[], bool]) -> bool:
         """Start ``point``'s fio ahead, held at its gate, and release it the moment the fio
@@ -382,6 +386,9 @@ class _Session:
         self.withdraw()
         if self.server is not None:
             self.server.stop()
+        if self.runs is not None:
+            self.runs.shutdown()
+            self.runs.server_close()
 
 
 def _hands_off(point: Point) -> bool:

@@ -34,11 +34,16 @@ from storbench.plan import (
 @dataclass
 class HostContext:
     """What the runner knows about the hosts of a run: where the ``local`` host's private
-    fio server listens, and each host's own name (fio prefixes the servers' messages with
+    fio server and run service listen, whether the hosts have run services, and each host's
+    own name (fio prefixes the servers' messages with
     it: ``<vm01> fio: ...``)."""
 
     local_port: int | None = None
     names: dict[str, str] = field(default_factory=dict)  # host label -> server host name
+    #: where the ``local`` host's run service listens (livehosts.py)
+    runs_port: int | None = None
+    #: whether the hosts' points run through their run services (None: not tried yet)
+    live: bool | None = None
 
 
 #: The most status reports storbench lets fio's client hold for one point, all hosts
@@ -275,7 +280,22 @@ def read_hosts_output(
     out = _ClientOutput.read(doc, hosts, local_port, names or {})
     out.read_messages([*warnings, *stderr.splitlines()])
     out.mark_dead(interval_ms)
+    version = doc.get("fio version")
+    failed_words = _error_message(stderr, text)
+    agg = measure_hosts(out, interval_ms, version, failed_words, exit_code)
+    return agg, warnings, out.intervals(interval_ms)
 
+
+def measure_hosts(
+    out: _ClientOutput,
+    interval_ms: int,
+    version: str | None,
+    failed_words: str | None,
+    exit_code: int | None,
+) -> Measurement:
+    """The point's measurement from each host's entries (:func:`read_hosts_output`; the
+    live hosts' too: livehosts.py). ``failed_words``: fio's words, when no host did I/O."""
+    hosts = out.hosts
     per_host: dict[str, Measurement] = {}
     series: dict[str, HostSeries] = {}
     unknown: dict[str, str] = {}
@@ -294,7 +314,7 @@ def read_hosts_output(
     agg = _aggregate_over(ok, series, unknown)
     agg.hosts = per_host
     agg.jobs = sum(m.jobs for m in per_host.values())
-    agg.engine_version = doc.get("fio version")
+    agg.engine_version = version
     agg.extra.update(
         {
             "hosts": [h.label for h in hosts],
@@ -308,14 +328,14 @@ def read_hosts_output(
         agg.error = "; ".join(f"host {lab}: {why}" for lab, why in failed.items())
     elif not ok:
         agg.status, agg.error_code = "failed", -1
-        agg.error = _error_message(stderr, text) or f"fio exited with status {exit_code}"
+        agg.error = failed_words or f"fio exited with status {exit_code}"
     notes = out.notes
     if exit_code not in (0, None) and not failed:
         notes.append(f"fio exited with status {exit_code}")
     notes += out.general
     if notes:
         agg.extra["notes"] = list(dict.fromkeys(notes))
-    return agg, warnings, out.intervals(interval_ms)
+    return agg
 
 
 @dataclass

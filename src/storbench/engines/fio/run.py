@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from storbench.engines.fio.hosts import HostContext, run_hosts_point
 from storbench.engines.fio.intervals import StatusStream
 from storbench.engines.fio.jobfile import ceph_env, job_file
+from storbench.engines.fio.livehosts import run_live_point
 from storbench.engines.fio.parse import Known, _error_message, parse_output
 from storbench.engines.fio.spawn import FioRun, _command, _run_fio
 from storbench.engines.fio.tool import FioOutputError, fio_version
@@ -72,22 +73,17 @@ def run_point(
 ) -> FioRun:
     """Run fio for one point; parse its output into a measurement. ``should_stop`` is
     polled while fio runs; when it turns true fio gets SIGINT (it stops its jobs cleanly)
-    and the run is flagged interrupted. A point with hosts runs through fio's
+    and the run is flagged interrupted. A point with hosts runs on each host through its
+    agent's run service, read while it runs (livehosts.py), or else through fio's
     client/server mode (:func:`run_hosts_point`; ``hosts``: where the ``local`` host's
-    fio server listens, the servers' own names). A local point's intervals (its time
-    series) go to ``on_intervals`` as fio reports them; ``prepared``: its fio started
-    ahead (:func:`prepare_point`); ``on_exit(status)``: called the moment its fio exits,
-    before its output is read. ``tag`` names the run's S3 objects (jobfile.s3_run_tag)."""
+    fio server and run service listen, the servers' own names). A point's intervals (its
+    time series) go to ``on_intervals`` as fio reports them (through fio's client: at its
+    end); ``prepared``: its fio started ahead (:func:`prepare_point`); ``on_exit(status)``:
+    called the moment its fio exits, before its output is read. ``tag`` names the run's S3
+    objects (jobfile.s3_run_tag)."""
     if point.hosts:
-        return run_hosts_point(
-            point,
-            workdir,
-            run_id=run_id,
-            total=total,
-            should_stop=should_stop,
-            context=hosts or HostContext(),
-            on_intervals=on_intervals,
-            tag=tag,
+        return _run_hosts(
+            point, workdir, hosts or HostContext(), on_intervals, should_stop, run_id, total, tag
         )
     job = prepared.job() if prepared else _job(point, workdir, run_id, total, tag)
     job_text, job_path, cmd = job
@@ -136,6 +132,42 @@ def run_point(
         interrupted=interrupted,
         warnings=warnings,
         intervals=intervals,
+    )
+
+
+def _run_hosts(
+    point: Point,
+    workdir: str,
+    ctx: HostContext,
+    on_intervals: Callable[[list[Interval]], None] | None,
+    should_stop: Callable[[], bool],
+    run_id: int | None,
+    total: int | None,
+    tag: str | None,
+) -> FioRun:
+    """A point with hosts: through their run services when each has one, else through
+    fio's client."""
+    live = run_live_point(
+        point,
+        workdir,
+        context=ctx,
+        run_id=run_id,
+        total=total,
+        should_stop=should_stop,
+        on_intervals=on_intervals,
+        tag=tag,
+    )
+    if live is not None:
+        return live
+    return run_hosts_point(
+        point,
+        workdir,
+        context=ctx,
+        run_id=run_id,
+        total=total,
+        should_stop=should_stop,
+        on_intervals=on_intervals,
+        tag=tag,
     )
 
 

@@ -1,0 +1,247 @@
+"""Many hosts read while they run: `storbench agent`s on loopback run each host's fio
+themselves (their run service, engines/fio/runservice.py) and stream its reports, so a
+many-host point's series reach the database while the point runs; a host with a bare
+fio server sends the point through fio's client, whose series come at its end."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tests.waiting import wait_until
+
+from storbench.store import Store
+
+pytestmark = pytest.mark.integration
+
+
+def sb(*args: str, db: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "storbench", *args, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _agent_port() -> int:
+    """A port whose agent's neighbours (+1000 counters, +2000 iperf3, +3000 runs) are free."""
+    for _ in range(200):
+        p = random.randrange(20000, 30000)
+        if all(_free(p + k) for k in (0, 1000, 2000, 3000)):
+            return p
+    raise AssertionError("no free agent ports")
+
+
+@dataclass
+class Agent:
+    port: int
+    pid_file: Path
+    data: Path
+
+    def stop(self) -> None:
+        cmd = [sys.executable, "-m", "storbench", "agent", "--stop", "--pid-file"]
+        subprocess.run([*cmd, str(self.pid_file)], capture_output=True, timeout=60)
+
+
+@pytest.fixture
+def agents(tmp_path: Path) -> Iterator[list[Agent]]:
+    started: list[Agent] = []
+    try:
+        for i in range(2):
+            a = Agent(_agent_port(), tmp_path / f"agent{i}.pid", tmp_path / f"data{i}")
+            a.data.mkdir()
+            cmd = [sys.executable, "-m", "storbench", "agent", "--port", str(a.port)]
+            r = subprocess.run(
+                [*cmd, "--pid-file", str(a.pid_file)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            started.append(a)
+            assert r.returncode == 0, r.stderr
+            assert f"run service on 127.0.0.1:{a.port + 3000}" in r.stdout, r.stdout
+        yield started
+    finally:
+        for a in started:
+            a.stop()
+
+
+def _plan(path: Path, hosts: list[tuple[int, Path]], runtime: int = 6) -> Path:
+    lines = ["name: live", "interval: 500ms", "hosts:"]
+    for i, (port, data) in enumerate(hosts):
+        lines += [f"  - address: 127.0.0.1\n    port: {port}\n    name: h{i}"]
+        lines += [f"    targets:\n      - directory: {data}"]
+    lines += [
+        "workloads:",
+        "  - name: rr",
+        "    rw: randread",
+        "    bs: 4k",
+        "    size: 8m",
+        "    ioengine: psync",
+        "    time_based: 1",
+        f"    runtime: {runtime}",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+    if not db.exists():
+        return []
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return con.execute(sql).fetchall()
+    except sqlite3.OperationalError:  # not created yet
+        return []
+    finally:
+        con.close()
+
+
+def _fio_of_runs() -> list[int]:
+    """fio processes the agents' run services started (their job file in storbench-run-*)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"storbench-run-" in cmd and b"point.fio" in cmd:
+            found.append(int(entry))
+    return found
+
+
+def test_hosts_live_series_reach_the_database_while_the_point_runs(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    db = tmp_path / "r.db"
+    plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        # while the point runs: each host's series and the point's own grow, and no
+        # measurement is recorded yet
+        seen = wait_until(
+            "two intervals of each host and of the point while it runs",
+            lambda: (
+                (rows := _rows(db, "select host, count(*) from intervals group by host"))
+                and len(rows) == 3
+                and all(n >= 2 for _, n in rows)
+                and rows
+            ),
+            timeout=120,
+        )
+        assert not _rows(db, "select id from measurements"), seen
+        assert proc.poll() is None, "the point ended before its series were seen"
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, out
+    store = Store(str(db), write=False)
+    (m,) = store.measurements.of_run(1)
+    meas = m.measurement
+    assert meas.status == "ok" and meas.extra["live_hosts"] is True
+    exported = json.loads(sb("export", "1", "--format", "json", db=db).stdout)
+    assert exported["measurements"][0]["aggregate"]["live_hosts"] is True
+    assert meas.extra["aggregate"] == "window" and set(meas.hosts) == {"h0", "h1"}
+    read = meas.direction("read")
+    assert read is not None
+    series = store.series.of_point(1, m.point_idx, host=None)
+    for host in ("h0", "h1"):
+        own = [i for i in series if i.host == host]
+        # the host's intervals count every I/O its fio reported, one interval per report
+        hr = meas.hosts[host].direction("read")
+        assert hr is not None and sum(i.ios for i in own) == hr.total_ios
+        assert [i.seq for i in own] == list(range(len(own))) and len(own) >= 10
+        assert meas.hosts[host].extra["start_s"] >= 0
+    point = [i for i in series if i.host == ""]
+    assert (
+        sum(i.ios for i in point)
+        == read.total_ios
+        == sum(
+            meas.hosts[h].direction("read").total_ios
+            for h in ("h0", "h1")  # type: ignore[union-attr]
+        )
+    )
+    # the point's percentiles come from the hosts' histograms merged, never averaged
+    assert all(i.p99_ns is not None and i.p99_ns > 0 for i in point if i.ios)
+    assert not _fio_of_runs()
+
+
+def test_hosts_live_ctrl_c_and_kill_leave_no_fio_on_the_hosts(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents], runtime=60)
+    for sig, db in ((signal.SIGINT, tmp_path / "int.db"), (signal.SIGKILL, tmp_path / "kill.db")):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            wait_until("both hosts' fio running", lambda: len(_fio_of_runs()) >= 2, 120)
+            wait_until("a first interval", lambda d=db: _rows(d, "select 1 from intervals"), 120)
+            proc.send_signal(sig)
+            out, _ = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        # Ctrl-C: the hosts' fio told to stop, the run says so; killed: the connections'
+        # end stops them (the agents' run services)
+        assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL), out
+        wait_until(f"no fio of the hosts left after {sig.name}", lambda: not _fio_of_runs(), 60)
+
+
+def test_hosts_live_a_bare_fio_server_sends_the_point_through_fios_client(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    port = _agent_port()
+    bare_data = tmp_path / "bare"
+    bare_data.mkdir()
+    server = subprocess.Popen(
+        ["fio", f"--server=127.0.0.1,{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_until("the bare fio server", lambda: not _free(port), 30)
+        db = tmp_path / "r.db"
+        plan = _plan(tmp_path / "p.yaml", [(agents[0].port, agents[0].data), (port, bare_data)], 2)
+        r = sb("run", str(plan), db=db)
+        assert r.returncode == 0, r.stdout + r.stderr
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    store = Store(str(db), write=False)
+    (m,) = store.measurements.of_run(1)
+    assert m.measurement.status == "ok" and "live_hosts" not in m.measurement.extra
+    hosts = {i.host for i in store.series.of_point(1, m.point_idx, host=None)}
+    assert hosts == {"", "h0", "h1"}  # at the point's end, from fio's client
