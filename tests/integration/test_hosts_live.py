@@ -117,17 +117,38 @@ def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
         con.close()
 
 
-def _fio_of_runs() -> list[int]:
-    """fio processes the agents' run services started (their job file in storbench-run-*)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"storbench-run-" in cmd and b"point.fio" in cmd:
-            found.append(int(entry))
-    return found
+def _stat(pid: str) -> tuple[int, int] | None:
+    """A live process's parent and session (None: gone, or a zombie)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else (int(fields[1]), int(fields[3]))
+
+
+class RunsFio:
+    """The fio processes the agents' run services started: each a session's leader, the
+    run service its parent (process.start_gated); its job processes share its session,
+    which is remembered, so that they are found after their leader is gone."""
+
+    def __init__(self, agents: list[Agent]) -> None:
+        self.services = set()
+        for a in agents:
+            runs = a.pid_file.with_name(a.pid_file.name.replace(".pid", ".runs.pid"))
+            self.services.add(int(runs.read_text()))
+        self.sessions: set[int] = set()
+
+    def alive(self) -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            st = _stat(entry) if entry.isdigit() else None
+            if st is None:
+                continue
+            if st[0] in self.services and st[1] == int(entry):
+                self.sessions.add(int(entry))  # a fio a run service started, leading
+            if st[1] in self.sessions:
+                found.append(int(entry))
+        return found
 
 
 def test_hosts_live_series_reach_the_database_while_the_point_runs(
@@ -135,6 +156,7 @@ def test_hosts_live_series_reach_the_database_while_the_point_runs(
 ) -> None:
     db = tmp_path / "r.db"
     plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents])
+    fio = RunsFio(agents)
     proc = subprocess.Popen(
         [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
         stdout=subprocess.PIPE,
@@ -147,7 +169,8 @@ def test_hosts_live_series_reach_the_database_while_the_point_runs(
         seen = wait_until(
             "two intervals of each host and of the point while it runs",
             lambda: (
-                (rows := _rows(db, "select host, count(*) from intervals group by host"))
+                fio.alive()
+                and (rows := _rows(db, "select host, count(*) from intervals group by host"))
                 and len(rows) == 3
                 and all(n >= 2 for _, n in rows)
                 and rows
@@ -190,13 +213,14 @@ def test_hosts_live_series_reach_the_database_while_the_point_runs(
     )
     # the point's percentiles come from the hosts' histograms merged, never averaged
     assert all(i.p99_ns is not None and i.p99_ns > 0 for i in point if i.ios)
-    assert not _fio_of_runs()
+    assert len(fio.sessions) == 2 and not fio.alive()
 
 
 def test_hosts_live_ctrl_c_and_kill_leave_no_fio_on_the_hosts(
     tmp_path: Path, agents: list[Agent]
 ) -> None:
     plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents], runtime=60)
+    fio = RunsFio(agents)
     for sig, db in ((signal.SIGINT, tmp_path / "int.db"), (signal.SIGKILL, tmp_path / "kill.db")):
         proc = subprocess.Popen(
             [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
@@ -205,7 +229,7 @@ def test_hosts_live_ctrl_c_and_kill_leave_no_fio_on_the_hosts(
             text=True,
         )
         try:
-            wait_until("both hosts' fio running", lambda: len(_fio_of_runs()) >= 2, 120)
+            wait_until("both hosts' fio running", lambda: len(fio.alive()) >= 2, 120)
             wait_until("a first interval", lambda d=db: _rows(d, "select 1 from intervals"), 120)
             proc.send_signal(sig)
             out, _ = proc.communicate(timeout=120)
@@ -216,7 +240,7 @@ def test_hosts_live_ctrl_c_and_kill_leave_no_fio_on_the_hosts(
         # Ctrl-C: the hosts' fio told to stop, the run says so; killed: the connections'
         # end stops them (the agents' run services)
         assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL), out
-        wait_until(f"no fio of the hosts left after {sig.name}", lambda: not _fio_of_runs(), 60)
+        wait_until(f"no fio of the hosts left after {sig.name}", lambda: not fio.alive(), 60)
 
 
 def test_hosts_live_a_bare_fio_server_sends_the_point_through_fios_client(

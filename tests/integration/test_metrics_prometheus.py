@@ -179,26 +179,30 @@ def test_metrics_prometheus_scrapes_what_the_database_holds(tmp_path: Path) -> N
             assert scraped[0]["metric"]["workload"] == ("rr", "rw")[idx]
             values = {float(v) for _, v in scraped[0]["values"]}
             # each value Prometheus saw is one interval the database holds (the same
-            # figure: Prometheus' text format carries floats at full precision)
+            # figure: Prometheus' text format carries floats at full precision) -- or, in
+            # the last scrapes, the point's last interval before fio's final document,
+            # moments later, measured it to the end (intervals.py: the tail revises it)
             assert values, scraped
+            tail = {float(v) for _, v in scraped[0]["values"][-2:]}
             for v in values:
-                assert any(abs(v - i.iops) <= 1e-6 * max(1.0, i.iops) for i in stored), (
-                    v,
-                    [i.iops for i in stored],
-                )
+                held = any(abs(v - i.iops) <= 1e-6 * max(1.0, i.iops) for i in stored)
+                revised = v in tail and abs(v - stored[-1].iops) <= 0.05 * stored[-1].iops
+                assert held or revised, (v, [i.iops for i in stored])
             # it followed the point while it ran: several scrapes of it (not several values:
             # at rate_iops on a quiet machine every interval is exactly 800.0). A point's
-            # figures are served from its first interval, ~2 s in (fio's start-up, and the
-            # stream holds each interval until the next report), to its end: 8 s points
-            # leave ~5 s of 1 s scrapes, 5 s ones had left ~2.4 s, too few on a busy machine
+            # figures are served from its first interval, ~1 s in (fio's start-up and its
+            # first report), to its end: 8 s points leave ~6 s of 1 s scrapes
             assert len(scraped[0]["values"]) >= 2, scraped
             p99 = query(
                 base, f'storbench_latency_seconds{{quantile="0.99",point="{idx + 1}"}}[10m]'
             )
-            for _, v in p99[0]["values"]:
-                assert any(
+            last = stored[-1].p99_ns
+            for k, (_, v) in enumerate(p99[0]["values"]):
+                held = any(
                     i.p99_ns is not None and abs(float(v) - i.p99_ns / 1e9) < 1e-12 for i in stored
-                ), v
+                )
+                at_end = k >= len(p99[0]["values"]) - 2 and last is not None
+                assert held or (at_end and abs(float(v) - last / 1e9) <= 0.1 * last / 1e9), v
 
 
 def test_metrics_prometheus_refuses_an_address_off_loopback(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -128,12 +129,35 @@ def test_series_intervals_mark_the_ramp_and_merge_the_short_tail() -> None:
 
 @pytest.mark.parametrize("chunk", [7, 97, 4096])
 def test_series_intervals_read_as_fio_writes_them(chunk: int) -> None:
-    """Fed in pieces of any size, the stream gives the same intervals, each to the sink
-    once and in order, the sink at most one interval behind fio."""
+    """Fed in pieces of any size, the stream gives the same intervals, in order, each to
+    the sink the moment its document is read: stored as the store does (an interval given
+    again with its seq replaces it), they are the stream's; only the short tail revises."""
     whole, _ = read("status-ramp-jsonplus")
     pieces, given = read("status-ramp-jsonplus", chunk)
     assert pieces == whole
-    assert [i for batch in given for i in batch] == whole
+    stored: dict[tuple[str, int], Interval] = {}
+    for batch in given:
+        for i in batch:
+            stored[(i.direction, i.seq)] = i
+    assert sorted(stored.values(), key=lambda i: (i.t_ms, i.direction)) == sorted(
+        whole, key=lambda i: (i.t_ms, i.direction)
+    )
+    again = [i for batch in given for i in batch]
+    assert len(again) - len(whole) == len({i.direction for i in whole})  # the tail, once
+
+
+def test_series_intervals_each_given_when_its_report_is_read() -> None:
+    """No interval waits for the next report: after each report, the sink has the interval
+    that report ends (the live figures are not one interval late)."""
+    text = (DATA / "status-plain-jsonplus.stdout").read_text()
+    given: list[Interval] = []
+    stream = StatusStream(started("status-plain-jsonplus"), INTERVAL_MS, given.extend)
+    marks = [m.start() for m in re.finditer(r'\{\n  "fio version"', text)] + [len(text)]
+    for k in range(1, len(marks) - 1):  # up to and with report k (not the final document)
+        stream.feed(text[marks[k - 1] : marks[k]])
+        assert given and given[-1].t_ms == docs("status-plain-jsonplus")[k - 1][
+            "timestamp_ms"
+        ] - round(started("status-plain-jsonplus") * 1000), k
 
 
 def test_series_intervals_rates_are_per_second() -> None:

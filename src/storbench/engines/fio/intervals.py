@@ -18,9 +18,11 @@ direction over all jobs:
   ramp, and the first document after them counts from 0 (measured: its counters may be
   higher than the ramp's, so a restart is not seen by counters going down alone).
 
-The last document usually comes moments after the last status report (measured: 18 ms
-after it with a 500 ms interval); an interval shorter than half of T at the end is merged
-into the one before, so the series has no tail of a few ms with a meaningless rate.
+Each interval goes to the sink the moment its document is read. The last document usually
+comes moments after the last status report (measured: 18 ms after it with a 500 ms
+interval); a document less than half of T after the one before is no interval of its own:
+the interval given last is given again, measured to it, with the same ``seq`` (the store's
+upsert replaces it), so the series has no tail of a few ms with a meaningless rate.
 
 A document no fio writes (check.py; or a counter or time that is no whole number the
 database can hold) is no report: it stays in the output as text, and the next report's
@@ -145,21 +147,24 @@ class _Doc:
 class StatusStream:
     """Reads fio's output as it grows (:meth:`feed`) and gives each interval to ``sink``
     once the next document shows it is not the stream's short tail (:meth:`close` gives the
-    last). ``started`` is the unix time (s) at which the engine was started."""
+    last). ``started`` is the unix time (s) at which the engine was started; ``keep``: the
+    stream keeps every interval too (:attr:`intervals`)."""
 
     def __init__(
         self,
         started: float,
         interval_ms: int,
         sink: Callable[[list[Interval]], None] | None = None,
+        keep: bool = True,
     ) -> None:
         self.started_ms = started * 1000
         self.interval_ms = interval_ms
         self.sink = sink
+        self.keep = keep  # False: the sink alone has them (a long point's are many)
         self.intervals: list[Interval] = []  # every interval given to the sink, in order
         self._buf = ""
         self._docs: list[_Doc] = []  # the last three: before the pending ones, pending, new
-        self._pending: list[Interval] = []
+        self._last: list[Interval] = []  # the intervals given last (the tail revises them)
         self._kept: list[str] = []  # fio's output but for the reports before the last
         self._doc_at: int | None = None  # where the last document is in it
         self._reports = 0
@@ -221,8 +226,7 @@ class StatusStream:
         return "".join([*self._kept, self._buf]), self._reports
 
     def close(self) -> list[Interval]:
-        """The end of the stream: the held-back interval goes to the sink; all of them."""
-        self._emit()
+        """The end of the stream: all its intervals (as revised)."""
         return self.intervals
 
     def add(self, doc: dict[str, Any], t_ms: int | None = None) -> None:
@@ -234,30 +238,38 @@ class StatusStream:
         self.completed = sum(c.ios for c in new.dirs.values())
         docs = self._docs
         short = bool(docs) and new.t_ms - docs[-1].t_ms < self.interval_ms / 2
-        if short and not self._any_restart(docs[-1], new):
-            # the stream's tail: the pending interval is measured to the new document
+        if short and not self._any_restart(docs[-1], new) and self._last:
+            # the stream's tail: the interval given last is measured to the new document
             docs[-1] = new
-            self._pending = self._between(docs[-2] if len(docs) >= 2 else None, new)
+            self._emit(self._between(docs[-2] if len(docs) >= 2 else None, new), revise=True)
             return
         fresh = self._between(docs[-1] if docs else None, new)
         if not fresh:  # no time passed on fio's clock (a report at runtime 0): keep counting
             return
-        self._emit()
-        self._pending = fresh
+        self._emit(fresh)
         docs.append(new)
         del docs[:-2]
 
-    def _emit(self) -> None:
-        """The pending intervals, numbered per direction, to the sink."""
-        rows = []
-        for i in self._pending:
-            rows.append(dataclasses.replace(i, seq=self._seq.get(i.direction, 0)))
-            self._seq[i.direction] = rows[-1].seq + 1
-        self._pending = []
-        if rows:
-            self.intervals.extend(rows)
-            if self.sink is not None:
-                self.sink(rows)
+    def _emit(self, rows: list[Interval], revise: bool = False) -> None:
+        """Intervals to the sink at once, numbered per direction; ``revise``: they replace
+        the ones given last (the same seq: the store's upsert replaces them too)."""
+        before = {i.direction: i.seq for i in self._last} if revise else {}
+        out = []
+        for i in rows:
+            seq = before.get(i.direction)
+            if seq is None:
+                seq = self._seq.get(i.direction, 0)
+                self._seq[i.direction] = seq + 1
+            out.append(dataclasses.replace(i, seq=seq))
+        if not out:
+            return
+        if self.keep:
+            if revise:  # the ones given last are the list's last
+                del self.intervals[-len(self._last) :]
+            self.intervals.extend(out)
+        self._last = out
+        if self.sink is not None:
+            self.sink(out)
 
     @staticmethod
     def _any_restart(before: _Doc, now: _Doc) -> bool:

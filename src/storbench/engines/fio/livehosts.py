@@ -75,7 +75,7 @@ class _HostStream(StatusStream):
         sink: Callable[[list[Interval]], None],
         on_doc: Callable[[dict[str, Any], int], None],
     ) -> None:
-        super().__init__(started, interval_ms, sink)
+        super().__init__(started, interval_ms, sink, keep=False)
         self.on_doc = on_doc
 
     def add(self, doc: dict[str, Any], t_ms: int | None = None) -> None:
@@ -131,7 +131,7 @@ class _Merged:
     still running has sent its k-th (intervals.merged_intervals, read as they come)."""
 
     def __init__(self, labels: list[str], interval_ms: int, sink: Callable[[list[Interval]], None]):
-        self.stream = StatusStream(0.0, interval_ms, sink)
+        self.stream = StatusStream(0.0, interval_ms, sink, keep=False)
         self.queues: dict[str, deque[tuple[dict[str, Any], int]]] = {lab: deque() for lab in labels}
         self.last: dict[str, tuple[dict[str, Any], int]] = {}
         self.ended: set[str] = set()
@@ -166,7 +166,9 @@ def run_live_point(
     tag: str | None = None,
 ) -> FioRun | None:
     """Run a many-host point through the hosts' run services; None (nothing started) when a
-    host has none, or its service does not answer: fio's client runs the point then."""
+    host has none, or its service does not answer: fio's client runs the point then. Its
+    intervals go to ``on_intervals`` as they come, and are not kept (the run's
+    ``intervals`` are empty then: a long point's are many)."""
     if any(h.target.kind == "s3" for h in point.hosts):
         return None
     where = [service_address(h, context) for h in point.hosts]
@@ -246,12 +248,13 @@ def _run(
     job: tuple[int | None, int | None, str | None],
 ) -> FioRun:
     """Every host ready, all let go at once, their messages read to the end."""
-    rows: list[Interval] = []
+    rows: list[Interval] = []  # kept only for a caller that takes none while it runs
 
     def sink(new: list[Interval]) -> None:
-        rows.extend(new)
         if on_intervals is not None:
             on_intervals(new)
+        else:
+            rows.extend(new)
 
     for c in conns:  # every host's fio started and held at its gate
         try:
