@@ -119,6 +119,8 @@ def test_ssh_host_gets_an_agent_for_the_run_with_its_inventory_and_loses_it_afte
     doc = json.loads(sb("export", "latest", "--format", "json", db=db).stdout)
     (m,) = doc["measurements"]
     assert m["status"] == "ok" and m["read"]["total_ios"] > 0
+    # the agent there ran its fio itself and streamed its reports (its run service)
+    assert m["aggregate"]["live_hosts"] is True, m["aggregate"]
     (entry,) = doc["run"]["inventory"]["hosts"]
     assert entry["label"] == "nshost" and entry["agent"]["ssh"] == f"root@{host.address}"
     # the host's own inventory, as it saw itself (this machine's kernel and sysctls: a

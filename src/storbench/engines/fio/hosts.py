@@ -34,7 +34,7 @@ from storbench.plan import (
 @dataclass
 class HostContext:
     """What the runner knows about the hosts of a run: where the ``local`` host's private
-    fio server and run service listen, whether the hosts have run services, and each host's
+    fio server and run service listen, the hosts without a run service, and each host's
     own name (fio prefixes the servers' messages with
     it: ``<vm01> fio: ...``)."""
 
@@ -42,8 +42,9 @@ class HostContext:
     names: dict[str, str] = field(default_factory=dict)  # host label -> server host name
     #: where the ``local`` host's run service listens (livehosts.py)
     runs_port: int | None = None
-    #: whether the hosts' points run through their run services (None: not tried yet)
-    live: bool | None = None
+    #: the hosts whose run service could not be reached: their points go through fio's
+    #: client (livehosts.py)
+    no_runs: set[str] = field(default_factory=set)
 
 
 #: The most status reports storbench lets fio's client hold for one point, all hosts

@@ -172,16 +172,15 @@ def run_live_point(
     if any(h.target.kind == "s3" for h in point.hosts):
         return None
     where = [service_address(h, context) for h in point.hosts]
-    if any(w is None for w in where) or context.live is False:
+    if any(w is None for w in where) or context.no_runs & {h.label for h in point.hosts}:
         return None
     interval = point.interval_ms
     stem = os.path.join(workdir, f"point-{point.index:05d}")
     addrs = [w for w in where if w]
     conns = _connect(point, addrs, stem, interval, run_id, total, tag)
-    if conns is None:
-        context.live = False  # not every host has one: fio's client for the run's points
+    if isinstance(conns, str):  # that host has none: fio's client for its points
+        context.no_runs.add(conns)
         return None
-    context.live = True
     try:
         return _run(
             point, conns, where, context, interval, should_stop, on_intervals, (run_id, total, tag)
@@ -200,9 +199,11 @@ def _connect(
     run_id: int | None,
     total: int | None,
     tag: str | None,
-) -> list[_Host] | None:
-    """A connection to each host's service with its job sent; None when one cannot be had."""
+) -> list[_Host] | str:
+    """A connection to each host's service with its job sent; the label of a host whose
+    service cannot be reached (nothing runs then: those connected withdraw their fio)."""
     conns: list[_Host] = []
+    h = point.hosts[0]
     try:
         for i, (h, addr) in enumerate(zip(point.hosts, where, strict=True)):
             job = host_job_file(point, i, run_id=run_id, total=total, tag=tag)
@@ -218,7 +219,7 @@ def _connect(
         for c in conns:
             c.sock.close()
             c.out_file.close()
-        return None
+        return h.label
     return conns
 
 
