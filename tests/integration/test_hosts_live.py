@@ -269,3 +269,45 @@ def test_hosts_live_a_bare_fio_server_sends_the_point_through_fios_client(
     assert m.measurement.status == "ok" and "live_hosts" not in m.measurement.extra
     hosts = {i.host for i in store.series.of_point(1, m.point_idx, host=None)}
     assert hosts == {"", "h0", "h1"}  # at the point's end, from fio's client
+
+
+def test_hosts_live_an_agent_gone_mid_point_leaves_it_partial(
+    tmp_path: Path, agents: list[Agent]
+) -> None:
+    """A host whose run service dies while the point runs (its fio with it: pdeathsig) is
+    a failed host, its reports until then kept as its partial figures; the other host's
+    are the point's."""
+    db = tmp_path / "r.db"
+    plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents], runtime=8)
+    fio = RunsFio(agents)
+    gone = agents[1].pid_file.with_name(agents[1].pid_file.name.replace(".pid", ".runs.pid"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until(
+            "two reports of the second host",
+            lambda: fio.alive() and len(_rows(db, "select 1 from intervals where host='h1'")) >= 2,
+            120,
+        )
+        os.kill(int(gone.read_text()), signal.SIGKILL)
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, out  # a partial point
+    assert "host h1: its agent went away during the point" in out, out
+    (m,) = Store(str(db), write=False).measurements.of_run(1)
+    meas = m.measurement
+    assert meas.status == "partial" and meas.extra["failed_hosts"] == ["h1"], meas.error
+    assert "h1" in (meas.error or "") and "went away" in (meas.error or "")
+    h1 = meas.hosts["h1"]
+    assert h1.status == "failed" and h1.extra["partial"] is True
+    assert h1.direction("read").total_ios > 0  # type: ignore[union-attr]
+    read, h0 = meas.direction("read"), meas.hosts["h0"].direction("read")
+    assert read is not None and h0 is not None and read.total_ios == h0.total_ios
+    wait_until("no fio of the hosts left", lambda: not fio.alive(), 60)

@@ -223,6 +223,7 @@ class _HostOutput:
     texts: list[str] = field(default_factory=list)  # fio's messages attributed to the host
     connect_error: str | None = None
     dead: bool = False
+    server: str = "its fio server"  # what ran its fio, as a failure names it
 
 
 def hosts_measurement(
@@ -476,7 +477,7 @@ class _ClientOutput:
                 why = "its fio server sent no result" + (f" (fio: {said})" if said else "")
             return Measurement(status="failed", error=why, error_code=-1), None, None
         if o.dead:
-            return _dead_host(o.entries, interval_ms), None, None
+            return _dead_host(o.entries, interval_ms, o.server), None, None
         final = o.entries[-1]
         m = _aggregate_jobs([final])
         addr = self.where[h.label]
@@ -495,14 +496,16 @@ class _ClientOutput:
         return m, ser, why_unknown
 
 
-def _dead_host(entries: list[dict[str, Any]], interval_ms: int) -> Measurement:
+def _dead_host(
+    entries: list[dict[str, Any]], interval_ms: int, server: str = "its fio server"
+) -> Measurement:
     """A host whose server went away mid-point: its last report, kept as partial figures."""
     last = entries[-1]
     m = _aggregate_jobs([last])
     start = _start_bound(entries, interval_ms, None)
     at = (start or 0) + runtime_ms(last)
     why = (
-        f"its fio server went away during the point (last report {at / 1000:.1f} s "
+        f"{server} went away during the point (last report {at / 1000:.1f} s "
         "into the run; its figures up to then are kept, not counted in the aggregate)"
     )
     m.status, m.error, m.error_code = "failed", why, m.error_code or -1

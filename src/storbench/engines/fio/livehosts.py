@@ -390,7 +390,7 @@ def _result(
         elif c.exit is None and not o.entries:
             o.connect_error = "its agent's connection ended before fio's first report"
         elif c.exit is None:
-            o.dead = True  # its agent went away mid-point: its reports until then
+            o.dead, o.server = True, "its agent"  # gone mid-point: its reports until then
         outs[label] = o
         host, port = addresses[label]
         disk_util += [{**d, "hostname": host, "port": port} for d in c.disk_util]
