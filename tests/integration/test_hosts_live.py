@@ -5,6 +5,7 @@ fio server sends the point through fio's client, whose series come at its end.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -117,6 +118,23 @@ def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
         con.close()
 
 
+@contextlib.contextmanager
+def running(plan: Path, db: Path) -> Iterator[subprocess.Popen[str]]:
+    """`storbench run PLAN` in the background, its output joined; killed if left running."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def _stat(pid: str) -> tuple[int, int] | None:
     """A live process's parent and session (None: gone, or a zombie)."""
     try:
@@ -157,13 +175,7 @@ def test_hosts_live_series_reach_the_database_while_the_point_runs(
     db = tmp_path / "r.db"
     plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents])
     fio = RunsFio(agents)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    with running(plan, db) as proc:
         # while the point runs: each host's series and the point's own grow, and no
         # measurement is recorded yet
         seen = wait_until(
@@ -180,10 +192,6 @@ def test_hosts_live_series_reach_the_database_while_the_point_runs(
         assert not _rows(db, "select id from measurements"), seen
         assert proc.poll() is None, "the point ended before its series were seen"
         out, _ = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 0, out
     store = Store(str(db), write=False)
     (m,) = store.measurements.of_run(1)
@@ -222,21 +230,11 @@ def test_hosts_live_ctrl_c_and_kill_leave_no_fio_on_the_hosts(
     plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents], runtime=60)
     fio = RunsFio(agents)
     for sig, db in ((signal.SIGINT, tmp_path / "int.db"), (signal.SIGKILL, tmp_path / "kill.db")):
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        try:
+        with running(plan, db) as proc:
             wait_until("both hosts' fio running", lambda: len(fio.alive()) >= 2, 120)
             wait_until("a first interval", lambda d=db: _rows(d, "select 1 from intervals"), 120)
             proc.send_signal(sig)
             out, _ = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
         # Ctrl-C: the hosts' fio told to stop, the run says so; killed: the connections'
         # end stops them (the agents' run services)
         assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL), out
@@ -281,13 +279,7 @@ def test_hosts_live_an_agent_gone_mid_point_leaves_it_partial(
     plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents], runtime=8)
     fio = RunsFio(agents)
     gone = agents[1].pid_file.with_name(agents[1].pid_file.name.replace(".pid", ".runs.pid"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    with running(plan, db) as proc:
         wait_until(
             "two reports of the second host",
             lambda: fio.alive() and len(_rows(db, "select 1 from intervals where host='h1'")) >= 2,
@@ -295,10 +287,6 @@ def test_hosts_live_an_agent_gone_mid_point_leaves_it_partial(
         )
         os.kill(int(gone.read_text()), signal.SIGKILL)
         out, _ = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 1, out  # a partial point
     assert "host h1: its agent went away during the point" in out, out
     (m,) = Store(str(db), write=False).measurements.of_run(1)

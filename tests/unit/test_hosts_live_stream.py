@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import socket
 from array import array
-from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.recorded import client_entries
 
 from storbench.engines.fio import runservice
 from storbench.engines.fio.hosts import _ios, host_series
@@ -20,18 +20,10 @@ from storbench.model.metrics import DIRECTIONS
 from storbench.model.series import Interval
 from storbench.plan import PointHost, Target
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
-
 
 def entries(name: str) -> list[list[dict[str, Any]]]:
     """Each server's entries of a recorded client output, in order (reports, then final)."""
-    text = (DATA / f"{name}.stdout").read_text()
-    doc = json.JSONDecoder().raw_decode(text, text.rindex('{\n  "fio version"'))[0]
-    out: dict[int, list[dict[str, Any]]] = {}
-    for e in doc["client_stats"]:
-        if e["jobname"] != "All clients":
-            out.setdefault(int(e["port"]), []).append(e)
-    return [out[p] for p in sorted(out)]
+    return [es for _, es in sorted(client_entries(name).items())]
 
 
 def _final_t(es: list[dict[str, Any]], interval: int) -> int:

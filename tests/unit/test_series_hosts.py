@@ -4,11 +4,11 @@ tests/data/fio/record-hosts.sh; expected values read here from each host's entri
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.recorded import client_entries
 
 from storbench.engines.fio.hosts import read_hosts_output
 from storbench.model.series import Interval, measured
@@ -19,13 +19,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 
 def entries(name: str) -> dict[int, list[dict[str, Any]]]:
     """Each server's (by port) entries of the client output, in order."""
-    text = (DATA / f"{name}.stdout").read_text()
-    doc = json.JSONDecoder().raw_decode(text, text.rindex('{\n  "fio version"'))[0]
-    out: dict[int, list[dict[str, Any]]] = {}
-    for e in doc["client_stats"]:
-        if e["jobname"] != "All clients":
-            out.setdefault(int(e["port"]), []).append(e)
-    return out
+    return client_entries(name)
 
 
 def hosts_intervals(text: str, hs: list[PointHost]) -> list[Interval]:

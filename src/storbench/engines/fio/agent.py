@@ -327,14 +327,8 @@ def _counters_port_free(addr: str, port: int) -> int | None:
     (with a word: the controller then samples no utilisation of this host)."""
     from storbench.hosts import counters as hostcounters
 
-    cport = hostcounters.counters_port(port)
-    probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
-    if cport is None:
-        _warn(f"note: no counters endpoint (fio port {port} + 1000 is above 65535)")
-    elif fio.server_listening(probe, cport):
-        _warn(f"note: {addr}:{cport} is taken: this host's utilisation will not be sampled")
-        cport = None
-    return cport
+    what = ("no counters endpoint", "this host's utilisation will not be sampled")
+    return _port_free(addr, port, hostcounters.OFFSET, what)
 
 
 def _runs_port_free(addr: str, port: int) -> int | None:
@@ -342,14 +336,22 @@ def _runs_port_free(addr: str, port: int) -> int | None:
     word: the controller then runs the host's points through fio's client)."""
     from storbench.engines.fio import runservice
 
-    rport = runservice.runs_port(port)
+    what = ("no run service", "this host's series come at each point's end")
+    return _port_free(addr, port, runservice.OFFSET, what)
+
+
+def _port_free(addr: str, port: int, offset: int, what: tuple[str, str]) -> int | None:
+    """The fio port + ``offset`` when it is a port and free, else None with a word: ``what``
+    is missing, and what that costs."""
+    other = port + offset
     probe = "127.0.0.1" if addr in ("0.0.0.0", "::") else addr
-    if rport is None:
-        _warn(f"note: no run service (fio port {port} + 3000 is above 65535)")
-    elif fio.server_listening(probe, rport):
-        _warn(f"note: {addr}:{rport} is taken: this host's series come at each point's end")
-        rport = None
-    return rport
+    if other > 65535:
+        _warn(f"note: {what[0]} (fio port {port} + {offset} is above 65535)")
+        return None
+    if fio.server_listening(probe, other):
+        _warn(f"note: {addr}:{other} is taken: {what[1]}")
+        return None
+    return other
 
 
 def _start_counters(addr: str, cport: int, pid_file: str) -> int | None:
