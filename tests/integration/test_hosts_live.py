@@ -14,14 +14,18 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.waiting import wait_until
+from prometheus_client.parser import text_string_to_metric_families
 
 from storbench.store import Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -119,10 +123,10 @@ def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
 
 
 @contextlib.contextmanager
-def running(plan: Path, db: Path) -> Iterator[subprocess.Popen[str]]:
+def running(plan: Path, db: Path, *more: str) -> Iterator[subprocess.Popen[str]]:
     """`storbench run PLAN` in the background, its output joined; killed if left running."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db)],
+        [sys.executable, "-m", "storbench", "run", str(plan), "--db", str(db), *more],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -133,6 +137,24 @@ def running(plan: Path, db: Path) -> Iterator[subprocess.Popen[str]]:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def _iops_served(address: str) -> dict[str, float] | None:
+    """The read IOPS ``storbench run --metrics`` serves now, by host (None: not all three,
+    the point's and its two hosts')."""
+    try:
+        with urllib.request.urlopen(f"http://{address}/metrics", timeout=10) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    got = {
+        s.labels["host"]: s.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "storbench_iops"
+        for s in family.samples
+        if s.labels.get("direction") == "read"
+    }
+    return got if len(got) == 3 else None
 
 
 def _stat(pid: str) -> tuple[int, int] | None:
@@ -175,7 +197,8 @@ def test_hosts_live_series_reach_the_database_while_the_point_runs(
     db = tmp_path / "r.db"
     plan = _plan(tmp_path / "p.yaml", [(a.port, a.data) for a in agents])
     fio = RunsFio(agents)
-    with running(plan, db) as proc:
+    metrics = f"127.0.0.1:{_agent_port()}"
+    with running(plan, db, "--metrics", metrics) as proc:
         # while the point runs: each host's series and the point's own grow, and no
         # measurement is recorded yet
         seen = wait_until(
@@ -189,9 +212,12 @@ def test_hosts_live_series_reach_the_database_while_the_point_runs(
             ),
             timeout=120,
         )
+        # ... and the metrics serve each host's figures and the point's
+        served = wait_until("each host's IOPS served", lambda: _iops_served(metrics), 60)
         assert not _rows(db, "select id from measurements"), seen
         assert proc.poll() is None, "the point ended before its series were seen"
         out, _ = proc.communicate(timeout=300)
+    assert served.keys() == {"", "h0", "h1"} and all(v > 0 for v in served.values()), served
     assert proc.returncode == 0, out
     store = Store(str(db), write=False)
     (m,) = store.measurements.of_run(1)

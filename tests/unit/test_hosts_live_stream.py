@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from array import array
+from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.recorded import client_entries
 
 from storbench.engines.fio import runservice
 from storbench.engines.fio.hosts import _ios, host_series
@@ -19,6 +20,9 @@ from storbench.engines.fio.livehosts import _Host, _Merged
 from storbench.model.metrics import DIRECTIONS
 from storbench.model.series import Interval
 from storbench.plan import PointHost, Target
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from recorded import client_entries
 
 
 def entries(name: str) -> list[list[dict[str, Any]]]:

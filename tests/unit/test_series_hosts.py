@@ -4,15 +4,18 @@ tests/data/fio/record-hosts.sh; expected values read here from each host's entri
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.recorded import client_entries
 
 from storbench.engines.fio.hosts import read_hosts_output
 from storbench.model.series import Interval, measured
 from storbench.plan import PointHost, Target
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
+from recorded import client_entries
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 
