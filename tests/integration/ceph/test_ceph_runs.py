@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -832,20 +833,60 @@ workloads:
     assert bench_objects(objects(ceph_cluster)) == []
 
 
-def test_fio_rbd_and_rados_engines_through_fio_client_server(
-    ceph_cluster: Any, conf: str, tmp_path: Path
+@contextlib.contextmanager
+def bare_fio_server(conf: str) -> Iterator[int]:
+    """A bare `fio --server` on loopback (no agent: points go through fio's client), told
+    the cluster's ceph.conf as an agent's host would have it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = subprocess.Popen(
+        ["fio", f"--server=127.0.0.1,{port}"],
+        env={**os.environ, "CEPH_CONF": conf},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            assert time.monotonic() < deadline, "the bare fio server did not listen"
+            time.sleep(0.05)
+        yield port
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+@pytest.mark.parametrize("host", ["local", "bare fio server"])
+def test_fio_rbd_and_rados_engines_through_hosts(
+    ceph_cluster: Any, conf: str, tmp_path: Path, host: str
 ) -> None:
-    """With `hosts:` fio's rbd and rados engines run through fio's client/server mode (the
-    way many hosts run them); the `local` host is a fio server storbench starts itself,
-    which must get the rbd target's ceph.conf ($CEPH_CONF: librbd reads no other)."""
+    """With `hosts:` fio's rbd and rados engines run as many hosts run them: the `local`
+    host through the run service storbench runs itself (its fio must get the rbd target's
+    ceph.conf: $CEPH_CONF, librbd reads no other), a bare fio server through fio's
+    client/server mode."""
     image = f"sb-cs-{uuid.uuid4().hex[:8]}"
     before = objects(ceph_cluster)
+    with contextlib.ExitStack() as stack:
+        if host == "local":
+            entry = "address: local"
+        else:
+            entry = f"{{address: 127.0.0.1, port: {stack.enter_context(bare_fio_server(conf))}}}"
+        _run_on_hosts(ceph_cluster, conf, tmp_path, image, entry, before)
+
+
+def _run_on_hosts(
+    ceph_cluster: Any, conf: str, tmp_path: Path, image: str, entry: str, before: Any
+) -> None:
     plan = write_plan(
         tmp_path / "ceph-hosts.yaml",
         f"""\
 name: ceph-hosts
 hosts:
-  - address: local
+  - {entry}
 targets:
   - rbd: {POOL}/{image}
     size: 32m
@@ -872,9 +913,12 @@ workloads:
         assert [m.point.target.kind for m in rows if m.point] == ["rbd", "rados"]
         for m in rows:
             assert m.status == "ok", m.error
-            assert list(m.measurement.hosts) == ["local"]
+            assert len(m.measurement.hosts) == 1
             assert m.measurement.directions["write"].iops > 0
-            assert "--client" in " ".join(store.measurements.raw(m.id)["command"] or [])
+            command = " ".join(store.measurements.raw(m.id)["command"] or [])
+            local = entry == "address: local"
+            assert ("--client" in command) != local, command
+            assert m.measurement.extra.get("live_hosts", False) == local
     finally:
         store.close()
     assert image not in images(ceph_cluster)
