@@ -64,7 +64,9 @@ def runs_port(fio_port: int) -> int | None:
 
 
 def fio_command(job_path: str, interval_ms: int, readonly: bool) -> list[str]:
-    """The fio a host runs for a point (as a local point's: spawn._command)."""
+    """fio's command for a point's job file: json+ (histograms), a status report every
+    ``interval_ms`` (its time series), ``--readonly`` where it writes nothing (a local
+    point's: spawn._command, and a host's, run here)."""
     ro = ["--readonly"] if readonly else []
     every = f"--status-interval={interval_ms}ms"
     return [fio_path() or FIO, "--output-format=json+", every, *ro, job_path]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from storbench.engines.fio.files import workload_writes
-from storbench.engines.fio.tool import FIO, fio_path
+from storbench.engines.fio.runservice import fio_command
 from storbench.engines.process import Gated, start_logged, wait_logged
 from storbench.engines.process import started as started_hook
 from storbench.hosts import procguard
@@ -58,9 +58,7 @@ def read_only(point: Point, target: Target | None = None) -> bool:
 def _command(job_path: str, point: Point) -> list[str]:
     """fio's command for a local point: json+ (histograms), a status report every
     ``point.interval_ms`` (its time series) and ``--readonly`` where it writes nothing."""
-    ro = ["--readonly"] if read_only(point) else []
-    every = f"--status-interval={point.interval_ms}ms"
-    return [fio_path() or FIO, "--output-format=json+", every, *ro, job_path]
+    return fio_command(job_path, point.interval_ms, read_only(point))
 
 
 def _run_fio(
