@@ -4,10 +4,12 @@ what happened in them fails there. :func:`wait_until` polls, bounded by a genero
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -40,3 +42,24 @@ def sigint_when(
         if proc.poll() is None:
             proc.kill()
     return out
+
+
+def files_now(base: Path, read: Callable[[Path], T]) -> Iterator[tuple[Path, T]]:
+    """Every file under ``base`` with ``read(file)`` (its bytes, its size), read while
+    something else writes and removes them: a file or a directory gone between being listed
+    and being read is left out (``Path.rglob`` raises when a directory it listed is removed
+    before it is scanned, as versitygw does with a directory it emptied)."""
+    for where, _, names in os.walk(base):  # os.walk skips a directory gone meanwhile
+        for name in names:
+            f = Path(where) / name
+            if not f.is_file():  # a socket or a fifo (reading one would block), or gone
+                continue
+            try:
+                yield f, read(f)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+
+
+def size_of(f: Path) -> int:
+    """A file's size in bytes (a ``read`` for :func:`files_now`)."""
+    return f.stat().st_size

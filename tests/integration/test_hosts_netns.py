@@ -40,7 +40,7 @@ from storbench.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 from stored_runs import stored_text
-from waiting import wait_until
+from waiting import files_now, size_of, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -645,7 +645,7 @@ class S3Net:
 
     def objects(self, bucket: str) -> dict[str, int]:
         base = self.root / bucket
-        return {str(f.relative_to(base)): f.stat().st_size for f in base.rglob("*") if f.is_file()}
+        return {str(f.relative_to(base)): size for f, size in files_now(base, size_of)}
 
 
 @pytest.fixture

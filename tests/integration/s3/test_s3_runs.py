@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the harness modules
 from stored_runs import stored_text
-from waiting import wait_until
+from waiting import files_now, size_of, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -58,13 +58,7 @@ class Gateway:
         writes and deletes them (versitygw removes a directory it emptied), what is gone
         before it is read is left out."""
         base = self.root / bucket
-        out: dict[str, int] = {}
-        for where, _, files in os.walk(base):  # a directory gone meanwhile: skipped
-            for name in files:
-                with contextlib.suppress(FileNotFoundError):
-                    f = Path(where) / name
-                    out[str(f.relative_to(base))] = f.stat().st_size
-        return out
+        return {str(f.relative_to(base)): size for f, size in files_now(base, size_of)}
 
     def listed(self, bucket: str) -> dict[str, int]:
         """Every object of the bucket and its size, as an independent S3 client lists them."""
@@ -562,9 +556,8 @@ workloads:
     )
     try:
         _wait_for("the prefill's 16 objects", lambda: len(gateway.objects("bench")) >= 16)
-        for f in (gateway.root / "bench").rglob("*"):
-            if f.is_file():
-                f.unlink()  # what the GET reads is gone: each GET now gets a 404
+        for f, _ in files_now(gateway.root / "bench", size_of):
+            f.unlink(missing_ok=True)  # what the GET reads is gone: each GET now gets a 404
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -611,11 +604,7 @@ workloads:
         )
         seen_out, leaks = 0, []
         while proc.poll() is None:  # look at every file the run has, as it runs
-            for f in work.rglob("*"):
-                try:
-                    data = f.read_bytes() if f.is_file() else b""
-                except OSError:
-                    continue
+            for f, data in files_now(work, Path.read_bytes):
                 seen_out += f.suffix == ".out" and b"job options" in data
                 leaks += [str(f) for b in bad if b in data]
             time.sleep(0.05)
