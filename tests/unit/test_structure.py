@@ -140,6 +140,7 @@ def test_structure_modules_a_reader_can_hold_in_mind() -> None:
 #: ask an engine); every other module there is a presenter and draws what they return
 LOADERS = {
     "storbench.report.model": "loads a run or a comparison: the report model",
+    "storbench.report.livemodel": "keeps a running run's summaries (the live page)",
     "storbench.report.pointmodel": "loads one point alone (show RUN --point N)",
     "storbench.report.historymodel": "selects and loads the runs a history follows",
     "storbench.report.export": "CSV/JSON rows of the store's measurement rows, base units",

@@ -11,7 +11,7 @@ of them queries the store, calls an engine or computes an answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -331,23 +331,25 @@ def read_summaries(
     *,
     percentiles: tuple[float, ...] = PERCENTILES,
     dirs: bool = True,
+    keys: Collection[str] | None = None,
 ) -> list[PointSummary]:
     """A run's per-point summaries from ``rows`` (its measurements without histograms), then
     the clat histograms of only the points whose percentiles need merging (repetitions,
     several directions), streamed one point at a time (a big run's histograms as objects are
     hundreds of MiB). Merged percentiles for ``percentiles`` only, per direction only with
-    ``dirs``."""
+    ``dirs``. ``keys``: ``rows`` are every measurement of those points only (histograms
+    are read of those only)."""
     summaries = summarize((m.point, m.measurement) for m in rows if m.point is not None)
     need = {s.key: s for s in summaries if needs_bins(s)}
     if need:
         # bins: packed (histpack)
-        for key, hists in store.measurements.point_histograms(run_id, "clat"):
+        for key, hists in store.measurements.point_histograms(run_id, "clat", keys):
             s = need.get(key)
             if s is not None:
                 fill_percentiles(s, hists, percentiles=percentiles, directions=dirs)
     steps = {s.key: s for s in summaries if needs_interval(s)}
     if steps:
-        for key, hists in store.measurements.point_histograms(run_id, "lat"):
+        for key, hists in store.measurements.point_histograms(run_id, "lat", keys):
             s = steps.get(key)
             if s is not None:
                 fill_interval(s, hists)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from storbench.model import histpack, rawpack, redact
@@ -150,6 +150,30 @@ class Measurements(Part):
         return _measurement_rows(rows, hist)
 
     @_locked
+    def ids(self, run_id: int) -> dict[int, tuple[int, str]]:
+        """Each measurement of a run: its id, its point's index and key (what a reader keeping
+        a running run's figures checks to find what was recorded since)."""
+        rows = self.db.execute(
+            "SELECT m.id, m.point_idx, p.key FROM measurements m"
+            " JOIN points p ON p.run_id=m.run_id AND p.idx=m.point_idx WHERE m.run_id=?",
+            (run_id,),
+        )
+        return {mid: (idx, key) for mid, idx, key in rows}
+
+    @_locked
+    def of_keys(self, run_id: int, keys: Collection[str]) -> list[MeasurementRow]:
+        """:meth:`of_run` (without histograms) of only the points of ``keys`` (every
+        repetition of each), in point order."""
+        rows: list[Any] = []
+        for chunk in _chunks(sorted(keys)):
+            marks = ",".join("?" * len(chunk))
+            rows += self.db.execute(
+                _MEASUREMENT_SELECT + f" AND p.key IN ({marks})", (run_id, *chunk)
+            ).fetchall()
+        rows.sort(key=lambda r: (r["point_idx"], r["id"]))
+        return _measurement_rows(rows, {})
+
+    @_locked
     def of_point(self, run_id: int, point_idx: int, *, bins: bool = False) -> MeasurementRow | None:
         """The measurement of one point of a run (None when it has none), read alone: what
         ``show RUN --point N`` costs does not grow with the run."""
@@ -269,24 +293,27 @@ class Measurements(Part):
                 )
 
     def point_histograms(
-        self, run_id: int, metric: str = "clat"
+        self, run_id: int, metric: str = "clat", keys: Collection[str] | None = None
     ) -> Iterator[tuple[str, Iterator[tuple[str, str]]]]:
         """The aggregate histograms of ``metric`` of a run's measurements that did not fail,
         grouped by point key: ``(key, ((direction, stored bins), ...))`` per point, one point
         at a time (a big run's histograms are hundreds of MiB as objects: streamed, read by
-        the caller with storbench.model.histpack). The store's lock is held until the
-        iteration ends."""
+        the caller with storbench.model.histpack); ``keys``: of those points only. The
+        store's lock is held until the iteration ends."""
+        sql = (
+            "SELECT p.key, h.direction, h.bins FROM histograms h"
+            " JOIN measurements m ON m.id = h.measurement_id"
+            " JOIN points p ON p.run_id = m.run_id AND p.idx = m.point_idx"
+            " WHERE m.run_id = ? AND h.host = '' AND h.metric = ?"
+            " AND m.status != 'failed'"
+        )
+        chunks = [()] if keys is None else _chunks(sorted(keys))
         with self.conn.held():
-            cur = self.db.execute(
-                "SELECT p.key, h.direction, h.bins FROM histograms h"
-                " JOIN measurements m ON m.id = h.measurement_id"
-                " JOIN points p ON p.run_id = m.run_id AND p.idx = m.point_idx"
-                " WHERE m.run_id = ? AND h.host = '' AND h.metric = ?"
-                " AND m.status != 'failed' ORDER BY p.key",
-                (run_id, metric),
-            )
-            for key, group in itertools.groupby(cur, key=lambda row: row[0]):
-                yield key, ((d, b) for _, d, b in group)
+            for chunk in chunks:
+                where = f" AND p.key IN ({','.join('?' * len(chunk))})" if chunk else ""
+                cur = self.db.execute(sql + where + " ORDER BY p.key", (run_id, metric, *chunk))
+                for key, group in itertools.groupby(cur, key=lambda row: row[0]):
+                    yield key, ((d, b) for _, d, b in group)
 
     def stream_raw(self, run_id: int) -> Iterator[tuple[int, dict[str, Any]]]:
         """:meth:`raw` of each measurement of a run in point order, one at a time."""
@@ -296,6 +323,11 @@ class Measurements(Part):
             ).fetchall()
         for (mid,) in ids:
             yield mid, self.raw(mid)
+
+
+def _chunks(items: list[str]) -> list[tuple[str, ...]]:
+    """``items`` in runs of at most :data:`_CHUNK` (one ``IN (...)`` query each)."""
+    return [tuple(items[i : i + _CHUNK]) for i in range(0, len(items), _CHUNK)]
 
 
 def pack_data(data: dict[str, Any]) -> bytes:

@@ -38,8 +38,8 @@ def _done(s: PointSummary) -> dict[str, Any]:
 
 def live_json(request: Request) -> JSONResponse:
     s = site(request)
-    row, report, current, labels = s.views.live(request.path_params["run_id"])
-    done = [x for x in report.summaries if x.runs or x.failed]
+    row, summaries, current, labels = s.views.live(request.path_params["run_id"])
+    done = [x for x in summaries if x.runs or x.failed]
     doc: dict[str, Any] = {
         "run": row.id,
         "status": row.effective_status,

@@ -17,13 +17,21 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from storbench.analysis.select import parse_run_spec
+from storbench.analysis.summary import PointSummary
 from storbench.model.series import Interval
 from storbench.report import html as html_report
 from storbench.report import model
+from storbench.report.livemodel import RunningSummaries
 from storbench.report.model import RunReport
 from storbench.store import RunRow, Store
 
 _T = TypeVar("_T")
+
+#: What the live page polls (:meth:`Views.live`).
+LiveRun = tuple[RunRow, list[PointSummary], int | None, dict[int, str]]
+
+#: Running runs whose summaries the live page keeps (a 20,000-point run's: ~100 MB).
+LIVE_KEEP = 2
 
 #: Loaded runs and built pages kept (a 20,000-point run's summaries are ~100 MB as objects).
 KEEP = 6
@@ -38,6 +46,8 @@ class Views:
         self._kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._lock = threading.Lock()  # the kept values
         self._build = threading.RLock()  # one build at a time (a build may use another)
+        #: running runs' summaries the live page polls, each with the version it was read at
+        self._running: OrderedDict[int, tuple[Any, RunningSummaries]] = OrderedDict()
 
     @property
     def where(self) -> str:
@@ -165,14 +175,25 @@ class Views:
         """The plans of the newest ``limit`` runs, the newest run's first."""
         return list(dict.fromkeys(r.name for r in self.rows(limit)))
 
-    def live(self, run_id: str | int) -> tuple[RunRow, RunReport, int | None, dict[int, str]]:
-        """What the live page polls: the run's row as it is now, the run as loaded (rebuilt
-        when a point was recorded), the index of the point running now (the newest with a
-        time series but no measurement, else the first without one; None when the run has
-        ended) and each point's label."""
+    def live(
+        self, run_id: str | int
+    ) -> tuple[RunRow, list[PointSummary], int | None, dict[int, str]]:
+        """What the live page polls: the run's row as it is now, its points' summaries so far
+        in point order (kept, and brought up to date with only the points recorded since:
+        report/livemodel.py), the index of the point running now (the newest with a time
+        series but no measurement, else the first without one; None when the run has ended)
+        and each point's label."""
         row = self.row(run_id)
-        report = self.run(row.id)
-        measured = {m.point_idx for m in report.rows}
+        version = (row.effective_status, row.measured, row.failed)
+        with self._build:
+            kept = self._running.pop(row.id, None) or ((), RunningSummaries(self.store, row.id))
+            if kept[0] != version:
+                kept[1].update()
+                kept = (version, kept[1])
+            self._running[row.id] = kept
+            while len(self._running) > LIVE_KEEP:
+                self._running.popitem(last=False)
+            measured, summaries = kept[1].measured, kept[1].summaries
         labels = self._cached(
             ("labels", row.id, row.points),  # a search adds points as it goes
             lambda: {p.index: p.label() for p in self.store.runs.points(row.id)},
@@ -183,4 +204,4 @@ class Views:
             current = max((i for i in counts if i not in measured), default=None)
             if current is None:
                 current = min((i for i in labels if i not in measured), default=None)
-        return row, report, current, labels
+        return row, summaries, current, labels
