@@ -48,6 +48,7 @@ class Views:
         self._build = threading.RLock()  # one build at a time (a build may use another)
         #: running runs' summaries the live page polls, each with the version it was read at
         self._running: OrderedDict[int, tuple[Any, RunningSummaries]] = OrderedDict()
+        self._live = threading.Lock()  # the running runs' summaries
 
     @property
     def where(self) -> str:
@@ -175,9 +176,7 @@ class Views:
         """The plans of the newest ``limit`` runs, the newest run's first."""
         return list(dict.fromkeys(r.name for r in self.rows(limit)))
 
-    def live(
-        self, run_id: str | int
-    ) -> tuple[RunRow, list[PointSummary], int | None, dict[int, str]]:
+    def live(self, run_id: str | int) -> LiveRun:
         """What the live page polls: the run's row as it is now, its points' summaries so far
         in point order (kept, and brought up to date with only the points recorded since:
         report/livemodel.py), the index of the point running now (the newest with a time
@@ -185,7 +184,7 @@ class Views:
         and each point's label."""
         row = self.row(run_id)
         version = (row.effective_status, row.measured, row.failed)
-        with self._build:
+        with self._live:  # not the build lock: a poll does not wait for a page's charts
             kept = self._running.pop(row.id, None) or ((), RunningSummaries(self.store, row.id))
             if kept[0] != version:
                 kept[1].update()
