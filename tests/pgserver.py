@@ -179,6 +179,15 @@ def pg_url(pg_server: PgServer) -> str:
     return pg_server.create_database("t_" + secrets.token_hex(6))
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new results database of each kind: a file, and a database on the server (a module
+    using it takes ``pg_server`` and ``pg_url`` too)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "results.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
 @contextlib.contextmanager
 def environ(**values: str | None) -> Iterator[None]:
     """Environment variables set (None: unset) while inside."""

@@ -24,19 +24,10 @@ import pgserver
 from pgserver import PASSWORD, PgServer
 from stored_runs import recorded, stored_text
 
-BACKENDS = ["sqlite", "postgresql"]
-
 #: the session's PostgreSQL server and a database of each test's own on it
 pg_server = pgserver.pg_server
 pg_url = pgserver.pg_url
-
-
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new results database of each kind: a file, and a database on the server."""
-    if request.param == "sqlite":
-        return str(tmp_path / "results.db")
-    return str(request.getfixturevalue("pg_url"))
+location = pgserver.location
 
 
 def _points(n: int) -> list[Point]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the harness modules
 import pgserver
 from answer_runs import _fio
@@ -22,6 +20,7 @@ from storbench.store import Store
 #: the session's PostgreSQL server and a database of each test's own on it
 pg_server = pgserver.pg_server
 pg_url = pgserver.pg_url
+location = pgserver.location
 
 RECORDED = ("psync-randread-json", "numjobs4-group-jsonplus", "libaio-randrw-jsonplus")
 
@@ -43,14 +42,6 @@ def _record(store: Store, run_id: int, p: Point, m: Measurement) -> None:
         run_id, p, m, engine="fio", command=None, job_file=None, raw_output=None,
         stderr=None, started_at=None, ended_at=None,
     )  # fmt: skip
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new results database of each kind: a file, and a database on the server."""
-    if request.param == "sqlite":
-        return str(tmp_path / "results.db")
-    return str(request.getfixturevalue("pg_url"))
 
 
 def test_serve_live_summaries_equal_a_whole_load_after_each_point(location: str) -> None:

@@ -8,7 +8,7 @@ import itertools
 import json
 import zlib
 from collections.abc import Collection, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from storbench.model import histpack, rawpack, redact
 from storbench.model.errors import NotFoundError, UserError
@@ -22,6 +22,7 @@ from storbench.store.rows import MeasurementRow
 #: Ids one ``IN (...)`` query names at most (SQLite's limit on parameters is 999 in old
 #: versions).
 _CHUNK = 500
+_T = TypeVar("_T")
 
 
 class Measurements(Part):
@@ -249,8 +250,7 @@ class Measurements(Part):
         cols += ", raw_output" if raw_output else ""
         out: dict[int, dict[str, Any]] = {}
         ids = list(dict.fromkeys(measurement_ids))
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start : start + _CHUNK]
+        for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
             for r in self.db.execute(
                 f"SELECT {cols} FROM measurements WHERE id IN ({marks})", chunk
@@ -325,7 +325,7 @@ class Measurements(Part):
             yield mid, self.raw(mid)
 
 
-def _chunks(items: list[str]) -> list[tuple[str, ...]]:
+def _chunks(items: list[_T]) -> list[tuple[_T, ...]]:
     """``items`` in runs of at most :data:`_CHUNK` (one ``IN (...)`` query each)."""
     return [tuple(items[i : i + _CHUNK]) for i in range(0, len(items), _CHUNK)]
 
